@@ -1,0 +1,19 @@
+// cli-commands.h: each subcommand registers itself on the CLI11 app and returns the
+// function that runs it. main() only dispatches; errors become one-line messages + exit 1.
+#pragma once
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace kvarena::cli {
+
+using command_fn = std::function<int()>;
+
+// Each add_* creates its subcommand on `app` and sets `run` to the action when chosen.
+void add_model_command(CLI::App& app, command_fn& run);     // kvarena model random
+void add_tokenize_command(CLI::App& app, command_fn& run);  // kvarena tokenize
+void add_logits_command(CLI::App& app, command_fn& run);    // kvarena logits
+void add_generate_command(CLI::App& app, command_fn& run);  // kvarena generate
+void add_bench_command(CLI::App& app, command_fn& run);     // kvarena bench decode
+
+}  // namespace kvarena::cli

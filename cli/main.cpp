@@ -1,0 +1,28 @@
+// main.cpp: the kvarena binary. Registers the subcommands and turns any error a user can
+// cause into a one-line message on stderr and exit status 1.
+#include <cstdio>
+#include <exception>
+
+#include "cli-commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kvarena: evaluation harness for long-horizon web agents with an embedded LLM engine"};
+  app.require_subcommand(1);
+  kvarena::cli::command_fn run;
+  using namespace kvarena::cli;
+  for (auto add : {add_model_command, add_tokenize_command, add_logits_command,
+                   add_generate_command, add_bench_command}) {
+    add(app, run);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return run ? run() : 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvarena: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,59 @@
+// cpu-kernels.h: the CPU backend's numeric kernels. Each has an optimised version
+// (AVX-512 / AVX2 chosen at run time, portable fallback) and a plain-loop reference in
+// namespace ref (cpu-kernels-ref.cpp) that tests check the optimised one against.
+// All activations are F32, row-major; weights are tensor_views in ggml layout
+// (ne = {in, out}: row o holds the `in` weights of output o).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tensor-view.h"
+#include "thread-pool.h"
+
+namespace kvarena {
+
+// y: (n_tok, out) = x: (n_tok, in) @ W^T, W: ne = {in, out} of type F32/F16/BF16/Q8_0/Q4_0.
+// n_tok == 1 is the memory-bound decode path (matrix-vector); n_tok > 1 the blocked GEMM.
+// Weights are used in their stored type, never converted whole to F32.
+void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_tok, float* y);
+
+// dst: (n,) = row r of w, dequantised (embedding lookup).
+void get_row(const tensor_view& w, int64_t r, float* dst);
+
+// y = x / rms(x) * w  over n elements (y may alias x).
+void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps);
+// y = (x - mean) / sqrt(var + eps) * w + b  (y may alias x).
+void layernorm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps);
+// x: (n_heads, head_dim) rotated in place at position pos; adjacent pairs (x[2i], x[2i+1])
+// over the first rope_dims dims of each head; theta_i = pos * base^(-2i/rope_dims).
+void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+                   float freq_base);
+// gate[i] = silu(gate[i]) * up[i]
+void silu_mul(float* gate, const float* up, int64_t n);
+// x[i] = gelu(x[i]) (tanh approximation, as GPT-2 and ggml use)
+void gelu(float* x, int64_t n);
+// in-place softmax over n elements
+void softmax(float* x, int64_t n);
+// y[i] += x[i]
+void add(float* y, const float* x, int64_t n);
+// sum_i a[i] * b[i]
+float dot(const float* a, const float* b, int64_t n);
+// y[i] += alpha * x[i]
+void axpy(float* y, float alpha, const float* x, int64_t n);
+
+// Name of the kernel variant picked at run time ("avx512", "avx2", "generic").
+std::string cpu_kernel_variant();
+
+namespace ref {
+void matmul(const tensor_view& w, const float* x, int64_t n_tok, float* y);
+void get_row(const tensor_view& w, int64_t r, float* dst);
+void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps);
+void layernorm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps);
+void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+                   float freq_base);
+void silu_mul(float* gate, const float* up, int64_t n);
+void gelu(float* x, int64_t n);
+void softmax(float* x, int64_t n);
+}  // namespace ref
+
+}  // namespace kvarena

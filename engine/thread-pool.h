@@ -1,0 +1,45 @@
+// thread-pool.h: a fork-join pool for the CPU backend. run(fn) calls fn(ith, nth) on every
+// thread (the caller is thread 0) and returns when all are done. Workers spin briefly then
+// sleep, so an idle pool costs nothing and a busy decode loop pays no wake-up latency.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kvarena {
+
+class thread_pool {
+ public:
+  explicit thread_pool(int n_threads);  // n_threads >= 1; 1 means "run on the caller"
+  ~thread_pool();
+  thread_pool(const thread_pool&) = delete;
+  thread_pool& operator=(const thread_pool&) = delete;
+
+  int size() const { return n_threads_; }
+  void run(const std::function<void(int ith, int nth)>& fn);
+
+ private:
+  void worker_loop(int ith);
+
+  int n_threads_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int, int)>* job_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
+};
+
+// Split [0, n) into nth near-equal contiguous ranges; returns thread ith's [begin, end).
+inline void split_range(int64_t n, int ith, int nth, int64_t& begin, int64_t& end) {
+  const int64_t per = (n + nth - 1) / nth;
+  begin = std::min<int64_t>(n, per * ith);
+  end = std::min<int64_t>(n, begin + per);
+}
+
+}  // namespace kvarena

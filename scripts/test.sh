@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test.sh: install what is missing, configure, build (ccache), run every test.
+#   scripts/test.sh            -> build/ (Release), all tests; `model` tests skip without ../shared
+#   BUILD_DIR=... JOBS=... scripts/test.sh
+# Also builds the GGUF fuzz target under ASan/UBSan (clang, build-fuzz/) and runs it for a
+# bounded time (FUZZ_SECONDS, default 60).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BUILD_DIR="${BUILD_DIR:-build}"
+JOBS="${JOBS:-$(nproc)}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kvarena-ccache}"
+
+bash scripts/setup.sh
+
+echo "[test] configure $BUILD_DIR" >&2
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVARENA_BUILD_TESTS=ON >/dev/null
+echo "[test] build (-j$JOBS)" >&2
+cmake --build "$BUILD_DIR" -j "$JOBS"
+
+echo "[test] ctest" >&2
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600
+
+if [ -f tests/fuzz/CMakeLists.txt ] && [ "$FUZZ_SECONDS" != "0" ]; then
+  echo "[test] fuzz targets under ASan/UBSan (${FUZZ_SECONDS}s each)" >&2
+  bash scripts/fuzz.sh "$FUZZ_SECONDS"
+fi
+echo "[test] all passed" >&2
