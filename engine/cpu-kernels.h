@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tensor-view.h"
 #include "thread-pool.h"
@@ -41,8 +42,21 @@ float dot(const float* a, const float* b, int64_t n);
 // y[i] += alpha * x[i]
 void axpy(float* y, float alpha, const float* x, int64_t n);
 
-// Name of the kernel variant picked at run time ("avx512", "avx2", "generic").
+// Name of the kernel variant picked at run time ("avx512", "avx2", "generic"). The pick is
+// the best the CPU supports, or $KVARENA_CPU_VARIANT when set (engine_error if that names
+// an unknown variant or one this CPU can't run).
 std::string cpu_kernel_variant();
+// The variants this CPU can run, best first (always ends with "generic").
+std::vector<std::string> cpu_kernel_variants_supported();
+// Switches every kernel to variant `name` (tests and benchmarks; not thread-safe with
+// kernels running). engine_error for unknown or unsupported names.
+void set_cpu_kernel_variant(const std::string& name);
+
+// Matmul semantics for Q8_0/Q4_0 weights: like llama.cpp, the activations are first rounded
+// to Q8_0 (per block of 32: d = amax/127, q = round(x/d)), on every path; the decode path
+// then uses integer dot products. So |y - y_exact| <= sum over blocks of
+// (d_block/2) * sum|w| over the block, plus F32 rounding. F32/F16/BF16 weights use the F32
+// activations as they are.
 
 namespace ref {
 void matmul(const tensor_view& w, const float* x, int64_t n_tok, float* y);

@@ -240,17 +240,24 @@ gguf_file::gguf_file(const std::string& path) : map_(std::make_shared<mapped_fil
       fail("tensor '" + ti.name + "' of type " + tr.name + ": first dimension " +
            std::to_string(ti.ne[0]) + " is not a multiple of the block size " + std::to_string(tr.block_elems));
     }
-    // overflow-safe byte size: each factor <= 2^40, check the running product
+    // Overflow-safe byte size: each factor is <= 2^40 and the running product is checked
+    // against the data size (< 2^64) after every step, so it stays below 2^104. (Four
+    // factors of 2^40 multiplied unchecked would wrap 128 bits, possibly to 0.)
     unsigned __int128 nbytes = (unsigned __int128)(ti.ne[0] / tr.block_elems) * tr.block_bytes;
-    for (int d = 1; d < 4; ++d) nbytes *= (unsigned __int128)ti.ne[d];
+    bool too_big = nbytes > data_size;
+    for (int d = 1; d < 4 && !too_big; ++d) {
+      nbytes *= (unsigned __int128)ti.ne[d];
+      too_big = nbytes > data_size;
+    }
     if (ti.offset % alignment_ != 0) {
       fail("tensor '" + ti.name + "' data offset " + std::to_string(ti.offset) +
            " is not a multiple of the alignment " + std::to_string(alignment_));
     }
-    if (nbytes > data_size || ti.offset > data_size - size_t(nbytes)) {
-      fail("tensor '" + ti.name + "' data (offset " + std::to_string(ti.offset) + ", " +
-           std::to_string((unsigned long long)nbytes) + " bytes) runs past the end of the file (" +
-           std::to_string(data_size) + " data bytes)");
+    if (too_big || ti.offset > data_size - size_t(nbytes)) {
+      std::string shape;
+      for (uint32_t d = 0; d < ti.n_dims; ++d) shape += (d ? ", " : "") + std::to_string(ti.ne[d]);
+      fail("tensor '" + ti.name + "' data (offset " + std::to_string(ti.offset) + ", shape {" + shape + "}, type " +
+           tr.name + ") runs past the end of the file (" + std::to_string(data_size) + " data bytes)");
     }
     if (tensor_index_.count(ti.name)) fail("duplicate tensor name '" + ti.name + "'");
     tensor_view v;

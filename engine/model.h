@@ -29,6 +29,9 @@ struct model_config {
   int64_t n_ctx = 0;       // trained context length
   int64_t rope_dims = 0;   // llama: rotated dims per head (<= head_dim)
   float rope_freq_base = 10000.0f;
+  // How RoPE pairs dims: false = adjacent (x[2i], x[2i+1]) as llama GGUFs store Q/K;
+  // true = halves (x[i], x[i + rope_dims/2]), llama.cpp's "NEOX" mode, used for qwen2.
+  bool rope_neox = false;
   float norm_eps = 1e-5f;  // RMSNorm (llama) or LayerNorm (gpt2) epsilon
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
 };

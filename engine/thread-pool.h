@@ -20,6 +20,7 @@ class thread_pool {
   thread_pool& operator=(const thread_pool&) = delete;
 
   int size() const { return n_threads_; }
+  // One caller at a time. A run() from inside a job (of any pool) runs fn(0, 1) inline.
   void run(const std::function<void(int ith, int nth)>& fn);
 
  private:
@@ -27,9 +28,13 @@ class thread_pool {
 
   int n_threads_;
   std::vector<std::thread> workers_;
+  // One run(): job_ is published by the release increment of generation_; each worker runs
+  // it once and decrements pending_; the caller spins until pending_ reaches 0.
   const std::function<void(int, int)>* job_ = nullptr;
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> pending_{0};
+  std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
+  std::atomic<bool> busy_{false};  // a run() is in progress (catches concurrent callers)
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;

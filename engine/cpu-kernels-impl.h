@@ -1,0 +1,702 @@
+// cpu-kernels-impl.h: internal to the CPU backend. The table of functions each kernel
+// variant (generic / AVX2 / AVX-512) provides, and the layouts of the scratch buffers that
+// cpu-kernels.cpp hands them. Only cpu-kernels*.cpp include this; the public API is
+// cpu-kernels.h.
+//
+// Variant files are compiled with their own ISA flags. To keep AVX-512 code from leaking
+// into a path that runs on an older CPU, a variant file keeps everything it defines in an
+// anonymous namespace and avoids library templates (std::vector, std::function...) whose
+// out-of-line copies the linker could pick from that file. Scratch memory is therefore
+// owned by cpu-kernels.cpp and passed in.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "ggml-types.h"
+
+namespace kvarena::cpu {
+
+// A weight matrix as the kernels see it: `out` rows of `in` elements, row r at
+// data + r * row_bytes.
+struct weights {
+  ggml_type type;
+  int64_t in;
+  int64_t out;
+  size_t row_bytes;
+  const uint8_t* data;
+};
+
+// One block of 32 activations rounded to Q8_0 for the integer dot products against
+// Q8_0/Q4_0 weights: x[i] ~= d * q[i]; s = d * sum(q), used to fold Q4_0's "-8" offset out
+// of the inner loop.
+struct block_q8x {
+  float d;
+  float s;
+  int8_t q[32];
+};
+static_assert(sizeof(block_q8x) == 40);
+
+// Activation rounding shared by every variant: d = amax / 127, q = round-to-nearest(x / d).
+// |x - d*q| <= d/2 per element (tests bound the matmul error with exactly this).
+constexpr float q8x_max = 127.0f;
+
+// Small-batch (matrix-vector) path handles up to this many tokens at once, reading the
+// weights once for all of them; larger batches go to the blocked GEMM.
+constexpr int small_batch_max_tokens = 4;
+
+struct kernel_table {
+  const char* name;
+
+  // GEMM tiling: x is packed once per matmul into tiles of `gemm_tile_tokens` tokens,
+  // xt: (n_tiles, Kp, gemm_tile_tokens) with Kp = in rounded up to gemm_k_align, zero-padded
+  // past n_tok and past in; rows are split between threads in multiples of gemm_panel_rows;
+  // each thread needs a panel scratch of gemm_panel_floats() floats (64-byte aligned).
+  int gemm_tile_tokens;
+  int gemm_panel_rows;
+  int gemm_k_align;
+
+  // y[t*ldy + r] = dot(row r of w, x_t) for r in [r0, r1), t < n_tok <= small_batch_max_tokens.
+  // x: (n_tok, in) rows ldx apart; xq: (n_tok, in/32) blocks, only for Q8_0/Q4_0 weights.
+  void (*matvec)(const weights& w, const float* x, int64_t ldx, const block_q8x* xq, int n_tok,
+                 int64_t r0, int64_t r1, float* y, int64_t ldy);
+  // xq: (n/32,) = x: (n,) rounded to Q8_0; n a multiple of 32.
+  void (*quantize_q8x)(const float* x, block_q8x* xq, int64_t n);
+  // Packs tiles [tile0, tile1) of x: (n_tok, in) into xt (layout above). With round_q8 the
+  // values are rounded to Q8_0 on the way (same rounding as quantize_q8x), so Q8_0/Q4_0
+  // weights see the same activations on the GEMM path as on the matvec path.
+  void (*pack_x)(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t tile0,
+                 int64_t tile1, float* xt);
+  // y[t*ldy + r] for r in [r0, r1) (r0 a multiple of gemm_panel_rows), all n_tok tokens,
+  // from packed xt; panel: this thread's scratch.
+  void (*gemm)(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t r1,
+               float* y, int64_t ldy, float* panel);
+  void (*get_row)(const weights& w, int64_t r, float* dst);
+
+  void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps);
+  void (*layernorm)(const float* x, const float* w, const float* b, float* y, int64_t n,
+                    float eps);
+  void (*silu_mul)(float* gate, const float* up, int64_t n);
+  void (*gelu)(float* x, int64_t n);
+  void (*softmax)(float* x, int64_t n);
+  void (*add)(float* y, const float* x, int64_t n);
+  float (*dot)(const float* a, const float* b, int64_t n);
+  void (*axpy)(float* y, float alpha, const float* x, int64_t n);
+};
+
+inline int64_t gemm_padded_k(const kernel_table& k, int64_t in) {
+  return (in + k.gemm_k_align - 1) / k.gemm_k_align * k.gemm_k_align;
+}
+inline int64_t gemm_n_tiles(const kernel_table& k, int64_t n_tok) {
+  return (n_tok + k.gemm_tile_tokens - 1) / k.gemm_tile_tokens;
+}
+inline int64_t gemm_xt_floats(const kernel_table& k, int64_t n_tok, int64_t in) {
+  return gemm_n_tiles(k, n_tok) * gemm_padded_k(k, in) * k.gemm_tile_tokens;
+}
+inline int64_t gemm_panel_floats(const kernel_table& k, int64_t in) {
+  return int64_t(k.gemm_panel_rows) * gemm_padded_k(k, in);
+}
+
+// Each returns nullptr where the variant is not compiled in (non-x86 builds); whether the
+// CPU can run it is cpu-kernels.cpp's business.
+const kernel_table* kernels_generic();
+const kernel_table* kernels_avx2();
+const kernel_table* kernels_avx512();
+
+}  // namespace kvarena::cpu
+
+// ---------------------------------------------------------------------------------------
+// Shared SIMD algorithms. Only the AVX2 and AVX-512 files define KVARENA_CPU_KERNELS_SIMD
+// before including this header; each instantiates the templates with its own traits struct
+// S, declared in that file's anonymous namespace, so every instantiation has internal
+// linkage and stays inside the file compiled for its ISA.
+//
+// S provides: vf (a vector of W floats), zero, set1, load, store, load_f16, load_bf16,
+// fma(a, b, c) = a*b + c, add, sub, mul, div, max, abs, reduce_add, reduce_max, exp (~2 ulp),
+// half (fp16 -> float, scalar), dot_u8s8 (8 int32 lanes, each the sum of 4 u8*s8 products
+// of 256-bit operands), quantize_block (32 floats -> block_q8x), dequant_q8_0 and
+// dequant_q4_0 (one block -> 32 floats).
+// ---------------------------------------------------------------------------------------
+#ifdef KVARENA_CPU_KERNELS_SIMD
+#include <immintrin.h>
+
+namespace kvarena::cpu::simd {
+
+// GEMM tiles are 16 values of k deep: the weight panel is stored (in/16, panel_rows, 16) so
+// the micro-kernel reaches every row's k-th weight at a constant offset from one pointer.
+constexpr int gemm_kb = 16;
+
+static inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// Loading weights of a float-like type from a row: W elements at k, or one.
+template <class S, ggml_type T> struct wrow;
+template <class S> struct wrow<S, ggml_type::f32> {
+  static typename S::vf vec(const uint8_t* row, int64_t k) {
+    return S::load(reinterpret_cast<const float*>(row) + k);
+  }
+  static float one(const uint8_t* row, int64_t k) {
+    float v;
+    std::memcpy(&v, row + 4 * k, 4);
+    return v;
+  }
+};
+template <class S> struct wrow<S, ggml_type::f16> {
+  static typename S::vf vec(const uint8_t* row, int64_t k) {
+    return S::load_f16(reinterpret_cast<const uint16_t*>(row) + k);
+  }
+  static float one(const uint8_t* row, int64_t k) {
+    uint16_t h;
+    std::memcpy(&h, row + 2 * k, 2);
+    return S::half(h);
+  }
+};
+template <class S> struct wrow<S, ggml_type::bf16> {
+  static typename S::vf vec(const uint8_t* row, int64_t k) {
+    return S::load_bf16(reinterpret_cast<const uint16_t*>(row) + k);
+  }
+  static float one(const uint8_t* row, int64_t k) {
+    uint16_t h;
+    std::memcpy(&h, row + 2 * k, 2);
+    return bf16_to_fp32(h);
+  }
+};
+
+// ---- small batch: R weight rows x NT tokens, K vectorised, reduced at the end ----------
+
+// y[t*ldy + o + r] for r < R, t < NT, from rows o.. of float-like weights.
+template <class S, ggml_type T, int R, int NT>
+inline void mv_float_tile(const weights& w, const float* x, int64_t ldx, int64_t o, float* y,
+                          int64_t ldy) {
+  using vf = typename S::vf;
+  constexpr int W = S::W;
+  constexpr int U = NT == 1 ? 2 : 1;  // one token: unroll K so 2R FMA chains hide latency
+  const int64_t K = w.in;
+  const uint8_t* row[R];
+  for (int r = 0; r < R; ++r) row[r] = w.data + size_t(o + r) * w.row_bytes;
+  vf acc[R][NT][U];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t)
+      for (int u = 0; u < U; ++u) acc[r][t][u] = S::zero();
+  int64_t k = 0;
+  for (; k + U * W <= K; k += U * W) {
+#pragma GCC unroll 2
+    for (int u = 0; u < U; ++u) {
+      vf xv[NT];
+      for (int t = 0; t < NT; ++t) xv[t] = S::load(x + t * ldx + k + u * W);
+      for (int r = 0; r < R; ++r) {
+        const vf wv = wrow<S, T>::vec(row[r], k + u * W);
+        for (int t = 0; t < NT; ++t) acc[r][t][u] = S::fma(wv, xv[t], acc[r][t][u]);
+      }
+    }
+  }
+  for (; k + W <= K; k += W) {
+    for (int r = 0; r < R; ++r) {
+      const vf wv = wrow<S, T>::vec(row[r], k);
+      for (int t = 0; t < NT; ++t) acc[r][t][0] = S::fma(wv, S::load(x + t * ldx + k), acc[r][t][0]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) {
+      vf a = acc[r][t][0];
+      for (int u = 1; u < U; ++u) a = S::add(a, acc[r][t][u]);
+      float s = S::reduce_add(a);
+      for (int64_t kk = k; kk < K; ++kk) s += wrow<S, T>::one(row[r], kk) * x[t * ldx + kk];
+      y[t * ldy + o + r] = s;
+    }
+}
+
+// Q8_0 weights against Q8_0 activations: per block, an integer dot product (|w| as the
+// unsigned operand, x carrying w's sign), scaled by d_w * d_x into 8 float lanes.
+template <class S, int R, int NT>
+inline void mv_q8_0_tile(const weights& w, const block_q8x* xq, int64_t o, float* y,
+                         int64_t ldy) {
+  const int64_t nb = w.in / 32;
+  const block_q8_0* row[R];
+  for (int r = 0; r < R; ++r)
+    row[r] = reinterpret_cast<const block_q8_0*>(w.data + size_t(o + r) * w.row_bytes);
+  __m256 acc[R][NT];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i xv[NT];
+    for (int t = 0; t < NT; ++t)
+      xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t * nb + b].q));
+    for (int r = 0; r < R; ++r) {
+      const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row[r][b].q));
+      const __m256i wabs = _mm256_sign_epi8(wv, wv);
+      const float dw = S::half(row[r][b].d);
+      for (int t = 0; t < NT; ++t) {
+        const __m256i p = S::dot_u8s8(wabs, _mm256_sign_epi8(xv[t], wv));
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xq[t * nb + b].d),
+                                    acc[r][t]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) y[t * ldy + o + r] = S::reduce8(acc[r][t]);
+}
+
+// Q4_0 weights against Q8_0 activations: the nibbles (0..15) are the unsigned operand as
+// they are; the "-8" is applied once per block through x's precomputed d*sum(q).
+template <class S, int R, int NT>
+inline void mv_q4_0_tile(const weights& w, const block_q8x* xq, int64_t o, float* y,
+                         int64_t ldy) {
+  const int64_t nb = w.in / 32;
+  const block_q4_0* row[R];
+  for (int r = 0; r < R; ++r)
+    row[r] = reinterpret_cast<const block_q4_0*>(w.data + size_t(o + r) * w.row_bytes);
+  const __m256i lo4 = _mm256_set1_epi8(0x0F);
+  __m256 acc[R][NT];
+  float corr[R][NT];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) {
+      acc[r][t] = _mm256_setzero_ps();
+      corr[r][t] = 0.0f;
+    }
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i xv[NT];
+    for (int t = 0; t < NT; ++t)
+      xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t * nb + b].q));
+    for (int r = 0; r < R; ++r) {
+      const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r][b].q));
+      const __m256i q =
+          _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), lo4);
+      const float dw = S::half(row[r][b].d);
+      for (int t = 0; t < NT; ++t) {
+        const __m256i p = S::dot_u8s8(q, xv[t]);
+        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xq[t * nb + b].d),
+                                    acc[r][t]);
+        corr[r][t] += dw * xq[t * nb + b].s;
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NT; ++t) y[t * ldy + o + r] = S::reduce8(acc[r][t]) - 8.0f * corr[r][t];
+}
+
+template <class S, int NT>
+inline void mv_rows(const weights& w, const float* x, int64_t ldx, const block_q8x* xq,
+                    int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  constexpr int R = 4;
+  int64_t o = r0;
+  switch (w.type) {
+    case ggml_type::f32:
+      for (; o + R <= r1; o += R) mv_float_tile<S, ggml_type::f32, R, NT>(w, x, ldx, o, y, ldy);
+      for (; o < r1; ++o) mv_float_tile<S, ggml_type::f32, 1, NT>(w, x, ldx, o, y, ldy);
+      break;
+    case ggml_type::f16:
+      for (; o + R <= r1; o += R) mv_float_tile<S, ggml_type::f16, R, NT>(w, x, ldx, o, y, ldy);
+      for (; o < r1; ++o) mv_float_tile<S, ggml_type::f16, 1, NT>(w, x, ldx, o, y, ldy);
+      break;
+    case ggml_type::bf16:
+      for (; o + R <= r1; o += R) mv_float_tile<S, ggml_type::bf16, R, NT>(w, x, ldx, o, y, ldy);
+      for (; o < r1; ++o) mv_float_tile<S, ggml_type::bf16, 1, NT>(w, x, ldx, o, y, ldy);
+      break;
+    case ggml_type::q8_0:
+      for (; o + R <= r1; o += R) mv_q8_0_tile<S, R, NT>(w, xq, o, y, ldy);
+      for (; o < r1; ++o) mv_q8_0_tile<S, 1, NT>(w, xq, o, y, ldy);
+      break;
+    case ggml_type::q4_0:
+      for (; o + R <= r1; o += R) mv_q4_0_tile<S, R, NT>(w, xq, o, y, ldy);
+      for (; o < r1; ++o) mv_q4_0_tile<S, 1, NT>(w, xq, o, y, ldy);
+      break;
+  }
+}
+
+template <class S>
+void matvec(const weights& w, const float* x, int64_t ldx, const block_q8x* xq, int n_tok,
+            int64_t r0, int64_t r1, float* y, int64_t ldy) {
+  switch (n_tok) {
+    case 1: mv_rows<S, 1>(w, x, ldx, xq, r0, r1, y, ldy); break;
+    case 2: mv_rows<S, 2>(w, x, ldx, xq, r0, r1, y, ldy); break;
+    case 3: mv_rows<S, 3>(w, x, ldx, xq, r0, r1, y, ldy); break;
+    case 4: mv_rows<S, 4>(w, x, ldx, xq, r0, r1, y, ldy); break;
+    default: __builtin_trap();
+  }
+}
+
+template <class S>
+void quantize_q8x(const float* x, block_q8x* xq, int64_t n) {
+  for (int64_t b = 0; b < n / 32; ++b) S::quantize_block(x + 32 * b, xq + b);
+}
+
+// ---- GEMM --------------------------------------------------------------------------------
+// x is packed by tiles of TW = NV*W tokens: xt (n_tiles, Kp, TW), Kp = in rounded up to 16,
+// zero past n_tok and past in. A thread converts MR weight rows at a time into its panel
+// (Kp/16, MR, 16) of floats, then for each token tile runs the MR x TW register tile over
+// all of K: MR*NV accumulators live in registers for the whole K loop, W values are
+// broadcast from the panel, x vectors loaded from the tile.
+
+template <class S, int MR, int NV, int TW>
+inline void gemm_tile(const float* panel, const float* xt, int64_t Kp, float* out /*(MR, TW)*/) {
+  using vf = typename S::vf;
+  constexpr int W = S::W;
+  vf acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = S::zero();
+  for (int64_t kb = 0; kb < Kp; kb += gemm_kb) {
+    const float* wp = panel + kb * MR;  // (MR, 16) block
+    const float* xp = xt + kb * TW;     // (16, TW) block
+#pragma GCC unroll 16
+    for (int kk = 0; kk < gemm_kb; ++kk) {
+      vf xv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) xv[v] = S::load(xp + kk * TW + v * W);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        const vf b = S::set1(wp[r * gemm_kb + kk]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[r][v] = S::fma(b, xv[v], acc[r][v]);
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) S::store(out + r * TW + v * W, acc[r][v]);
+}
+
+// Rows o .. o+mr of w into panel (Kp/16, MR, 16) floats; rows mr..MR and k past in are 0.
+template <class S, int MR>
+inline void gemm_pack_panel(const weights& w, int64_t o, int mr, int64_t Kp, float* panel) {
+  constexpr int W = S::W;
+  const int64_t K = w.in;
+  for (int r = 0; r < MR; ++r) {
+    float* dst = panel + r * gemm_kb;  // + kb * MR for k-block kb/16
+    if (r >= mr) {
+      for (int64_t kb = 0; kb < Kp; kb += gemm_kb)
+        for (int i = 0; i < gemm_kb; i += W) S::store(dst + kb * MR + i, S::zero());
+      continue;
+    }
+    const uint8_t* row = w.data + size_t(o + r) * w.row_bytes;
+    alignas(64) float tmp[32];
+    switch (w.type) {
+      case ggml_type::q8_0:
+      case ggml_type::q4_0:
+        for (int64_t b = 0; b < K / 32; ++b) {
+          if (w.type == ggml_type::q8_0)
+            S::dequant_q8_0(reinterpret_cast<const block_q8_0*>(row) + b, tmp);
+          else
+            S::dequant_q4_0(reinterpret_cast<const block_q4_0*>(row) + b, tmp);
+          for (int i = 0; i < 32; i += W)
+            S::store(dst + (32 * b + (i & ~15)) * MR + (i & 15), S::load(tmp + i));
+        }
+        break;
+      default: {
+        int64_t k = 0;
+        for (; k + gemm_kb <= K; k += gemm_kb)
+          for (int i = 0; i < gemm_kb; i += W) {
+            typename S::vf v;
+            if (w.type == ggml_type::f16)
+              v = wrow<S, ggml_type::f16>::vec(row, k + i);
+            else if (w.type == ggml_type::bf16)
+              v = wrow<S, ggml_type::bf16>::vec(row, k + i);
+            else
+              v = wrow<S, ggml_type::f32>::vec(row, k + i);
+            S::store(dst + k * MR + i, v);
+          }
+        if (k < Kp) {
+          for (int i = 0; i < gemm_kb; ++i) {
+            float v = 0.0f;
+            if (k + i < K) {
+              if (w.type == ggml_type::f16)
+                v = wrow<S, ggml_type::f16>::one(row, k + i);
+              else if (w.type == ggml_type::bf16)
+                v = wrow<S, ggml_type::bf16>::one(row, k + i);
+              else
+                v = wrow<S, ggml_type::f32>::one(row, k + i);
+            }
+            dst[k * MR + i] = v;
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class S, int MR, int NV>
+void gemm(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t r1, float* y,
+          int64_t ldy, float* panel) {
+  constexpr int W = S::W;
+  constexpr int TW = NV * W;
+  const int64_t Kp = round_up(w.in, gemm_kb);
+  const int64_t n_tiles = (n_tok + TW - 1) / TW;
+  alignas(64) float out[MR * TW];
+  for (int64_t o = r0; o < r1; o += MR) {
+    const int mr = int(r1 - o < MR ? r1 - o : MR);
+    gemm_pack_panel<S, MR>(w, o, mr, Kp, panel);
+    for (int64_t j = 0; j < n_tiles; ++j) {
+      const int64_t t0 = j * TW;
+      const int nt = int(n_tok - t0 < TW ? n_tok - t0 : TW);
+      const float* xtile = xt + j * Kp * TW;
+      if (nt <= W)
+        gemm_tile<S, MR, 1, TW>(panel, xtile, Kp, out);
+      else
+        gemm_tile<S, MR, NV, TW>(panel, xtile, Kp, out);
+      for (int t = 0; t < nt; ++t) {
+        float* yt = y + (t0 + t) * ldy + o;
+        for (int r = 0; r < mr; ++r) yt[r] = out[r * TW + t];
+      }
+    }
+  }
+}
+
+template <class S, int TW>
+void pack_x(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t tile0,
+            int64_t tile1, float* xt) {
+  const int64_t Kp = round_up(in, gemm_kb);
+  alignas(64) float tmp[32];
+  for (int64_t j = tile0; j < tile1; ++j) {
+    float* tile = xt + j * Kp * TW;
+    for (int t = 0; t < TW; ++t) {
+      const int64_t tok = j * TW + t;
+      if (tok >= n_tok) {
+        for (int64_t k = 0; k < Kp; ++k) tile[k * TW + t] = 0.0f;
+        continue;
+      }
+      const float* xr = x + tok * in;
+      if (round_q8) {  // in is a multiple of 32 for quantised weights
+        for (int64_t b = 0; b < in / 32; ++b) {
+          block_q8x q;
+          S::quantize_block(xr + 32 * b, &q);
+          for (int i = 0; i < 32; ++i) tmp[i] = q.d * float(q.q[i]);
+          for (int i = 0; i < 32; ++i) tile[(32 * b + i) * TW + t] = tmp[i];
+        }
+      } else {
+        for (int64_t k = 0; k < in; ++k) tile[k * TW + t] = xr[k];
+      }
+      for (int64_t k = in; k < Kp; ++k) tile[k * TW + t] = 0.0f;
+    }
+  }
+}
+
+template <class S>
+void get_row(const weights& w, int64_t r, float* dst) {
+  constexpr int W = S::W;
+  const uint8_t* row = w.data + size_t(r) * w.row_bytes;
+  const int64_t K = w.in;
+  switch (w.type) {
+    case ggml_type::q8_0:
+      for (int64_t b = 0; b < K / 32; ++b)
+        S::dequant_q8_0(reinterpret_cast<const block_q8_0*>(row) + b, dst + 32 * b);
+      return;
+    case ggml_type::q4_0:
+      for (int64_t b = 0; b < K / 32; ++b)
+        S::dequant_q4_0(reinterpret_cast<const block_q4_0*>(row) + b, dst + 32 * b);
+      return;
+    case ggml_type::f32: std::memcpy(dst, row, size_t(K) * 4); return;
+    case ggml_type::f16: {
+      int64_t k = 0;
+      for (; k + W <= K; k += W) S::store(dst + k, wrow<S, ggml_type::f16>::vec(row, k));
+      for (; k < K; ++k) dst[k] = wrow<S, ggml_type::f16>::one(row, k);
+      return;
+    }
+    case ggml_type::bf16: {
+      int64_t k = 0;
+      for (; k + W <= K; k += W) S::store(dst + k, wrow<S, ggml_type::bf16>::vec(row, k));
+      for (; k < K; ++k) dst[k] = wrow<S, ggml_type::bf16>::one(row, k);
+      return;
+    }
+  }
+}
+
+// ---- small kernels -----------------------------------------------------------------------
+
+// Applies f (vf -> vf) to the last n < W elements of p through a zero-padded vector.
+template <class S, class F>
+inline void tail_apply(float* p, int64_t n, F f) {
+  if (n <= 0) return;
+  alignas(64) float tmp[S::W] = {};
+  for (int64_t i = 0; i < n; ++i) tmp[i] = p[i];
+  S::store(tmp, f(S::load(tmp)));
+  for (int64_t i = 0; i < n; ++i) p[i] = tmp[i];
+}
+
+template <class S>
+float sum_squares(const float* x, int64_t n) {
+  using vf = typename S::vf;
+  constexpr int W = S::W;
+  vf a0 = S::zero(), a1 = S::zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    const vf v0 = S::load(x + i), v1 = S::load(x + i + W);
+    a0 = S::fma(v0, v0, a0);
+    a1 = S::fma(v1, v1, a1);
+  }
+  for (; i + W <= n; i += W) a0 = S::fma(S::load(x + i), S::load(x + i), a0);
+  float s = S::reduce_add(S::add(a0, a1));
+  for (; i < n; ++i) s += x[i] * x[i];
+  return s;
+}
+
+template <class S>
+void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  constexpr int W = S::W;
+  const float scale = 1.0f / __builtin_sqrtf(sum_squares<S>(x, n) / float(n) + eps);
+  const auto vs = S::set1(scale);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) S::store(y + i, S::mul(S::mul(S::load(x + i), vs), S::load(w + i)));
+  for (; i < n; ++i) y[i] = x[i] * scale * w[i];
+}
+
+template <class S>
+float sum(const float* x, int64_t n) {
+  constexpr int W = S::W;
+  auto a0 = S::zero(), a1 = S::zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    a0 = S::add(a0, S::load(x + i));
+    a1 = S::add(a1, S::load(x + i + W));
+  }
+  for (; i + W <= n; i += W) a0 = S::add(a0, S::load(x + i));
+  float s = S::reduce_add(S::add(a0, a1));
+  for (; i < n; ++i) s += x[i];
+  return s;
+}
+
+template <class S>
+void layernorm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps) {
+  constexpr int W = S::W;
+  const float mean = sum<S>(x, n) / float(n);
+  const auto vm = S::set1(mean);
+  auto a = S::zero();
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const auto d = S::sub(S::load(x + i), vm);
+    a = S::fma(d, d, a);
+  }
+  float var = S::reduce_add(a);
+  for (; i < n; ++i) var += (x[i] - mean) * (x[i] - mean);
+  const float inv = 1.0f / __builtin_sqrtf(var / float(n) + eps);
+  const auto vi = S::set1(inv);
+  for (i = 0; i + W <= n; i += W)
+    S::store(y + i, S::fma(S::mul(S::sub(S::load(x + i), vm), vi), S::load(w + i),
+                           b ? S::load(b + i) : S::zero()));
+  for (; i < n; ++i) y[i] = (x[i] - mean) * inv * w[i] + (b ? b[i] : 0.0f);
+}
+
+template <class S>
+inline typename S::vf silu_v(typename S::vf g) {
+  return S::div(g, S::add(S::set1(1.0f), S::exp(S::sub(S::zero(), g))));
+}
+
+template <class S>
+void silu_mul(float* gate, const float* up, int64_t n) {
+  constexpr int W = S::W;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) S::store(gate + i, S::mul(silu_v<S>(S::load(gate + i)), S::load(up + i)));
+  const float* u = up + i;
+  tail_apply<S>(gate + i, n - i, [&](typename S::vf g) {
+    alignas(64) float t[S::W] = {};
+    for (int64_t j = 0; j < n - i; ++j) t[j] = u[j];
+    return S::mul(silu_v<S>(g), S::load(t));
+  });
+}
+
+// gelu(x) = 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+template <class S>
+inline typename S::vf gelu_v(typename S::vf x) {
+  const auto x3 = S::mul(S::mul(x, x), x);
+  const auto u2 = S::mul(S::set1(-2.0f * 0.7978845608028654f), S::fma(S::set1(0.044715f), x3, x));
+  return S::div(x, S::add(S::set1(1.0f), S::exp(u2)));
+}
+
+template <class S>
+void gelu(float* x, int64_t n) {
+  constexpr int W = S::W;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) S::store(x + i, gelu_v<S>(S::load(x + i)));
+  tail_apply<S>(x + i, n - i, [](typename S::vf v) { return gelu_v<S>(v); });
+}
+
+template <class S>
+void softmax(float* x, int64_t n) {
+  constexpr int W = S::W;
+  if (n <= 0) return;
+  float mx = x[0];
+  int64_t i = 0;
+  if (n >= W) {
+    auto m = S::load(x);
+    for (i = W; i + W <= n; i += W) m = S::max(m, S::load(x + i));
+    mx = S::reduce_max(m);
+  }
+  for (; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  const auto vm = S::set1(mx);
+  auto s = S::zero();
+  for (i = 0; i + W <= n; i += W) {
+    const auto e = S::exp(S::sub(S::load(x + i), vm));
+    S::store(x + i, e);
+    s = S::add(s, e);
+  }
+  float tail_sum = 0.0f;
+  tail_apply<S>(x + i, n - i, [&](typename S::vf v) {
+    alignas(64) float t[S::W];
+    S::store(t, S::exp(S::sub(v, vm)));
+    for (int64_t j = 0; j < n - i; ++j) tail_sum += t[j];
+    return S::load(t);
+  });
+  const float inv = 1.0f / (S::reduce_add(s) + tail_sum);
+  const auto vi = S::set1(inv);
+  for (i = 0; i + W <= n; i += W) S::store(x + i, S::mul(S::load(x + i), vi));
+  for (; i < n; ++i) x[i] *= inv;
+}
+
+template <class S>
+void add(float* y, const float* x, int64_t n) {
+  constexpr int W = S::W;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) S::store(y + i, S::add(S::load(y + i), S::load(x + i)));
+  for (; i < n; ++i) y[i] += x[i];
+}
+
+template <class S>
+float dot(const float* a, const float* b, int64_t n) {
+  constexpr int W = S::W;
+  auto a0 = S::zero(), a1 = S::zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= n; i += 2 * W) {
+    a0 = S::fma(S::load(a + i), S::load(b + i), a0);
+    a1 = S::fma(S::load(a + i + W), S::load(b + i + W), a1);
+  }
+  for (; i + W <= n; i += W) a0 = S::fma(S::load(a + i), S::load(b + i), a0);
+  float s = S::reduce_add(S::add(a0, a1));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+template <class S>
+void axpy(float* y, float alpha, const float* x, int64_t n) {
+  constexpr int W = S::W;
+  const auto va = S::set1(alpha);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) S::store(y + i, S::fma(va, S::load(x + i), S::load(y + i)));
+  for (; i < n; ++i) y[i] += alpha * x[i];
+}
+
+// The table for traits S with GEMM tile MR rows x NV vectors of tokens.
+template <class S, int MR, int NV>
+kernel_table make_table(const char* name) {
+  kernel_table k{};
+  k.name = name;
+  k.gemm_tile_tokens = NV * S::W;
+  k.gemm_panel_rows = MR;
+  k.gemm_k_align = gemm_kb;
+  k.matvec = &matvec<S>;
+  k.quantize_q8x = &quantize_q8x<S>;
+  k.pack_x = &pack_x<S, NV * S::W>;
+  k.gemm = &gemm<S, MR, NV>;
+  k.get_row = &get_row<S>;
+  k.rmsnorm = &rmsnorm<S>;
+  k.layernorm = &layernorm<S>;
+  k.silu_mul = &silu_mul<S>;
+  k.gelu = &gelu<S>;
+  k.softmax = &softmax<S>;
+  k.add = &add<S>;
+  k.dot = &dot<S>;
+  k.axpy = &axpy<S>;
+  return k;
+}
+
+}  // namespace kvarena::cpu::simd
+#endif  // KVARENA_CPU_KERNELS_SIMD

@@ -1,0 +1,270 @@
+// cpu-kernels.cpp: the public CPU kernels. Picks a variant (AVX-512 / AVX2 / generic) once,
+// owns the scratch memory the variants work in, and splits matmuls across the thread pool:
+//   n_tok <= 4  matrix-vector: output rows split between threads, weights read once for all
+//               tokens (decode is memory-bound: this is where bandwidth matters);
+//   n_tok >  4  GEMM: x packed into token tiles by all threads, then each thread converts
+//               its own weight rows panel by panel and multiplies them against every tile.
+// rope_adjacent lives here (scalar: it is a few hundred multiply-adds per call).
+#include "cpu-kernels.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+
+#include "cpu-kernels-impl.h"
+#include "engine-error.h"
+
+namespace kvarena {
+namespace {
+
+using cpu::kernel_table;
+
+// ---- variant selection -------------------------------------------------------------------
+
+bool cpu_can_run(const kernel_table* k) {
+  if (!k) return false;
+  const std::string name = k->name;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (name == "avx512")
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
+  if (name == "avx2")
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
+#endif
+  return name == "generic";
+}
+
+// Every variant compiled in, best first.
+std::vector<const kernel_table*> all_variants() {
+  std::vector<const kernel_table*> v;
+  for (const kernel_table* k : {cpu::kernels_avx512(), cpu::kernels_avx2(), cpu::kernels_generic()})
+    if (k) v.push_back(k);
+  return v;
+}
+
+const kernel_table* find_supported(const std::string& name, const char* what) {
+  std::string names;
+  for (const kernel_table* k : all_variants()) {
+    if (!cpu_can_run(k)) continue;
+    if (name == k->name) return k;
+    names += std::string(names.empty() ? "" : ", ") + k->name;
+  }
+  throw engine_error(std::string(what) + "=" + name +
+                     ": not a CPU kernel variant this machine can run (choose one of: " + names + ")");
+}
+
+std::atomic<const kernel_table*> g_active{nullptr};
+
+const kernel_table& active() {
+  const kernel_table* k = g_active.load(std::memory_order_acquire);
+  if (k) return *k;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  k = g_active.load(std::memory_order_acquire);
+  if (k) return *k;
+  const char* env = std::getenv("KVARENA_CPU_VARIANT");
+  if (env && *env) {
+    k = find_supported(env, "KVARENA_CPU_VARIANT");
+  } else {
+    for (const kernel_table* v : all_variants())
+      if (cpu_can_run(v)) {
+        k = v;
+        break;
+      }
+  }
+  g_active.store(k, std::memory_order_release);
+  return *k;
+}
+
+// ---- scratch -----------------------------------------------------------------------------
+
+// A grow-only 64-byte-aligned buffer, one per thread that needs it.
+class scratch_buffer {
+ public:
+  ~scratch_buffer() { std::free(p_); }
+  template <class T>
+  T* get(size_t n) {
+    const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    if (bytes > size_) {
+      std::free(p_);
+      p_ = std::aligned_alloc(64, bytes);
+      KV_ASSERT(p_ != nullptr);
+      size_ = bytes;
+    }
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_ = nullptr;
+  size_t size_ = 0;
+};
+
+thread_local scratch_buffer tls_xq;     // caller: quantised activations
+thread_local scratch_buffer tls_xt;     // caller: packed activations for the GEMM
+thread_local scratch_buffer tls_panel;  // every thread: its GEMM weight panel
+
+// ---- matmul ------------------------------------------------------------------------------
+
+bool is_quantized(ggml_type t) { return t == ggml_type::q8_0 || t == ggml_type::q4_0; }
+
+size_t row_bytes_of(ggml_type t, int64_t n) {
+  switch (t) {
+    case ggml_type::f32: return size_t(n) * 4;
+    case ggml_type::f16:
+    case ggml_type::bf16: return size_t(n) * 2;
+    case ggml_type::q8_0: return size_t(n / 32) * sizeof(block_q8_0);
+    case ggml_type::q4_0: return size_t(n / 32) * sizeof(block_q4_0);
+  }
+  return 0;
+}
+
+cpu::weights weights_of(const tensor_view& w, const char* op) {
+  const std::string who = std::string(op) + ": tensor '" + w.name + "'";
+  if (!w.data) throw engine_error(who + " is absent");
+  switch (w.type) {
+    case ggml_type::f32:
+    case ggml_type::f16:
+    case ggml_type::bf16:
+    case ggml_type::q8_0:
+    case ggml_type::q4_0: break;
+    default:
+      throw engine_error(who + " has ggml type " + std::to_string(uint32_t(w.type)) +
+                         ", which the CPU kernels do not support (F32, F16, BF16, Q8_0, Q4_0)");
+  }
+  if (is_quantized(w.type) && w.ne[0] % 32 != 0)
+    throw engine_error(who + " has rows of " + std::to_string(w.ne[0]) +
+                       " elements, not a multiple of the 32-element block");
+  return cpu::weights{w.type, w.ne[0], w.rows(), row_bytes_of(w.type, w.ne[0]), w.data};
+}
+
+// Below this many multiply-adds a matmul runs on the caller alone: a pool round trip
+// (~1-2 us) would cost more than it saves.
+constexpr int64_t parallel_min_macs = 1 << 16;
+
+void run_split(thread_pool& pool, int64_t macs, const std::function<void(int, int)>& fn) {
+  if (macs < parallel_min_macs || pool.size() == 1)
+    fn(0, 1);
+  else
+    pool.run(fn);
+}
+
+// Thread ith's rows of [0, n): contiguous, in multiples of `align` rows.
+void split_rows(int64_t n, int64_t align, int ith, int nth, int64_t& r0, int64_t& r1) {
+  int64_t u0, u1;
+  split_range((n + align - 1) / align, ith, nth, u0, u1);
+  r0 = std::min(n, u0 * align);
+  r1 = std::min(n, u1 * align);
+}
+
+}  // namespace
+
+void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_tok, float* y) {
+  const cpu::weights cw = weights_of(w, "matmul");
+  const kernel_table& k = active();
+  if (n_tok <= 0) return;
+  const int64_t in = cw.in, out = cw.out;
+  const bool quantized = is_quantized(cw.type);
+  const int64_t macs = in * out * n_tok;
+
+  if (n_tok <= cpu::small_batch_max_tokens) {
+    cpu::block_q8x* xq = nullptr;
+    if (quantized) {
+      xq = tls_xq.get<cpu::block_q8x>(size_t(n_tok * in / 32));
+      for (int64_t t = 0; t < n_tok; ++t) k.quantize_q8x(x + t * in, xq + t * (in / 32), in);
+    }
+    run_split(pool, macs, [&](int ith, int nth) {
+      int64_t r0, r1;
+      split_rows(out, 16, ith, nth, r0, r1);
+      if (r0 < r1) k.matvec(cw, x, in, xq, int(n_tok), r0, r1, y, out);
+    });
+    return;
+  }
+
+  float* xt = tls_xt.get<float>(size_t(cpu::gemm_xt_floats(k, n_tok, in)));
+  const int64_t n_tiles = cpu::gemm_n_tiles(k, n_tok);
+  run_split(pool, macs, [&](int ith, int nth) {
+    int64_t j0, j1;
+    split_range(n_tiles, ith, nth, j0, j1);
+    if (j0 < j1) k.pack_x(x, n_tok, in, quantized, j0, j1, xt);
+  });
+  run_split(pool, macs, [&](int ith, int nth) {
+    int64_t r0, r1;
+    split_rows(out, k.gemm_panel_rows, ith, nth, r0, r1);
+    if (r0 >= r1) return;
+    float* panel = tls_panel.get<float>(size_t(cpu::gemm_panel_floats(k, in)));
+    k.gemm(cw, xt, n_tok, r0, r1, y, out, panel);
+  });
+}
+
+void get_row(const tensor_view& w, int64_t r, float* dst) {
+  const cpu::weights cw = weights_of(w, "get_row");
+  if (r < 0 || r >= cw.out)
+    throw engine_error("get_row: row " + std::to_string(r) + " of tensor '" + w.name +
+                       "' is out of range (it has " + std::to_string(cw.out) + " rows)");
+  active().get_row(cw, r, dst);
+}
+
+void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  active().rmsnorm(x, w, y, n, eps);
+}
+void layernorm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps) {
+  active().layernorm(x, w, b, y, n, eps);
+}
+void silu_mul(float* gate, const float* up, int64_t n) { active().silu_mul(gate, up, n); }
+void gelu(float* x, int64_t n) { active().gelu(x, n); }
+void softmax(float* x, int64_t n) { active().softmax(x, n); }
+void add(float* y, const float* x, int64_t n) { active().add(y, x, n); }
+float dot(const float* a, const float* b, int64_t n) { return active().dot(a, b, n); }
+void axpy(float* y, float alpha, const float* x, int64_t n) { active().axpy(y, alpha, x, n); }
+
+void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+                   float freq_base) {
+  // cos/sin per pair, computed in double (the angle reaches thousands of radians) and kept
+  // for the next call at the same position (q and k of every layer share it).
+  struct table {
+    int64_t pos = -1, rope_dims = -1;
+    float base = 0.0f;
+    std::vector<float> cs;  // (rope_dims/2, 2): cos, sin
+  };
+  thread_local table t;
+  if (t.pos != pos || t.rope_dims != rope_dims || t.base != freq_base) {
+    t.cs.resize(size_t(rope_dims / 2) * 2);
+    for (int64_t i = 0; i < rope_dims / 2; ++i) {
+      const double theta = double(pos) * std::pow(double(freq_base), -2.0 * double(i) / double(rope_dims));
+      t.cs[2 * i] = float(std::cos(theta));
+      t.cs[2 * i + 1] = float(std::sin(theta));
+    }
+    t.pos = pos;
+    t.rope_dims = rope_dims;
+    t.base = freq_base;
+  }
+  const float* cs = t.cs.data();
+  for (int64_t h = 0; h < n_heads; ++h) {
+    float* v = x + h * head_dim;
+    for (int64_t i = 0; i < rope_dims / 2; ++i) {
+      const float a = v[2 * i], b = v[2 * i + 1], c = cs[2 * i], s = cs[2 * i + 1];
+      v[2 * i] = a * c - b * s;
+      v[2 * i + 1] = a * s + b * c;
+    }
+  }
+}
+
+std::string cpu_kernel_variant() { return active().name; }
+
+std::vector<std::string> cpu_kernel_variants_supported() {
+  std::vector<std::string> names;
+  for (const kernel_table* k : all_variants())
+    if (cpu_can_run(k)) names.push_back(k->name);
+  return names;
+}
+
+void set_cpu_kernel_variant(const std::string& name) {
+  g_active.store(find_supported(name, "set_cpu_kernel_variant"), std::memory_order_release);
+}
+
+}  // namespace kvarena

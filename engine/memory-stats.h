@@ -1,0 +1,16 @@
+// memory-stats.h: what a session holds in memory, in bytes, as sessions and benchmarks
+// report it. Live values plus the peaks seen since the session started.
+#pragma once
+#include <cstddef>
+
+namespace kvarena {
+
+struct memory_stats {
+  size_t weights_bytes = 0;     // model weight tensors (shared by all sessions of a model)
+  size_t kv_bytes = 0;          // KV cache memory allocated now
+  size_t kv_peak_bytes = 0;     // most KV cache memory allocated at any time
+  size_t scratch_bytes = 0;     // activation buffers, attention scratch, logits
+  size_t peak_total_bytes = 0;  // weights + KV peak + scratch
+};
+
+}  // namespace kvarena

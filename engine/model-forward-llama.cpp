@@ -1,0 +1,63 @@
+// model-forward-llama.cpp: the llama-family forward pass (llama, qwen2): RMSNorm, Q/K/V
+// (qwen2: with biases), RoPE (adjacent pairs; qwen2: NEOX halves), GQA attention over the
+// KV cache, SwiGLU FFN, tied or separate output. Matches llama.cpp's graph for these
+// architectures, including skipping the work the requested logits do not need.
+#include <cmath>
+
+#include "model-forward.h"
+
+namespace kvarena::detail {
+
+void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
+                   int64_t pos0, logits_mode mode, float* logits) {
+  const model_config& c = m.config;
+  const int64_t D = c.dim, KV = c.kv_dim(), F = c.ffn_dim;
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+  forward_ops ops(st.pool, st.options());
+
+  float* x = st.x.data();  // (n, D)
+  ops.embed(m.tok_embd, tokens, n, x);
+
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const layer_weights& L = m.layers[size_t(l)];
+    const bool last_layer = l == c.n_layers - 1;
+
+    ops.rmsnorm(x, L.attn_norm, st.xn.data(), n, D, c.norm_eps);
+    float* q = st.q.data();  // (n, D)
+    float* k = st.k.data();  // (n, KV)
+    float* v = st.v.data();  // (n, KV)
+    ops.matmul(L.wq, st.xn.data(), n, q);
+    ops.matmul(L.wk, st.xn.data(), n, k);
+    ops.matmul(L.wv, st.xn.data(), n, v);
+    ops.add_bias(q, D, L.bq, n, D);
+    ops.add_bias(k, KV, L.bk, n, KV);
+    ops.add_bias(v, KV, L.bv, n, KV);
+    ops.rope(q, D, n, c.n_heads, c, pos0);
+    ops.rope(k, KV, n, c.n_kv_heads, c, pos0);
+    st.kv.store(l, pos0, n, k, v, KV);
+    if (last_layer && mode == logits_mode::none) return;  // only the KV was needed
+
+    // In the last layer only the rows whose logits are wanted go on (as llama.cpp does).
+    const int64_t r0 = last_layer && mode == logits_mode::last ? n - 1 : 0;
+    const int64_t nr = n - r0;
+    float* att = st.att.data();  // (nr, D)
+    ops.attend(st.kv.view(l, pos0 + n), q + r0 * D, D, nr, c.n_heads, scale, att, D, st.attn);
+    float* xr = x + r0 * D;      // (nr, D) rows still in play
+    ops.matmul(L.wo, att, nr, st.tmp.data());
+    ops.add(xr, st.tmp.data(), nr, D);
+
+    ops.rmsnorm(xr, L.ffn_norm, st.xn.data(), nr, D, c.norm_eps);
+    ops.matmul(L.w_gate, st.xn.data(), nr, st.gate.data());  // (nr, F)
+    ops.matmul(L.w_up, st.xn.data(), nr, st.up.data());      // (nr, F)
+    ops.silu_mul(st.gate.data(), st.up.data(), nr * F);
+    ops.matmul(L.w_down, st.gate.data(), nr, st.tmp.data());
+    ops.add(xr, st.tmp.data(), nr, D);
+
+    if (last_layer) {
+      ops.rmsnorm(xr, m.output_norm, st.xn.data(), nr, D, c.norm_eps);
+      ops.matmul(m.output, st.xn.data(), nr, logits);  // (nr, n_vocab)
+    }
+  }
+}
+
+}  // namespace kvarena::detail

@@ -1,0 +1,220 @@
+// model-forward.cpp: forward_state (buffers sized once), the architecture dispatch, and
+// forward_ops: the kernel calls the architectures share, optimised or reference.
+#include "model-forward.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cpu-kernels.h"
+#include "engine-error.h"
+
+namespace kvarena {
+
+forward_state::forward_state(const model& m, const forward_options& opt)
+    : pool(opt.n_threads),
+      kv(m.config.n_layers, m.config.n_kv_heads, m.config.head_dim, opt.max_tokens),
+      attn(opt.n_threads, opt.max_tokens, m.config.head_dim, m.config.n_heads / m.config.n_kv_heads),
+      opt_(opt) {
+  const auto& c = m.config;
+  KV_ASSERT(opt.max_chunk >= 1 && opt.max_tokens >= 1);
+  const size_t C = size_t(opt.max_chunk);
+  x.resize(C * size_t(c.dim));
+  xn.resize(C * size_t(c.dim));
+  q.resize(C * size_t(c.dim + 2 * c.kv_dim()));
+  if (c.arch != model_arch::gpt2) {
+    k.resize(C * size_t(c.kv_dim()));
+    v.resize(C * size_t(c.kv_dim()));
+    up.resize(C * size_t(c.ffn_dim));
+  }
+  att.resize(C * size_t(c.dim));
+  tmp.resize(C * size_t(c.dim));
+  gate.resize(C * size_t(c.ffn_dim));
+}
+
+size_t forward_state::scratch_bytes() const {
+  size_t n = 0;
+  for (const auto* b : {&x, &xn, &q, &k, &v, &att, &tmp, &gate, &up}) n += b->size();
+  return n * sizeof(float) + attn.bytes();
+}
+
+void forward(const model& m, forward_state& st, const int32_t* tokens, int64_t n, int64_t pos0,
+             logits_mode mode, float* logits) {
+  KV_ASSERT(n >= 1 && n <= st.options().max_chunk);
+  KV_ASSERT(pos0 >= 0 && pos0 + n <= st.options().max_tokens);
+  st.kv.reserve(pos0 + n);
+  if (m.config.arch == model_arch::gpt2) {
+    detail::forward_gpt2(m, st, tokens, n, pos0, mode, logits);
+  } else {
+    detail::forward_llama(m, st, tokens, n, pos0, mode, logits);
+  }
+}
+
+// ---- forward_ops ----
+
+namespace {
+constexpr int64_t k_min_rows_to_split = 16;  // fewer rows run on the calling thread
+}
+
+template <typename F>
+void forward_ops::rows(int64_t n, const F& fn) {
+  if (n < k_min_rows_to_split || pool_.size() == 1) {
+    fn(int64_t(0), n);
+    return;
+  }
+  const F* f = &fn;
+  pool_.run([f, n](int ith, int nth) {
+    int64_t b, e;
+    split_range(n, ith, nth, b, e);
+    if (b < e) (*f)(b, e);
+  });
+}
+
+void forward_ops::matmul(const tensor_view& w, const float* x, int64_t n, float* y) {
+  if (opt_.reference) {
+    ref::matmul(w, x, n, y);
+  } else {
+    kvarena::matmul(pool_, w, x, n, y);
+  }
+}
+
+void forward_ops::embed(const tensor_view& w, const int32_t* tokens, int64_t n, float* x) {
+  const int64_t dim = w.ne[0];
+  for (int64_t i = 0; i < n; ++i) {
+    if (opt_.reference) {
+      ref::get_row(w, tokens[i], x + i * dim);
+    } else {
+      kvarena::get_row(w, tokens[i], x + i * dim);
+    }
+  }
+}
+
+void forward_ops::rmsnorm(const float* x, const tensor_view& w, float* y, int64_t n, int64_t dim,
+                          float eps) {
+  const float* wd = reinterpret_cast<const float*>(w.data);
+  const bool r = opt_.reference;
+  rows(n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      if (r) {
+        ref::rmsnorm(x + i * dim, wd, y + i * dim, dim, eps);
+      } else {
+        kvarena::rmsnorm(x + i * dim, wd, y + i * dim, dim, eps);
+      }
+    }
+  });
+}
+
+void forward_ops::layernorm(const float* x, const tensor_view& w, const tensor_view& b, float* y,
+                            int64_t n, int64_t dim, float eps) {
+  const float* wd = reinterpret_cast<const float*>(w.data);
+  const float* bd = reinterpret_cast<const float*>(b.data);
+  const bool r = opt_.reference;
+  rows(n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      if (r) {
+        ref::layernorm(x + i * dim, wd, bd, y + i * dim, dim, eps);
+      } else {
+        kvarena::layernorm(x + i * dim, wd, bd, y + i * dim, dim, eps);
+      }
+    }
+  });
+}
+
+void forward_ops::add_bias(float* y, int64_t ld, const tensor_view& b, int64_t n, int64_t width) {
+  if (!b) return;
+  const float* bd = reinterpret_cast<const float*>(b.data);
+  for (int64_t i = 0; i < n; ++i) {
+    float* yi = y + i * ld;
+    if (opt_.reference) {
+      for (int64_t j = 0; j < width; ++j) yi[j] += bd[j];
+    } else {
+      kvarena::add(yi, bd, width);
+    }
+  }
+}
+
+void forward_ops::add(float* y, const float* x, int64_t n, int64_t width) {
+  if (opt_.reference) {
+    for (int64_t j = 0; j < n * width; ++j) y[j] += x[j];
+  } else {
+    kvarena::add(y, x, n * width);
+  }
+}
+
+void forward_ops::silu_mul(float* gate, const float* up, int64_t n_elems) {
+  if (opt_.reference) {
+    ref::silu_mul(gate, up, n_elems);
+  } else {
+    kvarena::silu_mul(gate, up, n_elems);
+  }
+}
+
+void forward_ops::gelu(float* x, int64_t n_elems) {
+  if (opt_.gelu_f16_table) {
+    // ggml: y = fp16(gelu(fp16(x))) for |x| < 10, x itself above, 0 below.
+    for (int64_t i = 0; i < n_elems; ++i) {
+      float xi = x[i];
+      if (xi <= -10.0f) {
+        x[i] = 0.0f;
+      } else if (xi < 10.0f) {
+        float h = fp16_to_fp32(fp32_to_fp16(xi));
+        ref::gelu(&h, 1);
+        x[i] = fp16_to_fp32(fp32_to_fp16(h));
+      }
+    }
+    return;
+  }
+  if (opt_.reference) {
+    ref::gelu(x, n_elems);
+  } else {
+    kvarena::gelu(x, n_elems);
+  }
+}
+
+void forward_ops::rope(float* x, int64_t ld, int64_t n, int64_t n_heads, const model_config& c,
+                       int64_t pos0) {
+  const bool r = opt_.reference;
+  for (int64_t i = 0; i < n; ++i) {
+    float* xi = x + i * ld;
+    if (c.rope_neox) {
+      detail::rope_neox(xi, n_heads, c.head_dim, c.rope_dims, pos0 + i, c.rope_freq_base);
+    } else if (r) {
+      ref::rope_adjacent(xi, n_heads, c.head_dim, c.rope_dims, pos0 + i, c.rope_freq_base);
+    } else {
+      kvarena::rope_adjacent(xi, n_heads, c.head_dim, c.rope_dims, pos0 + i, c.rope_freq_base);
+    }
+  }
+}
+
+void forward_ops::attend(const kv_view& view, const float* q, int64_t q_stride, int64_t n_q,
+                         int64_t n_heads, float scale, float* out, int64_t out_stride,
+                         attention_scratch& scratch) {
+  if (opt_.reference) {
+    ref::attend(view, q, q_stride, n_q, n_heads, scale, out, out_stride);
+  } else {
+    kvarena::attend(pool_, view, q, q_stride, n_q, n_heads, scale, out, out_stride, scratch);
+  }
+}
+
+namespace detail {
+
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+               float freq_base) {
+  // theta_i = pos * base^(-2i/rope_dims), stepped by multiplication as ggml does.
+  const int64_t half = rope_dims / 2;
+  const float theta_scale = std::pow(freq_base, -2.0f / float(rope_dims));
+  float theta = float(pos);
+  for (int64_t i = 0; i < half; ++i) {
+    const float c = std::cos(theta), s = std::sin(theta);
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* xh = x + h * head_dim;
+      const float a = xh[i], b = xh[i + half];
+      xh[i] = a * c - b * s;
+      xh[i + half] = a * s + b * c;
+    }
+    theta *= theta_scale;
+  }
+}
+
+}  // namespace detail
+
+}  // namespace kvarena

@@ -1,0 +1,110 @@
+// model-forward.h: the forward pass. forward() runs a chunk of n tokens at positions
+// [pos0, pos0 + n) through the model, appending their keys/values to the KV cache and
+// writing logits for the last token, for every token, or none (a prefill chunk that is not
+// the last). One file per architecture: model-forward-llama.cpp (llama, qwen2),
+// model-forward-gpt2.cpp. forward_state holds everything a sequence needs between calls
+// (KV cache, thread pool, scratch sized once for the largest chunk), so a decode step
+// allocates nothing. Not here: sampling, tokens -> text, chunking (session does those).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "attention-cpu.h"
+#include "kv-cache-simple.h"
+#include "model.h"
+#include "thread-pool.h"
+
+namespace kvarena {
+
+enum class logits_mode { none, last, all };
+
+struct forward_options {
+  int n_threads = 1;
+  int64_t max_chunk = 512;    // most tokens one forward() call gets
+  int64_t max_tokens = 2048;  // KV cache capacity limit (the session's n_ctx)
+  // Run the plain-loop reference kernels (ref::matmul, ref::attend, ...) instead of the
+  // optimised ones: tests compare the two paths.
+  bool reference = false;
+  // GELU rounded through F16 like ggml's lookup table (fp16(gelu(fp16(x)))): only for
+  // comparing with llama.cpp at F32 tolerance; the default is the exact tanh formula.
+  bool gelu_f16_table = false;
+};
+
+// Per-sequence state of the forward pass. Buffers are (max_chunk, width) row-major.
+class forward_state {
+ public:
+  forward_state(const model& m, const forward_options& opt);
+  forward_state(const forward_state&) = delete;
+  forward_state& operator=(const forward_state&) = delete;
+
+  const forward_options& options() const { return opt_; }
+  size_t scratch_bytes() const;  // activations + attention scratch (not the KV cache)
+
+  thread_pool pool;
+  kv_cache_simple kv;
+  attention_scratch attn;
+  std::vector<float> x;     // (max_chunk, dim) residual stream
+  std::vector<float> xn;    // (max_chunk, dim) normed input of a sublayer
+  std::vector<float> q;     // (max_chunk, dim + 2*kv_dim): llama q; gpt2 fused q|k|v
+  std::vector<float> k, v;  // (max_chunk, kv_dim) llama keys, values
+  std::vector<float> att;   // (max_chunk, dim) attention output
+  std::vector<float> tmp;   // (max_chunk, dim) sublayer output before the residual add
+  std::vector<float> gate;  // (max_chunk, ffn) llama gate / gpt2 up
+  std::vector<float> up;    // (max_chunk, ffn) llama up
+
+ private:
+  forward_options opt_;
+};
+
+// Runs tokens[0..n) at positions [pos0, pos0 + n) (1 <= n <= max_chunk, ids in range,
+// pos0 + n <= max_tokens: the caller checks). logits: (n_vocab,) for `last`,
+// (n, n_vocab) for `all`, unused for `none`.
+void forward(const model& m, forward_state& st, const int32_t* tokens, int64_t n, int64_t pos0,
+             logits_mode mode, float* logits);
+
+// The kernels one forward pass calls, optimised or reference, with the per-row loops the
+// architectures share. Row operations on a chunk are split over the pool's threads.
+class forward_ops {
+ public:
+  forward_ops(thread_pool& pool, const forward_options& opt) : pool_(pool), opt_(opt) {}
+
+  // y: (n, out) = x: (n, in) @ w^T
+  void matmul(const tensor_view& w, const float* x, int64_t n, float* y);
+  // x: (n, dim) = rows tokens[i] of the embedding
+  void embed(const tensor_view& w, const int32_t* tokens, int64_t n, float* x);
+  // y: (n, dim) = rmsnorm(x) * w, row by row
+  void rmsnorm(const float* x, const tensor_view& w, float* y, int64_t n, int64_t dim, float eps);
+  // y: (n, dim) = layernorm(x) * w + b, row by row
+  void layernorm(const float* x, const tensor_view& w, const tensor_view& b, float* y, int64_t n,
+                 int64_t dim, float eps);
+  // y[i, :] += b for each of n rows of `width`, rows ld floats apart (no-op for an absent b)
+  void add_bias(float* y, int64_t ld, const tensor_view& b, int64_t n, int64_t width);
+  // y += x over (n, width) rows, both contiguous
+  void add(float* y, const float* x, int64_t n, int64_t width);
+  void silu_mul(float* gate, const float* up, int64_t n_elems);
+  void gelu(float* x, int64_t n_elems);
+  // Rotates the first rope_dims dims of each of n_heads heads of n rows (ld floats apart),
+  // row i at position pos0 + i; adjacent pairs or NEOX halves as the config says.
+  void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, const model_config& c, int64_t pos0);
+  void attend(const kv_view& view, const float* q, int64_t q_stride, int64_t n_q, int64_t n_heads,
+              float scale, float* out, int64_t out_stride, attention_scratch& scratch);
+
+ private:
+  template <typename F>
+  void rows(int64_t n, const F& fn);  // fn(i0, i1) over [0, n), threaded for large n
+
+  thread_pool& pool_;
+  const forward_options& opt_;
+};
+
+namespace detail {
+void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
+                   int64_t pos0, logits_mode mode, float* logits);
+void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
+                  int64_t pos0, logits_mode mode, float* logits);
+// NEOX RoPE of one row: (n_heads, head_dim), pairs (x[i], x[i + rope_dims/2]).
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+               float freq_base);
+}  // namespace detail
+
+}  // namespace kvarena

@@ -1,0 +1,230 @@
+// model-loader.cpp: turns a GGUF file into a `model`: reads the config keys of the
+// architecture (llama, qwen2, gpt2), finds every tensor and checks its type and shape
+// against the config, so the forward pass can trust every view it is handed. Weights stay
+// in the memory map; only 1-D tensors stored in a non-F32 type are converted (the norm and
+// bias kernels take F32). load_model() picks GGUF or llama2.c by the file's magic.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "engine-error.h"
+#include "gguf-reader.h"
+#include "model.h"
+
+namespace kvarena {
+
+namespace {
+
+std::string shape_str(const int64_t* ne, int n) {
+  std::string s = "{";
+  for (int i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "}";
+}
+
+// Finds tensors by name and checks them against the shapes the config implies.
+class tensor_binder {
+ public:
+  tensor_binder(const gguf_file& f, model& m) : f_(f), m_(m) {}
+
+  // A weight matrix {in, out}, used by matmul in its stored type.
+  tensor_view matrix(const std::string& name, int64_t in, int64_t out, bool required = true) {
+    const tensor_view* t = find(name, required);
+    if (!t) return {};
+    const int64_t want[2] = {in, out};
+    check_shape(*t, want, 2);
+    return *t;
+  }
+
+  // A vector {n} (norm weight, bias): the kernels take F32, so other types are converted
+  // into a buffer the model owns.
+  tensor_view vec(const std::string& name, int64_t n, bool required = true) {
+    const tensor_view* t = find(name, required);
+    if (!t) return {};
+    const int64_t want[1] = {n};
+    check_shape(*t, want, 1);
+    if (t->type == ggml_type::f32) return *t;
+    auto& buf = m_.owned.emplace_back(size_t(n) * sizeof(float));
+    dequantize_row_ref(t->type, t->data, reinterpret_cast<float*>(buf.data()), n);
+    tensor_view v = *t;
+    v.type = ggml_type::f32;
+    v.data = buf.data();
+    v.nbytes = buf.size();
+    return v;
+  }
+
+ private:
+  const tensor_view* find(const std::string& name, bool required) {
+    const tensor_view* t = f_.find_tensor(name);
+    if (!t && required) {
+      f_.fail("missing tensor '" + name + "' (required by architecture '" +
+              model_arch_name(m_.config.arch) + "')");
+    }
+    return t;
+  }
+
+  void check_shape(const tensor_view& t, const int64_t* want, int n) {
+    bool ok = true;
+    for (int i = 0; i < 4; ++i) ok = ok && t.ne[i] == (i < n ? want[i] : 1);
+    if (!ok) {
+      f_.fail("tensor '" + t.name + "' has shape " + shape_str(t.ne, std::max(t.n_dims, 1)) +
+              ", expected " + shape_str(want, n));
+    }
+  }
+
+  const gguf_file& f_;
+  model& m_;
+};
+
+std::string blk(int64_t l, const char* what) {
+  return "blk." + std::to_string(l) + "." + what;
+}
+
+void read_config(const gguf_file& f, model_config& c) {
+  const std::string a = std::string(model_arch_name(c.arch)) + ".";
+  c.n_ctx = f.require_int(a + "context_length");
+  c.dim = f.require_int(a + "embedding_length");
+  c.n_layers = f.require_int(a + "block_count");
+  c.ffn_dim = f.require_int(a + "feed_forward_length");
+  c.n_heads = f.require_int(a + "attention.head_count");
+  c.n_kv_heads = f.get_int(a + "attention.head_count_kv").value_or(c.n_heads);
+
+  auto positive = [&](const char* key, int64_t v) {
+    if (v <= 0) f.fail("metadata key '" + a + key + "' must be positive (got " + std::to_string(v) + ")");
+  };
+  positive("context_length", c.n_ctx);
+  positive("embedding_length", c.dim);
+  positive("block_count", c.n_layers);
+  positive("feed_forward_length", c.ffn_dim);
+  positive("attention.head_count", c.n_heads);
+  positive("attention.head_count_kv", c.n_kv_heads);
+  if (c.dim % c.n_heads != 0) {
+    f.fail("embedding_length " + std::to_string(c.dim) + " is not a multiple of head_count " +
+           std::to_string(c.n_heads));
+  }
+  if (c.n_heads % c.n_kv_heads != 0) {
+    f.fail("head_count " + std::to_string(c.n_heads) + " is not a multiple of head_count_kv " +
+           std::to_string(c.n_kv_heads));
+  }
+  c.head_dim = c.dim / c.n_heads;
+  for (const char* key : {"attention.key_length", "attention.value_length"}) {
+    if (auto v = f.get_int(a + key); v && *v != c.head_dim) {
+      f.fail("metadata key '" + a + key + "' = " + std::to_string(*v) +
+             " differs from embedding_length / head_count = " + std::to_string(c.head_dim) +
+             " (not supported)");
+    }
+  }
+
+  if (c.arch == model_arch::gpt2) {
+    c.norm_eps = float(f.get_float(a + "attention.layer_norm_epsilon").value_or(1e-5));
+    c.rope_dims = 0;
+  } else {
+    c.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
+    c.rope_dims = f.get_int(a + "rope.dimension_count").value_or(c.head_dim);
+    c.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
+    c.rope_neox = c.arch == model_arch::qwen2;
+    if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
+      f.fail("rope.dimension_count " + std::to_string(c.rope_dims) +
+             " must be even and in [2, head_dim = " + std::to_string(c.head_dim) + "]");
+    }
+    if (!(c.rope_freq_base > 0)) f.fail("rope.freq_base must be positive");
+  }
+  if (!(c.norm_eps > 0)) f.fail("the norm epsilon must be positive");
+}
+
+void bind_llama(tensor_binder& b, model& m) {
+  const auto& c = m.config;
+  const int64_t d = c.dim, kv = c.kv_dim(), ff = c.ffn_dim;
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    auto& L = m.layers[size_t(l)];
+    L.attn_norm = b.vec(blk(l, "attn_norm.weight"), d);
+    L.wq = b.matrix(blk(l, "attn_q.weight"), d, d);
+    L.wk = b.matrix(blk(l, "attn_k.weight"), d, kv);
+    L.wv = b.matrix(blk(l, "attn_v.weight"), d, kv);
+    // Q/K/V biases: required by qwen2, optional in llama files (llama.cpp accepts them).
+    const bool need_bias = c.arch == model_arch::qwen2;
+    L.bq = b.vec(blk(l, "attn_q.bias"), d, need_bias);
+    L.bk = b.vec(blk(l, "attn_k.bias"), kv, need_bias);
+    L.bv = b.vec(blk(l, "attn_v.bias"), kv, need_bias);
+    L.wo = b.matrix(blk(l, "attn_output.weight"), d, d);
+    L.ffn_norm = b.vec(blk(l, "ffn_norm.weight"), d);
+    L.w_gate = b.matrix(blk(l, "ffn_gate.weight"), d, ff);
+    L.w_up = b.matrix(blk(l, "ffn_up.weight"), d, ff);
+    L.w_down = b.matrix(blk(l, "ffn_down.weight"), ff, d);
+  }
+}
+
+void bind_gpt2(tensor_binder& b, model& m) {
+  const auto& c = m.config;
+  const int64_t d = c.dim, qkv = d + 2 * c.kv_dim(), ff = c.ffn_dim;
+  m.pos_embd = b.matrix("position_embd.weight", d, c.n_ctx);
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    auto& L = m.layers[size_t(l)];
+    L.attn_norm = b.vec(blk(l, "attn_norm.weight"), d);
+    L.attn_norm_b = b.vec(blk(l, "attn_norm.bias"), d);
+    L.wqkv = b.matrix(blk(l, "attn_qkv.weight"), d, qkv);
+    L.bqkv = b.vec(blk(l, "attn_qkv.bias"), qkv);
+    L.wo = b.matrix(blk(l, "attn_output.weight"), d, d);
+    L.bo = b.vec(blk(l, "attn_output.bias"), d);
+    L.ffn_norm = b.vec(blk(l, "ffn_norm.weight"), d);
+    L.ffn_norm_b = b.vec(blk(l, "ffn_norm.bias"), d);
+    L.w_up = b.matrix(blk(l, "ffn_up.weight"), d, ff);
+    L.b_up = b.vec(blk(l, "ffn_up.bias"), ff);
+    L.w_down = b.matrix(blk(l, "ffn_down.weight"), ff, d);
+    L.b_down = b.vec(blk(l, "ffn_down.bias"), d);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
+  const gguf_file& f = *file;
+  auto m = std::make_unique<model>();
+  m->path = f.path();
+  m->gguf = file;
+
+  const std::string arch = f.require_string("general.architecture");
+  if (arch == "llama") {
+    m->config.arch = model_arch::llama;
+  } else if (arch == "qwen2") {
+    m->config.arch = model_arch::qwen2;
+  } else if (arch == "gpt2") {
+    m->config.arch = model_arch::gpt2;
+  } else {
+    f.fail("unsupported architecture '" + arch + "' (supported: llama, qwen2, gpt2)");
+  }
+  model_config& c = m->config;
+  read_config(f, c);
+
+  const tensor_view* embd = f.find_tensor("token_embd.weight");
+  if (!embd) f.fail("missing tensor 'token_embd.weight'");
+  c.n_vocab = embd->ne[1];
+
+  tensor_binder b(f, *m);
+  m->tok_embd = b.matrix("token_embd.weight", c.dim, c.n_vocab);
+  m->output_norm = b.vec("output_norm.weight", c.dim);
+  if (c.arch == model_arch::gpt2) m->output_norm_b = b.vec("output_norm.bias", c.dim);
+  m->output = b.matrix("output.weight", c.dim, c.n_vocab, /*required=*/false);
+  if (!m->output) m->output = m->tok_embd;  // tied embeddings
+
+  m->layers.resize(size_t(c.n_layers));
+  if (c.arch == model_arch::gpt2) {
+    bind_gpt2(b, *m);
+  } else {
+    bind_llama(b, *m);
+  }
+  return m;
+}
+
+std::unique_ptr<model> load_model(const std::string& path) {
+  std::FILE* fp = std::fopen(path.c_str(), "rb");
+  if (!fp) fail_file(path, std::string("cannot open model file: ") + std::strerror(errno));
+  char magic[4] = {0, 0, 0, 0};
+  const size_t got = std::fread(magic, 1, 4, fp);
+  std::fclose(fp);
+  if (got == 4 && std::memcmp(magic, "GGUF", 4) == 0) {
+    return load_model_gguf(std::make_shared<const gguf_file>(path));
+  }
+  return load_model_llama2c(path);
+}
+
+}  // namespace kvarena

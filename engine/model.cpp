@@ -1,0 +1,40 @@
+// model.cpp: small model helpers shared by every loader: architecture names and the
+// weight byte count. Loading lives in model-loader.cpp (GGUF) and model-llama2c.cpp.
+#include "model.h"
+
+#include <set>
+
+namespace kvarena {
+
+const char* model_arch_name(model_arch a) {
+  switch (a) {
+    case model_arch::llama: return "llama";
+    case model_arch::qwen2: return "qwen2";
+    case model_arch::gpt2: return "gpt2";
+  }
+  return "unknown";
+}
+
+size_t model::weight_bytes() const {
+  // Count each distinct tensor once: a tied output aliases the token embedding.
+  std::set<const uint8_t*> seen;
+  size_t total = 0;
+  auto count = [&](const tensor_view& t) {
+    if (t && seen.insert(t.data).second) total += t.nbytes;
+  };
+  count(tok_embd);
+  count(pos_embd);
+  count(output_norm);
+  count(output_norm_b);
+  count(output);
+  for (const auto& l : layers) {
+    for (const tensor_view* t : {&l.attn_norm, &l.attn_norm_b, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk,
+                                 &l.bv, &l.wqkv, &l.bqkv, &l.wo, &l.bo, &l.ffn_norm, &l.ffn_norm_b,
+                                 &l.w_gate, &l.w_up, &l.b_up, &l.w_down, &l.b_down}) {
+      count(*t);
+    }
+  }
+  return total;
+}
+
+}  // namespace kvarena

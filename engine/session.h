@@ -1,0 +1,84 @@
+// session.h: one token sequence on one model: append tokens (chunked prefill), read the
+// logits of the last position (or of every position on request), sample and decode, and
+// generate text with stop strings and EOS. Owns the forward state (KV cache, thread pool,
+// scratch) and reports live and peak memory. User errors (token id out of range, context
+// overflow, bad options) throw engine_error naming the value and the limit.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "memory-stats.h"
+#include "model-forward.h"
+#include "model.h"
+#include "sampler.h"
+
+namespace kvarena {
+
+class tokenizer;
+
+struct session_options {
+  int n_threads = 1;
+  int64_t n_ctx = 0;            // most tokens the sequence may hold; 0: the model's context length
+  int64_t prefill_chunk = 512;  // tokens per forward call while appending
+  bool all_logits = false;      // keep the logits of every appended position (all_logits())
+  bool reference = false;       // plain-loop reference kernels (tests)
+  bool gelu_f16_table = false;  // ggml's F16-rounded GELU (tests that match llama.cpp)
+};
+
+struct generate_options {
+  int64_t max_tokens = 128;         // most new tokens
+  std::vector<std::string> stop;    // stop when the text contains one; it is cut from the result
+  bool stop_at_eos = true;          // stop at the tokenizer's EOS (not part of the result)
+};
+
+struct generate_result {
+  std::string text;             // generated text, without the stop string
+  std::vector<int32_t> tokens;  // sampled tokens (all appended to the session; EOS not included)
+  std::string stop_reason;      // "eos", "stop", "length" or "context"
+  int64_t n_prompt = 0;         // prompt tokens appended by this call
+  double prompt_ms = 0;         // time to append the prompt
+  double generate_ms = 0;       // time for the sampled tokens
+};
+
+class session {
+ public:
+  session(const model& m, const session_options& opt = {});
+
+  // Runs the tokens through the model in chunks of prefill_chunk, extending the sequence.
+  void append(std::span<const int32_t> tokens);
+  // Samples the next token from logits(), appends it and returns it.
+  int32_t decode_next(sampler& s);
+  // Appends the prompt, then samples until max_tokens, a stop string, EOS or a full context.
+  generate_result generate(const tokenizer& tok, std::span<const int32_t> prompt,
+                           const generate_options& opt, sampler& s);
+
+  // Logits of the last appended position: (n_vocab,). Valid once n_past() > 0.
+  const float* logits() const;
+  // Logits of every position appended since the start or reset(): (n_past, n_vocab);
+  // only with session_options::all_logits.
+  const std::vector<float>& all_logits() const { return all_logits_; }
+
+  int64_t n_past() const { return n_past_; }
+  int64_t n_ctx() const { return opt_.n_ctx; }
+  int64_t n_vocab() const { return model_.config.n_vocab; }
+  const model& get_model() const { return model_; }
+  const session_options& options() const { return opt_; }
+
+  // Starts a new sequence: forgets the tokens but keeps the memory already allocated.
+  void reset();
+  memory_stats memory() const;
+
+ private:
+  const model& model_;
+  session_options opt_;
+  std::unique_ptr<forward_state> state_;
+  std::vector<float> logits_;      // (n_vocab,) of the last position
+  std::vector<float> all_logits_;  // (n_past, n_vocab) with all_logits
+  int64_t n_past_ = 0;
+  size_t weights_bytes_ = 0;
+};
+
+}  // namespace kvarena

@@ -1,0 +1,216 @@
+// tokenizer-bpe.cpp: byte-level BPE (GPT-2, Qwen2, Llama-3). Encoding: split out special
+// tokens, pre-tokenize into words, then within each word start from one symbol per byte
+// (the byte's printable stand-in character: space is "Ġ") and apply merges, lowest rank
+// first (leftmost on ties), until none applies. Merges are looked up by (left id, right id).
+#include <array>
+#include <queue>
+
+#include "engine-error.h"
+#include "tokenizer-vocab.h"
+#include "unicode-utf8.h"
+
+namespace kvarena {
+
+namespace {
+
+// GPT-2's byte <-> character map: printable Latin-1 bytes stand for themselves, the other
+// 68 (controls, space, 0x7F-0xA0, 0xAD) take U+0100 onward in byte order.
+std::array<uint32_t, 256> byte_to_cpt_table() {
+  std::array<uint32_t, 256> map{};
+  uint32_t next = 256;
+  for (uint32_t b = 0; b < 256; ++b) {
+    const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+    map[b] = printable ? b : next++;
+  }
+  return map;
+}
+
+uint64_t pair_key(int32_t left, int32_t right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+}
+
+class tokenizer_bpe final : public tokenizer {
+ public:
+  tokenizer_bpe(tokenizer_vocab vocab, const std::vector<std::string>& merges, pretokenizer pre)
+      : vocab_(std::move(vocab)), pre_(pre), ignore_merges_(pre == pretokenizer::llama3) {
+    const auto byte_cpt = byte_to_cpt_table();
+    cpt_byte_.assign(256 + 68, -1);
+    for (int b = 0; b < 256; ++b) {
+      byte_char_[b] = unicode::utf8_from_cpt(byte_cpt[b]);
+      byte_token_[b] = vocab_.find(byte_char_[b]);
+      cpt_byte_[byte_cpt[b]] = static_cast<int16_t>(b);
+    }
+    merges_.reserve(merges.size());
+    std::string joined;
+    for (size_t rank = 0; rank < merges.size(); ++rank) {
+      const std::string& m = merges[rank];
+      const size_t space = m.find(' ', 1);
+      if (space == std::string::npos) continue;
+      const std::string_view left(m.data(), space);
+      const std::string_view right(m.data() + space + 1, m.size() - space - 1);
+      joined.assign(left);
+      joined.append(right);
+      const int32_t l = vocab_.find(left), r = vocab_.find(right), result = vocab_.find(joined);
+      if (l < 0 || r < 0 || result < 0) continue;
+      merges_.emplace(pair_key(l, r), merge{static_cast<int32_t>(rank), result});  // first rank wins
+    }
+  }
+
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const override {
+    std::vector<int32_t> out;
+    if (add_bos && adds_bos()) out.push_back(vocab_.bos);
+    std::vector<std::string> words;
+    for (const text_fragment& f : vocab_.split_special(text, parse_special)) {
+      if (f.token >= 0) {
+        out.push_back(f.token);
+        continue;
+      }
+      words.clear();
+      pretokenize(text.substr(f.begin, f.end - f.begin), pre_, words);
+      for (const std::string& w : words) encode_word(w, out);
+    }
+    if (add_bos && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
+    return out;
+  }
+
+  std::string token_to_piece(int32_t id) const override {
+    vocab_.require(id);
+    std::string piece;
+    append_piece(id, piece);
+    return piece;
+  }
+
+  std::string decode(const std::vector<int32_t>& ids) const override {
+    std::string text;
+    for (int32_t id : ids) {
+      vocab_.require(id);
+      const token_type t = vocab_.type(id);
+      if (t == token_type::control || t == token_type::unknown) continue;
+      append_piece(id, text);
+    }
+    return text;
+  }
+
+  int64_t n_vocab() const override { return vocab_.size(); }
+  int32_t bos_id() const override { return vocab_.bos; }
+  int32_t eos_id() const override { return vocab_.eos; }
+  bool adds_bos() const override { return vocab_.add_bos && vocab_.bos >= 0; }
+  bool is_control(int32_t id) const override {
+    return vocab_.valid(id) && vocab_.type(id) == token_type::control;
+  }
+
+ private:
+  struct merge {
+    int32_t rank;
+    int32_t result;  // id of left+right
+  };
+  struct symbol {
+    int32_t id;  // -1: merged into its left neighbour (or a byte with no token)
+    int32_t prev;
+    int32_t next;
+  };
+  struct candidate {
+    int32_t rank;
+    int32_t left;  // symbol index; the right one is symbols[left].next when pushed
+    int32_t left_id;
+    int32_t right_id;
+    bool operator<(const candidate& o) const {  // priority_queue top = lowest rank, leftmost
+      return rank != o.rank ? rank > o.rank : left > o.left;
+    }
+  };
+
+  // The bytes a token stands for.
+  void append_piece(int32_t id, std::string& out) const {
+    const std::string& text = vocab_.text(id);
+    switch (vocab_.type(id)) {
+      case token_type::control:
+      case token_type::user_defined:
+      case token_type::unknown:
+        out += text;
+        return;
+      case token_type::byte:
+        if (int b = vocab_.byte_value(id); b >= 0) {
+          out.push_back(static_cast<char>(b));
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+    for (size_t pos = 0; pos < text.size();) {
+      const uint32_t cp = unicode::utf8_decode(text, pos);
+      if (cp < cpt_byte_.size() && cpt_byte_[cp] >= 0) {
+        out.push_back(static_cast<char>(cpt_byte_[cp]));
+      } else {
+        unicode::utf8_append(out, cp);  // not a byte-level character: keep it as written
+      }
+    }
+  }
+
+  const merge* find_merge(int32_t left_id, int32_t right_id) const {
+    if (left_id < 0 || right_id < 0) return nullptr;
+    auto it = merges_.find(pair_key(left_id, right_id));
+    return it == merges_.end() ? nullptr : &it->second;
+  }
+
+  void encode_word(const std::string& word, std::vector<int32_t>& out) const {
+    if (word.empty()) return;
+    if (ignore_merges_) {  // Llama-3: a word that is a token is taken whole
+      std::string mapped;
+      for (char c : word) mapped += byte_char_[static_cast<uint8_t>(c)];
+      if (int32_t id = vocab_.find(mapped); id >= 0) {
+        out.push_back(id);
+        return;
+      }
+    }
+    const int32_t n = static_cast<int32_t>(word.size());
+    std::vector<symbol> syms(n);  // one per byte, linked
+    for (int32_t i = 0; i < n; ++i) {
+      syms[i] = {byte_token_[static_cast<uint8_t>(word[i])], i - 1, i + 1 < n ? i + 1 : -1};
+    }
+    std::priority_queue<candidate> queue;
+    auto push = [&](int32_t left) {
+      if (left < 0 || syms[left].next < 0) return;
+      const symbol& l = syms[left];
+      const symbol& r = syms[l.next];
+      if (const merge* m = find_merge(l.id, r.id)) queue.push({m->rank, left, l.id, r.id});
+    };
+    for (int32_t i = 0; i + 1 < n; ++i) push(i);
+    while (!queue.empty()) {
+      const candidate c = queue.top();
+      queue.pop();
+      symbol& l = syms[c.left];
+      // Stale when either side changed since the push (ids identify the text exactly).
+      if (l.id != c.left_id || l.next < 0 || syms[l.next].id != c.right_id) continue;
+      const int32_t right = l.next;
+      l.id = find_merge(c.left_id, c.right_id)->result;
+      l.next = syms[right].next;
+      if (l.next >= 0) syms[l.next].prev = c.left;
+      syms[right].id = -1;
+      syms[right].next = -2;  // dead: never matches as a right neighbour again
+      push(l.prev);
+      push(c.left);
+    }
+    for (int32_t i = 0; i >= 0; i = syms[i].next) {
+      if (syms[i].id >= 0) out.push_back(syms[i].id);  // a byte without token is dropped, as the reference does
+    }
+  }
+
+  tokenizer_vocab vocab_;
+  pretokenizer pre_;
+  bool ignore_merges_;                             // Llama-3 pre-tokenizer setting
+  std::unordered_map<uint64_t, merge> merges_;     // (left id << 32 | right id) -> merge
+  std::array<std::string, 256> byte_char_;         // byte -> its stand-in character (UTF-8)
+  std::array<int32_t, 256> byte_token_{};          // byte -> id of that character, or -1
+  std::vector<int16_t> cpt_byte_;                  // stand-in code point -> byte, or -1
+};
+
+}  // namespace
+
+std::unique_ptr<tokenizer> make_bpe_tokenizer(tokenizer_vocab vocab,
+                                              const std::vector<std::string>& merges,
+                                              pretokenizer pre) {
+  return std::make_unique<tokenizer_bpe>(std::move(vocab), merges, pre);
+}
+
+}  // namespace kvarena

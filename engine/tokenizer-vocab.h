@@ -1,0 +1,87 @@
+// tokenizer-vocab.h: what both tokenizer families share: the token table (text, type,
+// score), text -> id lookup, the special ids, and the first encoding step, splitting out
+// special tokens before any pre-tokenization. Internal to the tokenizer files.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tokenizer-pretokenize.h"
+#include "tokenizer.h"
+
+namespace kvarena {
+
+// tokenizer.ggml.token_type values.
+enum class token_type : uint8_t {
+  undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6,
+};
+
+// A piece of the input after special tokens are split out: either text to tokenize
+// (token < 0; bytes [begin, end) of the input) or one special token.
+struct text_fragment {
+  int32_t token;
+  size_t begin;
+  size_t end;
+};
+
+class tokenizer_vocab {
+ public:
+  tokenizer_vocab() = default;
+  tokenizer_vocab(const tokenizer_vocab&) = delete;  // index_ points into texts_
+  tokenizer_vocab& operator=(const tokenizer_vocab&) = delete;
+  tokenizer_vocab(tokenizer_vocab&&) = default;
+
+  // Takes the token table; types/scores may be empty (all normal / all 0). Throws
+  // engine_error "SOURCE: ..." on a size mismatch.
+  void assign(const std::string& source, std::vector<std::string> texts, std::vector<token_type> types,
+              std::vector<float> scores);
+
+  int64_t size() const { return static_cast<int64_t>(texts_.size()); }
+  bool valid(int32_t id) const { return id >= 0 && id < static_cast<int32_t>(texts_.size()); }
+  const std::string& text(int32_t id) const { return texts_[id]; }
+  token_type type(int32_t id) const { return types_[id]; }
+  float score(int32_t id) const { return scores_.empty() ? 0.0f : scores_[id]; }
+  // The id whose text is exactly `s`, or -1. When texts repeat, the last id wins (as in the
+  // reference).
+  int32_t find(std::string_view s) const {
+    auto it = index_.find(s);
+    return it == index_.end() ? -1 : it->second;
+  }
+
+  // Throws engine_error "token id N is out of range ..." unless valid(id).
+  void require(int32_t id) const;
+  // The byte a byte-type token ("<0xNN>") stands for, or -1 for other tokens.
+  int byte_value(int32_t id) const;
+
+  // Splits `text` at special tokens, as the reference does: user-defined tokens always, and
+  // control and unknown tokens too when parse_special. Longer tokens are split out first,
+  // everywhere, then shorter ones inside what is left.
+  std::vector<text_fragment> split_special(std::string_view text, bool parse_special) const;
+
+  int32_t bos = -1;
+  int32_t eos = -1;
+  int32_t unk = -1;
+  bool add_bos = false;
+  bool add_eos = false;
+
+ private:
+  std::vector<std::string> texts_;  // (n_vocab) token text as stored ("Ġthe", "▁the", "<0x0A>")
+  std::vector<token_type> types_;   // (n_vocab)
+  std::vector<float> scores_;       // (n_vocab) or empty
+  std::unordered_map<std::string_view, int32_t> index_;  // views into texts_
+  std::vector<int32_t> specials_;   // control/user-defined/unknown ids, longest text first
+};
+
+// The two families, built by tokenizer.cpp's factories from a filled vocabulary.
+// Byte-level BPE. merges: "left right" strings, rank = index; a merge whose parts or result
+// are not tokens is ignored.
+std::unique_ptr<tokenizer> make_bpe_tokenizer(tokenizer_vocab vocab,
+                                              const std::vector<std::string>& merges,
+                                              pretokenizer pre);
+// SentencePiece-style BPE with scores and <0xNN> byte fallback.
+std::unique_ptr<tokenizer> make_spm_tokenizer(tokenizer_vocab vocab, bool add_space_prefix);
+
+}  // namespace kvarena

@@ -1,0 +1,309 @@
+// http-server.cpp: the Boost.Beast side of http_server (see http-server.h). The only file
+// of the sites that includes Beast/Asio. Follows the Boost 1.74 advanced/async server
+// examples: a listener that accepts on a strand per connection, one session class per
+// connection with paired do_*/on_* handlers, a deadline on every I/O (tcp_stream
+// expires_after). Requests are read header-first so "Expect: 100-continue" is answered and
+// oversized bodies are refused before the client sends them.
+#include "http-server.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace kvarena::sites {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return out;
+}
+
+bool is_parse_error(const beast::error_code& ec) {
+  return &ec.category() == &http::make_error_code(http::error::bad_target).category();
+}
+
+// Converts Beast's parsed request into the plain struct; an error message when the
+// target or the form body is unusable (-> 400).
+std::optional<std::string> to_http_request(const http::request<http::string_body>& req, http_request& out) {
+  out.method = std::string(req.method_string());
+  if (req.method() == http::verb::head) out.method = "GET";
+  out.target = std::string(req.target());
+  parsed_target pt;
+  if (auto err = parse_target(out.target, pt)) return err;
+  out.path = std::move(pt.path);
+  out.query = std::move(pt.query);
+  for (const auto& field : req) {
+    auto raw_name = field.name_string();
+    std::string name = lowercase(std::string_view(raw_name.data(), raw_name.size()));
+    std::string_view value(field.value().data(), field.value().size());
+    if (name == "cookie") parse_cookie_header(value, out.cookies);
+    auto [it, inserted] = out.headers.try_emplace(name, value);
+    if (!inserted) it->second += ", " + std::string(value);
+  }
+  out.body = req.body();
+  std::string content_type = lowercase(out.header("content-type"));
+  if (content_type.rfind("application/x-www-form-urlencoded", 0) == 0 && !parse_urlencoded(out.body, out.form))
+    return "malformed percent-escape in the form body";
+  return std::nullopt;
+}
+
+class http_session : public std::enable_shared_from_this<http_session> {
+ public:
+  http_session(tcp::socket&& socket, const http_server::handler_fn& handler, const http_server_options& opt)
+      : stream_(std::move(socket)), handler_(handler), opt_(opt) {}
+
+  void run() {
+    // The socket was accepted on this connection's strand; start there.
+    net::dispatch(stream_.get_executor(), beast::bind_front_handler(&http_session::do_read, shared_from_this()));
+  }
+
+ private:
+  void do_read() {
+    parser_.emplace();
+    parser_->body_limit(opt_.body_limit_bytes);
+    parser_->header_limit(static_cast<std::uint32_t>(opt_.header_limit_bytes));
+    stream_.expires_after(opt_.io_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&http_session::on_header, shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, std::size_t) {
+    if (ec) return on_read_error(ec);
+    if (beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      continue_.version(11);
+      continue_.result(http::status::continue_);
+      stream_.expires_after(opt_.io_timeout);
+      return http::async_write(stream_, continue_,
+                               beast::bind_front_handler(&http_session::on_continue, shared_from_this()));
+    }
+    do_read_body();
+  }
+
+  void on_continue(beast::error_code ec, std::size_t) {
+    if (ec) return;
+    do_read_body();
+  }
+
+  void do_read_body() {
+    stream_.expires_after(opt_.io_timeout);
+    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&http_session::on_read, shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, std::size_t) {
+    if (ec) return on_read_error(ec);
+    const auto& req = parser_->get();
+    http_request request;
+    http_response response;
+    if (auto err = to_http_request(req, request)) {
+      response = http_response::error(400, *err);
+    } else {
+      try {
+        response = handler_(request);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "kvarena sites: 500 on %s %s: %s\n", request.method.c_str(), request.target.c_str(), e.what());
+        response = http_response::error(500, std::string("the site failed on this request: ") + e.what());
+      }
+    }
+    send(std::move(response), req.keep_alive(), req.method() == http::verb::head, req.version());
+  }
+
+  // Expected ends (client closed, deadline) just close; parse errors get a 4xx first.
+  void on_read_error(beast::error_code ec) {
+    if (ec == http::error::end_of_stream) return do_close();
+    if (ec == beast::error::timeout || ec == net::error::operation_aborted) return;  // stream already closed
+    if (ec == http::error::body_limit)
+      return send(http_response::error(413, "the request body is larger than " +
+                                                std::to_string(opt_.body_limit_bytes) + " bytes"),
+                  false, false, 11);
+    if (ec == http::error::header_limit)
+      return send(http_response::error(431, "the request headers are larger than " +
+                                                std::to_string(opt_.header_limit_bytes) + " bytes"),
+                  false, false, 11);
+    if (ec == http::error::partial_message) return do_close();  // client gave up mid-request
+    if (is_parse_error(ec))
+      return send(http_response::error(400, "malformed HTTP request (" + ec.message() + ")"), false, false, 11);
+    // Connection reset and the like: nothing to answer.
+  }
+
+  void send(http_response r, bool keep_alive, bool head, unsigned version) {
+    res_ = {};
+    res_.version(version);
+    res_.result(static_cast<unsigned>(r.status));
+    res_.set(http::field::server, "kvarena-sites");
+    res_.set(http::field::content_type, r.content_type);
+    res_.set(http::field::cache_control, "no-store");
+    for (auto& [name, value] : r.headers) res_.insert(name, value);
+    res_.keep_alive(keep_alive);
+    if (r.status == 204 || r.status == 304) r.body.clear();
+    if (head) {
+      res_.content_length(r.body.size());
+    } else {
+      res_.body() = std::move(r.body);
+      res_.prepare_payload();
+    }
+    stream_.expires_after(opt_.io_timeout);
+    http::async_write(stream_, res_,
+                      beast::bind_front_handler(&http_session::on_write, shared_from_this(), res_.need_eof()));
+  }
+
+  void on_write(bool close, beast::error_code ec, std::size_t) {
+    if (ec) return;
+    if (close) return do_close();
+    do_read();
+  }
+
+  // Graceful close: send FIN, then discard what the client still sends (e.g. the body of a
+  // refused upload) for a short while, so it reads our response instead of a reset.
+  void do_close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return;
+    drain_buf_.resize(16 << 10);
+    do_drain();
+  }
+
+  void do_drain() {
+    stream_.expires_after(std::min<std::chrono::milliseconds>(opt_.io_timeout, std::chrono::milliseconds(2000)));
+    stream_.async_read_some(net::buffer(drain_buf_),
+                            beast::bind_front_handler(&http_session::on_drain, shared_from_this()));
+  }
+
+  void on_drain(beast::error_code ec, std::size_t n) {
+    drained_bytes_ += n;
+    if (ec || drained_bytes_ > (8u << 20)) {
+      beast::error_code ignored;
+      stream_.socket().close(ignored);
+      return;
+    }
+    do_drain();
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;  // fresh per request
+  http::response<http::string_body> res_;
+  http::response<http::empty_body> continue_;
+  std::vector<char> drain_buf_;
+  size_t drained_bytes_ = 0;
+  const http_server::handler_fn& handler_;
+  const http_server_options& opt_;
+};
+
+class http_listener : public std::enable_shared_from_this<http_listener> {
+ public:
+  http_listener(net::io_context& ioc, const tcp::endpoint& endpoint, const http_server::handler_fn& handler,
+                const http_server_options& opt)
+      : ioc_(ioc), acceptor_(net::make_strand(ioc)), handler_(handler), opt_(opt) {
+    beast::error_code ec;
+    auto fail = [&](const char* what) {
+      throw std::runtime_error(std::string("cannot ") + what + " " + endpoint.address().to_string() + ":" +
+                               std::to_string(endpoint.port()) + ": " + ec.message() +
+                               (ec == net::error::address_in_use ? " (choose another --port, or 0 for a free one)" : ""));
+    };
+    acceptor_.open(endpoint.protocol(), ec);
+    if (ec) fail("open a socket for");
+    acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+    if (ec) fail("set SO_REUSEADDR on");
+    acceptor_.bind(endpoint, ec);
+    if (ec) fail("bind");
+    acceptor_.listen(net::socket_base::max_listen_connections, ec);
+    if (ec) fail("listen on");
+  }
+
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+  void run() { do_accept(); }
+
+ private:
+  void do_accept() {
+    acceptor_.async_accept(net::make_strand(ioc_),
+                           beast::bind_front_handler(&http_listener::on_accept, shared_from_this()));
+  }
+
+  void on_accept(beast::error_code ec, tcp::socket socket) {
+    if (ec == net::error::operation_aborted) return;
+    if (ec)
+      std::fprintf(stderr, "kvarena sites: accept failed: %s\n", ec.message().c_str());
+    else
+      std::make_shared<http_session>(std::move(socket), handler_, opt_)->run();
+    do_accept();
+  }
+
+  net::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  const http_server::handler_fn& handler_;
+  const http_server_options& opt_;
+};
+
+}  // namespace
+
+struct http_server::impl {
+  http_server_options opt;
+  handler_fn handler;
+  std::unique_ptr<net::io_context> ioc;
+  std::shared_ptr<http_listener> listener;
+  std::vector<std::thread> threads;
+  uint16_t port = 0;
+};
+
+http_server::http_server(http_server_options opt, handler_fn handler) : impl_(std::make_unique<impl>()) {
+  if (opt.threads < 1) opt.threads = 1;
+  impl_->opt = std::move(opt);
+  impl_->handler = std::move(handler);
+}
+
+http_server::~http_server() { stop(); }
+
+void http_server::start() {
+  if (running()) throw std::runtime_error("http_server::start: already running on port " + std::to_string(impl_->port));
+  std::string host = impl_->opt.host == "localhost" ? "127.0.0.1" : impl_->opt.host;
+  beast::error_code ec;
+  auto address = net::ip::make_address(host, ec);
+  if (ec) throw std::runtime_error("invalid host '" + impl_->opt.host + "' (use an IP address such as 127.0.0.1 or 0.0.0.0)");
+  impl_->ioc = std::make_unique<net::io_context>(impl_->opt.threads);
+  impl_->listener = std::make_shared<http_listener>(*impl_->ioc, tcp::endpoint(address, impl_->opt.port),
+                                                    impl_->handler, impl_->opt);
+  impl_->port = impl_->listener->port();
+  impl_->listener->run();
+  for (int i = 0; i < impl_->opt.threads; ++i) impl_->threads.emplace_back([ioc = impl_->ioc.get()] { ioc->run(); });
+}
+
+void http_server::stop() {
+  if (!impl_->ioc) return;
+  impl_->ioc->stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  impl_->listener.reset();
+  impl_->ioc.reset();  // destroys pending handlers, and with them the sessions and sockets
+}
+
+bool http_server::running() const { return impl_->ioc != nullptr; }
+
+uint16_t http_server::port() const { return impl_->port; }
+
+std::string http_server::base_url() const {
+  std::string host = impl_->opt.host;
+  if (host == "0.0.0.0" || host == "localhost" || host == "::") host = "127.0.0.1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return "http://" + host + ":" + std::to_string(impl_->port);
+}
+
+}  // namespace kvarena::sites

@@ -1,0 +1,110 @@
+// site-auth.cpp: users table, cookie sessions and the login/logout pages (see site-auth.h).
+#include "site-auth.h"
+
+namespace kvarena::sites {
+
+void create_users_table(sqlite_db& db) {
+  db.exec(R"sql(
+    CREATE TABLE users (
+      id INTEGER PRIMARY KEY,
+      username TEXT NOT NULL UNIQUE,
+      display_name TEXT NOT NULL,
+      email TEXT NOT NULL UNIQUE,
+      password TEXT NOT NULL,
+      location TEXT NOT NULL DEFAULT '',
+      joined_at TEXT NOT NULL
+    ))sql");
+}
+
+std::string session_cookie_name(std::string_view site_name) { return std::string(site_name) + "_session"; }
+
+namespace {
+std::optional<current_user> user_from(sqlite_stmt& st) {
+  if (!st.step()) return std::nullopt;
+  return current_user{st.int64(0), st.text(1), st.text(2)};
+}
+
+// Only paths inside the site: no scheme, no "//host" (no open redirect).
+std::string safe_next(std::string_view next) {
+  if (next.empty() || next.front() != '/' || next.rfind("//", 0) == 0 || next.find('\\') != std::string_view::npos)
+    return "/";
+  return std::string(next);
+}
+}  // namespace
+
+std::optional<current_user> find_user(sqlite_db& db, std::string_view username) {
+  auto st = db.prepare("SELECT id, username, display_name FROM users WHERE username = ?1");
+  st.bind(1, std::string(username));
+  return user_from(st);
+}
+
+std::optional<current_user> check_login(sqlite_db& db, std::string_view username_or_email, std::string_view password) {
+  auto st = db.prepare(
+      "SELECT id, username, display_name FROM users "
+      "WHERE (username = ?1 OR lower(email) = lower(?1)) AND password = ?2");
+  st.bind(1, std::string(username_or_email)).bind(2, std::string(password));
+  return user_from(st);
+}
+
+void resolve_user(page_context& ctx) {
+  for (const auto& token : ctx.req.cookies.get_all(session_cookie_name(ctx.owner.name()))) {
+    auto it = ctx.state.sessions.find(token);
+    if (it == ctx.state.sessions.end()) continue;
+    auto st = ctx.db.prepare("SELECT id, username, display_name FROM users WHERE id = ?1");
+    st.bind(1, it->second.user_id);
+    if (auto user = user_from(st)) {
+      ctx.user = std::move(user);
+      ctx.session_token = token;
+      return;
+    }
+  }
+}
+
+std::optional<http_response> require_login(const page_context& ctx, std::string_view return_to) {
+  if (ctx.user) return std::nullopt;
+  std::string next = return_to.empty() ? ctx.relative_target() : std::string(return_to);
+  return http_response::redirect(ctx.url("/login?next=" + url_encode(next)));
+}
+
+namespace {
+
+http_response login_page(page_context& ctx, const site& s, std::string_view username, std::string_view next,
+                         std::vector<std::string> errors, int status) {
+  html content = error_summary(errors);
+  if (ctx.user) content += element("p", text("You are signed in as " + ctx.user->display_name + "."));
+  content += element(
+      "form", {{"method", "post"}, {"action", ctx.url("/login")}},
+      hidden_input("next", next) +
+          labeled_input("login-username", "Username or email", "username", username, {.required = true}) +
+          labeled_input("login-password", "Password", "password", "", {.type = "password", .required = true}) +
+          submit_button("Log in"));
+  return s.render(ctx, "Log in", content, status);
+}
+
+}  // namespace
+
+void add_auth_routes(site_router& r, const site& s) {
+  r.add("GET", "/login", [&s](page_context& ctx) {
+    return login_page(ctx, s, "", safe_next(ctx.req.query.get("next", "/")), {}, 200);
+  });
+  r.add("POST", "/login", [&s](page_context& ctx) {
+    std::string username = ctx.req.form.get("username");
+    std::string next = safe_next(ctx.req.form.get("next", "/"));
+    auto user = check_login(ctx.db, username, ctx.req.form.get("password"));
+    if (!user) return login_page(ctx, s, username, next, {"Wrong username or password."}, 422);
+    if (!ctx.session_token.empty()) ctx.state.sessions.erase(ctx.session_token);
+    auto res = http_response::redirect(ctx.url(next));
+    res.set_cookie(session_cookie_name(s.name()), ctx.state.start_session(user->id), {.path = ctx.base});
+    return res;
+  });
+  auto logout = [&s](page_context& ctx) {
+    if (!ctx.session_token.empty()) ctx.state.sessions.erase(ctx.session_token);
+    auto res = http_response::redirect(ctx.url("/"));
+    res.set_cookie(session_cookie_name(s.name()), "", {.path = ctx.base, .max_age_s = 0});
+    return res;
+  };
+  r.add("POST", "/logout", logout);
+  r.add("GET", "/logout", logout);
+}
+
+}  // namespace kvarena::sites
