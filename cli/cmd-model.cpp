@@ -1,11 +1,180 @@
-// cmd-model.cpp: placeholder until the subcommand lands (replaced by its real implementation).
-#include <stdexcept>
+// cmd-model.cpp: `kvarena model random ...` writes a random-weight GGUF model of any
+// shape (see engine/model-random.h); `kvarena model info M` prints a model's config and a
+// summary of its tensors. Both print one JSON object on stdout.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "cli-commands.h"
+#include "engine-error.h"
+#include "gguf-reader.h"
+#include "model-random.h"
+#include "model.h"
 
 namespace kvarena::cli {
-void add_model_command(CLI::App& app, command_fn& run) {
-  auto* sub = app.add_subcommand("model", "(not built yet)");
-  sub->callback([&run] { run = [] { throw std::runtime_error("'model' is not built yet"); return 1; }; });
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+struct random_args {
+  random_model_spec spec;
+  std::string arch = "llama";
+  std::string type = "f16";
+  std::string out;
+};
+
+struct info_args {
+  std::string path;
+  bool tensors = false;
+};
+
+int run_random(random_args a) {
+  for (model_arch arch : {model_arch::llama, model_arch::qwen2, model_arch::gpt2}) {
+    if (a.arch == model_arch_name(arch)) a.spec.arch = arch;
+  }
+  const auto type = ggml_type_from_name(a.type);
+  if (!type) throw engine_error("model random: unknown --type '" + a.type + "' (f32, f16, bf16, q8_0, q4_0)");
+  a.spec.type = *type;
+  const auto t0 = std::chrono::steady_clock::now();
+  const random_model_summary s = write_random_model(a.spec, a.out);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json j;
+  j["path"] = a.out;
+  j["arch"] = a.arch;
+  j["n_params"] = s.n_params;
+  j["bytes"] = s.file_bytes;
+  j["type"] = a.type;
+  j["n_tensors"] = s.n_tensors;
+  j["seconds"] = std::round(secs * 1000) / 1000;
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
 }
+
+json config_json(const model_config& c) {
+  json j;
+  j["arch"] = model_arch_name(c.arch);
+  j["n_vocab"] = c.n_vocab;
+  j["dim"] = c.dim;
+  j["n_layers"] = c.n_layers;
+  j["n_heads"] = c.n_heads;
+  j["n_kv_heads"] = c.n_kv_heads;
+  j["head_dim"] = c.head_dim;
+  j["ffn_dim"] = c.ffn_dim;
+  j["n_ctx"] = c.n_ctx;
+  j["rope_dims"] = c.rope_dims;
+  j["rope_freq_base"] = c.rope_freq_base;
+  j["rope_neox"] = c.rope_neox;
+  j["norm_eps"] = c.norm_eps;
+  return j;
+}
+
+// A metadata value for display: scalars as they are, arrays as their size and type.
+json value_json(const gguf_value& v) {
+  switch (v.type) {
+    case gguf_vtype::string: return v.s;
+    case gguf_vtype::boolean: return v.i != 0;
+    case gguf_vtype::f32: case gguf_vtype::f64: return v.f;
+    case gguf_vtype::array:
+      return "[" + std::to_string(v.array_size()) + " x " + gguf_vtype_name(v.elem_type) + "]";
+    default: return v.i;
+  }
+}
+
+int run_info(const info_args& a) {
+  const auto m = load_model(a.path);
+  // The stored tensors: the GGUF's own list, or (llama2.c) the model's distinct views.
+  std::vector<tensor_view> tensors;
+  if (m->gguf) {
+    tensors = m->gguf->tensors();
+  } else {
+    std::set<const uint8_t*> seen;
+    auto add = [&](const tensor_view& t) {
+      if (t && seen.insert(t.data).second) tensors.push_back(t);
+    };
+    add(m->tok_embd);
+    for (const auto& l : m->layers) {
+      for (const tensor_view* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.w_gate, &l.w_up, &l.w_down})
+        add(*t);
+    }
+    add(m->output_norm);
+    add(m->output);
+  }
+  json j;
+  j["path"] = a.path;
+  j["format"] = m->gguf ? "gguf" : "llama2c";
+  j["config"] = config_json(m->config);
+  int64_t n_params = 0;
+  uint64_t n_bytes = 0;
+  std::map<std::string, std::pair<int64_t, uint64_t>> by_type;  // type -> (count, bytes)
+  json list = json::array();
+  for (const auto& t : tensors) {
+    n_params += t.n_elements();
+    n_bytes += t.nbytes;
+    auto& bt = by_type[ggml_traits(t.type).name];
+    bt.first += 1;
+    bt.second += t.nbytes;
+    if (a.tensors) {
+      json shape = json::array();
+      for (int d = 0; d < std::max(t.n_dims, 1); ++d) shape.push_back(t.ne[d]);
+      list.push_back({{"name", t.name}, {"type", ggml_traits(t.type).name}, {"shape", shape}, {"bytes", t.nbytes}});
+    }
+  }
+  j["n_tensors"] = tensors.size();
+  j["n_params"] = n_params;
+  j["tensor_bytes"] = n_bytes;
+  j["tied_output"] = m->output.data == m->tok_embd.data;
+  json types = json::object();
+  for (const auto& [name, cb] : by_type) types[name] = {{"count", cb.first}, {"bytes", cb.second}};
+  j["types"] = types;
+  if (m->gguf) {
+    json meta = json::object();
+    for (const auto& [k, v] : m->gguf->metadata()) meta[k] = value_json(v);
+    j["metadata"] = meta;
+  }
+  if (a.tensors) j["tensors"] = list;
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app, command_fn& run) {
+  auto* model_cmd = app.add_subcommand("model", "Create or inspect model files");
+  model_cmd->require_subcommand(1);
+
+  auto ra = std::make_shared<random_args>();
+  auto* rnd = model_cmd->add_subcommand("random", "Write a random-weight GGUF model (llama.cpp-loadable)");
+  rnd->add_option("--arch", ra->arch, "Architecture")->check(CLI::IsMember({"llama", "qwen2", "gpt2"}))
+      ->capture_default_str();
+  rnd->add_option("--dim", ra->spec.dim, "Embedding width")->required();
+  rnd->add_option("--layers", ra->spec.n_layers, "Number of transformer blocks")->required();
+  rnd->add_option("--heads", ra->spec.n_heads, "Attention heads")->required();
+  rnd->add_option("--kv-heads", ra->spec.n_kv_heads, "KV heads (GQA); 0 = same as --heads")->capture_default_str();
+  rnd->add_option("--ffn", ra->spec.ffn_dim, "FFN hidden width")->required();
+  rnd->add_option("--vocab", ra->spec.n_vocab, "Vocabulary size (>= 300)")->required();
+  rnd->add_option("--ctx", ra->spec.n_ctx, "Trained context length")->capture_default_str();
+  rnd->add_option("--type", ra->type, "Type of the 2-D matrices")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0"}))->capture_default_str();
+  rnd->add_option("--seed", ra->spec.seed, "Seed (same seed, same bytes on every machine)")->capture_default_str();
+  rnd->add_option("--rope-base", ra->spec.rope_freq_base, "RoPE frequency base")->capture_default_str();
+  rnd->add_option("--eps", ra->spec.norm_eps, "Norm epsilon")->capture_default_str();
+  rnd->add_flag("--tied", ra->spec.tie_output, "No output.weight: logits use token_embd");
+  rnd->add_flag("!--no-tokenizer", ra->spec.with_tokenizer, "Weights only, no tokenizer (any --vocab)");
+  rnd->add_option("--out", ra->out, "Output .gguf path")->required();
+  rnd->callback([&run, ra] { run = [ra] { return run_random(*ra); }; });
+
+  auto ia = std::make_shared<info_args>();
+  auto* info = model_cmd->add_subcommand("info", "Print a model's config and tensor summary as JSON");
+  info->add_option("model", ia->path, "GGUF file or llama2.c checkpoint")->required();
+  info->add_flag("--tensors", ia->tensors, "Also list every tensor");
+  info->callback([&run, ia] { run = [ia] { return run_info(*ia); }; });
+}
+
 }  // namespace kvarena::cli

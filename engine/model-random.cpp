@@ -51,7 +51,11 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   range("n_layers", s.n_layers, 1, 1024);
   range("n_heads", s.n_heads, 1, s.dim);
   range("ffn_dim", s.ffn_dim, 1, 1 << 18);
-  range("n_vocab", s.n_vocab, min_vocab, 1 << 22);
+  if (s.n_vocab < min_vocab && min_vocab > 1) {
+    bad_spec("n_vocab = " + std::to_string(s.n_vocab) + " is too small for the synthetic tokenizer (needs >= " +
+             std::to_string(min_vocab) + "; write the model without a tokenizer for less)");
+  }
+  range("n_vocab", s.n_vocab, 1, 1 << 22);
   range("n_ctx", s.n_ctx, 1, 1 << 20);
   if (s.n_kv_heads < 0) bad_spec("n_kv_heads = " + std::to_string(s.n_kv_heads) + " must be >= 0");
   if (s.dim % s.n_heads != 0)
@@ -148,7 +152,9 @@ void write_tokenizer(gguf_writer& w, const synthetic_vocab& v) {
 
 }  // namespace
 
-void validate_random_model_spec(const random_model_spec& spec) { validate_shape(spec, 300); }
+void validate_random_model_spec(const random_model_spec& spec) {
+  validate_shape(spec, spec.with_tokenizer ? 300 : 1);
+}
 
 model_config random_model_config(const random_model_spec& s) {
   model_config c;
@@ -262,10 +268,12 @@ random_model_summary write_random_model(const random_model_spec& spec, const std
     w.set_u32(arch + ".rope.dimension_count", uint32_t(c.rope_dims));
     w.set_f32(arch + ".rope.freq_base", c.rope_freq_base);
   }
-  switch (spec.arch) {
-    case model_arch::llama: write_tokenizer(w, make_spm_vocab(c.n_vocab)); break;
-    case model_arch::qwen2: write_tokenizer(w, make_bpe_vocab(c.n_vocab, "qwen2")); break;
-    case model_arch::gpt2: write_tokenizer(w, make_bpe_vocab(c.n_vocab, "gpt-2")); break;
+  if (spec.with_tokenizer) {
+    switch (spec.arch) {
+      case model_arch::llama: write_tokenizer(w, make_spm_vocab(c.n_vocab)); break;
+      case model_arch::qwen2: write_tokenizer(w, make_bpe_vocab(c.n_vocab, "qwen2")); break;
+      case model_arch::gpt2: write_tokenizer(w, make_bpe_vocab(c.n_vocab, "gpt-2")); break;
+    }
   }
 
   random_model_summary sum;

@@ -25,13 +25,14 @@ struct random_model_spec {
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;  // 0: same as n_heads (gpt2 always uses n_heads)
   int64_t ffn_dim = 0;
-  int64_t n_vocab = 0;     // >= 300 (the synthetic tokenizers need room)
+  int64_t n_vocab = 0;     // >= 300 with a tokenizer (the synthetic vocabularies need room)
   int64_t n_ctx = 2048;
   ggml_type type = ggml_type::f32;  // 2-D matrices (incl. embeddings); norms/biases F32
   uint64_t seed = 0;
   float rope_freq_base = 10000.0f;
   float norm_eps = 1e-5f;
   bool tie_output = false;  // no output.weight: logits use token_embd
+  bool with_tokenizer = true;  // false: weights and hyperparameters only (any n_vocab >= 1)
 };
 
 // Throws engine_error describing the first problem (dims not divisible, odd head_dim,

@@ -69,7 +69,9 @@ void thread_pool::run(const std::function<void(int, int)>& fn) {
 }
 
 void thread_pool::worker_loop(int ith) {
-  uint64_t seen = generation_.load(std::memory_order_acquire);
+  // The generation at construction: a run() may already have bumped it before this thread
+  // got here, and that job is ours too.
+  uint64_t seen = 0;
   tls_in_job = true;  // everything a worker runs is inside a job
   for (;;) {
     // Spin for new work, checking the clock every 64 pauses.

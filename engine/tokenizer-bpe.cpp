@@ -4,8 +4,9 @@
 // first (leftmost on ties), until none applies. Merges are looked up by (left id, right id).
 #include <array>
 #include <queue>
+#include <string>
+#include <vector>
 
-#include "engine-error.h"
 #include "tokenizer-vocab.h"
 #include "unicode-utf8.h"
 
@@ -25,14 +26,63 @@ std::array<uint32_t, 256> byte_to_cpt_table() {
   return map;
 }
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
+// (left id, right id) -> (rank, merged id), open addressing. Flat: a few hundred thousand
+// merges load and are looked up once per adjacent pair while encoding.
+class merge_table {
+ public:
+  struct merge {
+    int32_t rank;
+    int32_t result;  // id of left + right
+  };
 
-class tokenizer_bpe final : public tokenizer {
+  void reserve(size_t n) {
+    size_t capacity = 16;
+    while (capacity < n * 2) capacity *= 2;
+    slots_.assign(capacity, slot{k_empty, {}});
+  }
+  // Keeps the first merge of a pair (the lowest rank), as the reference does.
+  void insert(int32_t left, int32_t right, merge m) {
+    const uint64_t key = pair_key(left, right);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+      if (slots_[i].key == key) return;
+      if (slots_[i].key == k_empty) {
+        slots_[i] = {key, m};
+        return;
+      }
+    }
+  }
+  const merge* find(int32_t left, int32_t right) const {
+    if (left < 0 || right < 0 || slots_.empty()) return nullptr;
+    const uint64_t key = pair_key(left, right);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (slots_[i].key == k_empty) return nullptr;
+    }
+  }
+
+ private:
+  static constexpr uint64_t k_empty = ~0ull;  // ids are < 2^31, so no pair key is all ones
+  struct slot {
+    uint64_t key;
+    merge value;
+  };
+  static uint64_t pair_key(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  }
+  static uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xFF51AFD7ED558CCDull;
+    return x ^ (x >> 33);
+  }
+  std::vector<slot> slots_;  // (capacity, a power of two)
+};
+
+class tokenizer_bpe final : public tokenizer_base {
  public:
   tokenizer_bpe(tokenizer_vocab vocab, const std::vector<std::string>& merges, pretokenizer pre)
-      : vocab_(std::move(vocab)), pre_(pre), ignore_merges_(pre == pretokenizer::llama3) {
+      : tokenizer_base(std::move(vocab)), pre_(pre), ignore_merges_(pre == pretokenizer::llama3) {
     const auto byte_cpt = byte_to_cpt_table();
     cpt_byte_.assign(256 + 68, -1);
     for (int b = 0; b < 256; ++b) {
@@ -52,58 +102,20 @@ class tokenizer_bpe final : public tokenizer {
       joined.append(right);
       const int32_t l = vocab_.find(left), r = vocab_.find(right), result = vocab_.find(joined);
       if (l < 0 || r < 0 || result < 0) continue;
-      merges_.emplace(pair_key(l, r), merge{static_cast<int32_t>(rank), result});  // first rank wins
+      merges_.insert(l, r, {static_cast<int32_t>(rank), result});
     }
   }
 
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const override {
-    std::vector<int32_t> out;
-    if (add_bos && adds_bos()) out.push_back(vocab_.bos);
+ protected:
+  void encode_fragment(std::string_view text, bool /*after_special*/,
+                       std::vector<int32_t>& out) const override {
     std::vector<std::string> words;
-    for (const text_fragment& f : vocab_.split_special(text, parse_special)) {
-      if (f.token >= 0) {
-        out.push_back(f.token);
-        continue;
-      }
-      words.clear();
-      pretokenize(text.substr(f.begin, f.end - f.begin), pre_, words);
-      for (const std::string& w : words) encode_word(w, out);
-    }
-    if (add_bos && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
-    return out;
-  }
-
-  std::string token_to_piece(int32_t id) const override {
-    vocab_.require(id);
-    std::string piece;
-    append_piece(id, piece);
-    return piece;
-  }
-
-  std::string decode(const std::vector<int32_t>& ids) const override {
-    std::string text;
-    for (int32_t id : ids) {
-      vocab_.require(id);
-      const token_type t = vocab_.type(id);
-      if (t == token_type::control || t == token_type::unknown) continue;
-      append_piece(id, text);
-    }
-    return text;
-  }
-
-  int64_t n_vocab() const override { return vocab_.size(); }
-  int32_t bos_id() const override { return vocab_.bos; }
-  int32_t eos_id() const override { return vocab_.eos; }
-  bool adds_bos() const override { return vocab_.add_bos && vocab_.bos >= 0; }
-  bool is_control(int32_t id) const override {
-    return vocab_.valid(id) && vocab_.type(id) == token_type::control;
+    pretokenize(text, pre_, words);
+    for (const std::string& w : words) encode_word(w, out);
   }
 
  private:
-  struct merge {
-    int32_t rank;
-    int32_t result;  // id of left+right
-  };
+  using merge = merge_table::merge;
   struct symbol {
     int32_t id;  // -1: merged into its left neighbour (or a byte with no token)
     int32_t prev;
@@ -114,13 +126,13 @@ class tokenizer_bpe final : public tokenizer {
     int32_t left;  // symbol index; the right one is symbols[left].next when pushed
     int32_t left_id;
     int32_t right_id;
+    int32_t result;
     bool operator<(const candidate& o) const {  // priority_queue top = lowest rank, leftmost
       return rank != o.rank ? rank > o.rank : left > o.left;
     }
   };
 
-  // The bytes a token stands for.
-  void append_piece(int32_t id, std::string& out) const {
+  void append_piece(int32_t id, std::string& out) const override {
     const std::string& text = vocab_.text(id);
     switch (vocab_.type(id)) {
       case token_type::control:
@@ -147,12 +159,6 @@ class tokenizer_bpe final : public tokenizer {
     }
   }
 
-  const merge* find_merge(int32_t left_id, int32_t right_id) const {
-    if (left_id < 0 || right_id < 0) return nullptr;
-    auto it = merges_.find(pair_key(left_id, right_id));
-    return it == merges_.end() ? nullptr : &it->second;
-  }
-
   void encode_word(const std::string& word, std::vector<int32_t>& out) const {
     if (word.empty()) return;
     if (ignore_merges_) {  // Llama-3: a word that is a token is taken whole
@@ -173,7 +179,7 @@ class tokenizer_bpe final : public tokenizer {
       if (left < 0 || syms[left].next < 0) return;
       const symbol& l = syms[left];
       const symbol& r = syms[l.next];
-      if (const merge* m = find_merge(l.id, r.id)) queue.push({m->rank, left, l.id, r.id});
+      if (const merge* m = merges_.find(l.id, r.id)) queue.push({m->rank, left, l.id, r.id, m->result});
     };
     for (int32_t i = 0; i + 1 < n; ++i) push(i);
     while (!queue.empty()) {
@@ -183,7 +189,7 @@ class tokenizer_bpe final : public tokenizer {
       // Stale when either side changed since the push (ids identify the text exactly).
       if (l.id != c.left_id || l.next < 0 || syms[l.next].id != c.right_id) continue;
       const int32_t right = l.next;
-      l.id = find_merge(c.left_id, c.right_id)->result;
+      l.id = c.result;
       l.next = syms[right].next;
       if (l.next >= 0) syms[l.next].prev = c.left;
       syms[right].id = -1;
@@ -196,10 +202,9 @@ class tokenizer_bpe final : public tokenizer {
     }
   }
 
-  tokenizer_vocab vocab_;
   pretokenizer pre_;
   bool ignore_merges_;                             // Llama-3 pre-tokenizer setting
-  std::unordered_map<uint64_t, merge> merges_;     // (left id << 32 | right id) -> merge
+  merge_table merges_;
   std::array<std::string, 256> byte_char_;         // byte -> its stand-in character (UTF-8)
   std::array<int32_t, 256> byte_token_{};          // byte -> id of that character, or -1
   std::vector<int16_t> cpt_byte_;                  // stand-in code point -> byte, or -1

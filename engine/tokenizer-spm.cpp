@@ -7,7 +7,6 @@
 #include <array>
 #include <queue>
 
-#include "engine-error.h"
 #include "tokenizer-vocab.h"
 #include "unicode-utf8.h"
 
@@ -17,10 +16,11 @@ namespace {
 
 constexpr std::string_view k_space_mark = "\xE2\x96\x81";  // "▁" U+2581
 
-class tokenizer_spm final : public tokenizer {
+class tokenizer_spm final : public tokenizer_base {
  public:
   tokenizer_spm(tokenizer_vocab vocab, bool add_space_prefix)
-      : vocab_(std::move(vocab)), add_space_prefix_(add_space_prefix) {
+      : tokenizer_base(std::move(vocab), /*decode_drops_first_space=*/add_space_prefix),
+        add_space_prefix_(add_space_prefix) {
     static const char* k_hex = "0123456789ABCDEF";
     for (int b = 0; b < 256; ++b) {
       const char name[7] = {'<', '0', 'x', k_hex[b >> 4], k_hex[b & 15], '>', 0};
@@ -30,63 +30,20 @@ class tokenizer_spm final : public tokenizer {
     }
   }
 
-  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const override {
-    std::vector<int32_t> out;
-    if (add_bos && adds_bos()) out.push_back(vocab_.bos);
-    bool after_special = true;  // the input's start counts as one
+ protected:
+  void encode_fragment(std::string_view text, bool after_special,
+                       std::vector<int32_t>& out) const override {
     std::string escaped;
-    for (const text_fragment& f : vocab_.split_special(text, parse_special)) {
-      if (f.token >= 0) {
-        out.push_back(f.token);
-        after_special = true;
-        continue;
+    escaped.reserve(text.size() + 8);
+    if (add_space_prefix_ && after_special) escaped += k_space_mark;
+    for (char c : text) {
+      if (c == ' ') {
+        escaped += k_space_mark;
+      } else {
+        escaped += c;
       }
-      escaped.clear();
-      if (add_space_prefix_ && after_special) escaped += k_space_mark;
-      for (char c : text.substr(f.begin, f.end - f.begin)) {
-        if (c == ' ') {
-          escaped += k_space_mark;
-        } else {
-          escaped += c;
-        }
-      }
-      encode_escaped(escaped, out);
-      after_special = false;
     }
-    if (add_bos && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
-    return out;
-  }
-
-  std::string token_to_piece(int32_t id) const override {
-    vocab_.require(id);
-    std::string piece;
-    append_piece(id, piece);
-    return piece;
-  }
-
-  // Control and unknown tokens leave no text; the first piece loses the space that the
-  // encoder's prefix put there (as SentencePiece's decoder does).
-  std::string decode(const std::vector<int32_t>& ids) const override {
-    std::string text;
-    bool first = true;
-    for (int32_t id : ids) {
-      vocab_.require(id);
-      const token_type t = vocab_.type(id);
-      if (t == token_type::control || t == token_type::unknown) continue;
-      const size_t start = text.size();
-      append_piece(id, text);
-      if (first && add_space_prefix_ && text.size() > start && text[start] == ' ') text.erase(start, 1);
-      first = false;
-    }
-    return text;
-  }
-
-  int64_t n_vocab() const override { return vocab_.size(); }
-  int32_t bos_id() const override { return vocab_.bos; }
-  int32_t eos_id() const override { return vocab_.eos; }
-  bool adds_bos() const override { return vocab_.add_bos && vocab_.bos >= 0; }
-  bool is_control(int32_t id) const override {
-    return vocab_.valid(id) && vocab_.type(id) == token_type::control;
+    encode_escaped(escaped, out);
   }
 
  private:
@@ -106,7 +63,7 @@ class tokenizer_spm final : public tokenizer {
     }
   };
 
-  void append_piece(int32_t id, std::string& out) const {
+  void append_piece(int32_t id, std::string& out) const override {
     const std::string& text = vocab_.text(id);
     if (int b = vocab_.byte_value(id); b >= 0) {
       out.push_back(static_cast<char>(b));
@@ -176,7 +133,6 @@ class tokenizer_spm final : public tokenizer {
     }
   }
 
-  tokenizer_vocab vocab_;
   bool add_space_prefix_;
   std::array<int32_t, 256> byte_token_{};  // byte -> <0xNN> token id, or -1
 };

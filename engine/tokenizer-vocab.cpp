@@ -8,6 +8,18 @@
 
 namespace kvarena {
 
+namespace {
+
+uint64_t text_hash(std::string_view s) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();  // FNV-1a, then a final mix
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001B3ull;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+}  // namespace
+
 void tokenizer_vocab::assign(const std::string& source, std::vector<std::string> texts,
                              std::vector<token_type> types, std::vector<float> scores) {
   if (texts.empty()) fail_file(source, "the vocabulary has no tokens");
@@ -30,9 +42,21 @@ void tokenizer_vocab::assign(const std::string& source, std::vector<std::string>
   texts_ = std::move(texts);
   types_ = std::move(types);
   scores_ = std::move(scores);
-  index_.clear();
-  index_.reserve(texts_.size());
-  for (size_t i = 0; i < texts_.size(); ++i) index_[texts_[i]] = static_cast<int32_t>(i);
+  size_t capacity = 16;
+  while (capacity < texts_.size() * 2) capacity *= 2;
+  index_.assign(capacity, 0);
+  const size_t mask = capacity - 1;
+  for (size_t id = 0; id < texts_.size(); ++id) {
+    const uint64_t h = text_hash(texts_[id]);
+    const uint64_t entry = (h & 0xFFFFFFFF00000000ull) | (id + 1);
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint64_t slot = index_[i];
+      if (slot == 0 || ((slot ^ h) >> 32 == 0 && texts_[(slot & 0xFFFFFFFF) - 1] == texts_[id])) {
+        index_[i] = entry;  // a repeated text: the later id replaces the earlier
+        break;
+      }
+    }
+  }
 
   specials_.clear();
   for (size_t i = 0; i < texts_.size(); ++i) {
@@ -44,6 +68,21 @@ void tokenizer_vocab::assign(const std::string& source, std::vector<std::string>
   std::stable_sort(specials_.begin(), specials_.end(), [&](int32_t a, int32_t b) {
     return texts_[a].size() > texts_[b].size();
   });
+}
+
+
+int32_t tokenizer_vocab::find(std::string_view s) const {
+  if (index_.empty()) return -1;
+  const uint64_t h = text_hash(s);
+  const size_t mask = index_.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const uint64_t slot = index_[i];
+    if (slot == 0) return -1;
+    if ((slot ^ h) >> 32 == 0) {
+      const int32_t id = static_cast<int32_t>((slot & 0xFFFFFFFF) - 1);
+      if (texts_[id] == s) return id;
+    }
+  }
 }
 
 void tokenizer_vocab::require(int32_t id) const {
@@ -108,6 +147,48 @@ std::vector<text_fragment> tokenizer_vocab::split_special(std::string_view text,
     if (split) frags.swap(next);
   }
   return frags;
+}
+
+std::vector<int32_t> tokenizer_base::encode(std::string_view text, bool add_bos,
+                                            bool parse_special) const {
+  std::vector<int32_t> out;
+  if (add_bos && adds_bos()) out.push_back(vocab_.bos);
+  bool after_special = true;  // the input's start counts as one
+  for (const text_fragment& f : vocab_.split_special(text, parse_special)) {
+    if (f.token >= 0) {
+      out.push_back(f.token);
+      after_special = true;
+    } else {
+      encode_fragment(text.substr(f.begin, f.end - f.begin), after_special, out);
+      after_special = false;
+    }
+  }
+  if (add_bos && vocab_.add_eos && vocab_.eos >= 0) out.push_back(vocab_.eos);
+  return out;
+}
+
+std::string tokenizer_base::token_to_piece(int32_t id) const {
+  vocab_.require(id);
+  std::string piece;
+  append_piece(id, piece);
+  return piece;
+}
+
+std::string tokenizer_base::decode(const std::vector<int32_t>& ids) const {
+  std::string text;
+  bool first = true;
+  for (int32_t id : ids) {
+    vocab_.require(id);
+    const token_type t = vocab_.type(id);
+    if (t == token_type::control || t == token_type::unknown) continue;
+    const size_t start = text.size();
+    append_piece(id, text);
+    if (first && decode_drops_first_space_ && text.size() > start && text[start] == ' ') {
+      text.erase(start, 1);
+    }
+    first = false;
+  }
+  return text;
 }
 
 }  // namespace kvarena

@@ -1,12 +1,12 @@
 // tokenizer-vocab.h: what both tokenizer families share: the token table (text, type,
-// score), text -> id lookup, the special ids, and the first encoding step, splitting out
-// special tokens before any pre-tokenization. Internal to the tokenizer files.
+// score) with text -> id lookup and the special ids; the special-token split that runs
+// before any pre-tokenization; and tokenizer_base, the encode/decode frame each family
+// (tokenizer-bpe.cpp, tokenizer-spm.cpp) fills in. Internal to the tokenizer files.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tokenizer-pretokenize.h"
@@ -30,9 +30,6 @@ struct text_fragment {
 class tokenizer_vocab {
  public:
   tokenizer_vocab() = default;
-  tokenizer_vocab(const tokenizer_vocab&) = delete;  // index_ points into texts_
-  tokenizer_vocab& operator=(const tokenizer_vocab&) = delete;
-  tokenizer_vocab(tokenizer_vocab&&) = default;
 
   // Takes the token table; types/scores may be empty (all normal / all 0). Throws
   // engine_error "SOURCE: ..." on a size mismatch.
@@ -46,10 +43,7 @@ class tokenizer_vocab {
   float score(int32_t id) const { return scores_.empty() ? 0.0f : scores_[id]; }
   // The id whose text is exactly `s`, or -1. When texts repeat, the last id wins (as in the
   // reference).
-  int32_t find(std::string_view s) const {
-    auto it = index_.find(s);
-    return it == index_.end() ? -1 : it->second;
-  }
+  int32_t find(std::string_view s) const;
 
   // Throws engine_error "token id N is out of range ..." unless valid(id).
   void require(int32_t id) const;
@@ -71,8 +65,43 @@ class tokenizer_vocab {
   std::vector<std::string> texts_;  // (n_vocab) token text as stored ("Ġthe", "▁the", "<0x0A>")
   std::vector<token_type> types_;   // (n_vocab)
   std::vector<float> scores_;       // (n_vocab) or empty
-  std::unordered_map<std::string_view, int32_t> index_;  // views into texts_
+  // Open-addressing hash index over texts_: (capacity, a power of two) slots holding
+  // (hash >> 32) << 32 | (id + 1); 0 = empty. Flat, because loading does ~3 lookups per merge.
+  std::vector<uint64_t> index_;
   std::vector<int32_t> specials_;   // control/user-defined/unknown ids, longest text first
+};
+
+// The frame both families share: BOS/EOS, the special-token split, and decode (which skips
+// control and unknown tokens). A family supplies how one text fragment encodes and what
+// bytes one token stands for.
+class tokenizer_base : public tokenizer {
+ public:
+  // decode_drops_first_space: SentencePiece's decode, undoing the encoder's space prefix.
+  explicit tokenizer_base(tokenizer_vocab vocab, bool decode_drops_first_space = false)
+      : vocab_(std::move(vocab)), decode_drops_first_space_(decode_drops_first_space) {}
+
+  std::vector<int32_t> encode(std::string_view text, bool add_bos, bool parse_special) const final;
+  std::string token_to_piece(int32_t id) const final;
+  std::string decode(const std::vector<int32_t>& ids) const final;
+
+  int64_t n_vocab() const final { return vocab_.size(); }
+  int32_t bos_id() const final { return vocab_.bos; }
+  int32_t eos_id() const final { return vocab_.eos; }
+  bool adds_bos() const final { return vocab_.add_bos && vocab_.bos >= 0; }
+  bool is_control(int32_t id) const final {
+    return vocab_.valid(id) && vocab_.type(id) == token_type::control;
+  }
+
+ protected:
+  // Appends the ids of one fragment of plain text; after_special: it starts the input or
+  // follows a special token.
+  virtual void encode_fragment(std::string_view text, bool after_special,
+                               std::vector<int32_t>& out) const = 0;
+  // Appends the bytes a (valid) token stands for.
+  virtual void append_piece(int32_t id, std::string& out) const = 0;
+
+  tokenizer_vocab vocab_;
+  const bool decode_drops_first_space_;
 };
 
 // The two families, built by tokenizer.cpp's factories from a filled vocabulary.

@@ -15,13 +15,35 @@ namespace kvarena {
 
 namespace {
 
-std::vector<token_type> types_from_gguf(const gguf_file& f) {
-  std::vector<token_type> types;
-  const auto* raw = f.get_int_array("tokenizer.ggml.token_type");
-  if (!raw) return types;
-  types.reserve(raw->size());
-  for (int64_t t : *raw) {
-    types.push_back(t >= 1 && t <= 6 ? static_cast<token_type>(t) : token_type::undefined);
+// Texts that llama.cpp's loader (the reference) makes control tokens whatever the file says:
+// its end-of-generation list. Qwen2's vocabulary, for one, has "</s>" as a normal token, and
+// the reference splits it out under parse_special; so do we.
+constexpr const char* k_control_looking[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81" "of\xE2\x96\x81" "sentence\xEF\xBD\x9C>",  // <｜end▁of▁sentence｜>
+    "[e~[",
+};
+
+std::vector<token_type> types_from_gguf(const gguf_file& f, const std::vector<std::string>& texts) {
+  std::vector<token_type> types(texts.size(), token_type::normal);
+  if (const auto* raw = f.get_int_array("tokenizer.ggml.token_type")) {
+    if (raw->size() < texts.size()) {
+      f.fail("tokenizer.ggml.token_type has " + std::to_string(raw->size()) + " entries for " +
+             std::to_string(texts.size()) + " tokens");
+    }
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const int64_t t = (*raw)[i];
+      types[i] = t >= 1 && t <= 6 ? static_cast<token_type>(t) : token_type::undefined;
+    }
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string& t = texts[i];
+    if (t.size() < 4 || t.size() > 32 || (t[0] != '<' && t[0] != '_' && t[0] != '[')) continue;
+    for (const char* c : k_control_looking) {
+      if (t == c) types[i] = token_type::control;
+    }
   }
   return types;
 }
@@ -58,7 +80,7 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
   if (!texts) file.fail("missing metadata key 'tokenizer.ggml.tokens'");
 
   tokenizer_vocab vocab;
-  vocab.assign(path, *texts, types_from_gguf(file), scores_from_gguf(file));
+  vocab.assign(path, *texts, types_from_gguf(file, *texts), scores_from_gguf(file));
   const int64_t n = vocab.size();
 
   if (*model == "llama") {

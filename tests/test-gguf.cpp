@@ -46,7 +46,7 @@ size_t after_string(const bytes& b, const std::string& s) {
   bytes pat(8 + s.size());
   const uint64_t n = s.size();
   std::memcpy(pat.data(), &n, 8);
-  std::memcpy(pat.data() + 8, s.data(), s.size());
+  std::copy(s.begin(), s.end(), pat.begin() + 8);
   auto it = std::search(b.begin(), b.end(), pat.begin(), pat.end());
   EXPECT_NE(it, b.end()) << "string '" << s << "' not in file";
   return size_t(it - b.begin()) + pat.size();
@@ -747,6 +747,18 @@ TEST(RandomModel, RejectsBadSpecs) {
   EXPECT_CONTAINS(err([](auto& s) { s.dim = -1; }), "dim");
   EXPECT_CONTAINS(err([](auto& s) { s.rope_freq_base = 0; }), "rope_freq_base");
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+TEST(RandomModel, WithoutTokenizerAnyVocabSize) {
+  const auto dir = test::temp_dir("random-no-tok");
+  auto spec = tiny_spec(model_arch::gpt2);
+  spec.n_vocab = 10;
+  spec.with_tokenizer = false;
+  const std::string path = (dir / "m.gguf").string();
+  write_random_model(spec, path);
+  gguf_file f(path);
+  EXPECT_EQ(f.find("tokenizer.ggml.model"), nullptr);
+  EXPECT_EQ(load_model(path)->config.n_vocab, 10);
 }
 
 TEST(SyntheticVocab, SentencePieceIsWellFormed) {

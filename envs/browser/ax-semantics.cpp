@@ -105,7 +105,7 @@ std::string implicit_role(const GumboNode* n) {
     case GUMBO_TAG_TR: return "row";
     case GUMBO_TAG_TD: return "cell";
     case GUMBO_TAG_TH: return attr_equals(n, "scope", "row") ? "rowheader" : "columnheader";
-    case GUMBO_TAG_CAPTION: return "caption";
+    case GUMBO_TAG_CAPTION: return "generic";  // it names the table; its text stays
     case GUMBO_TAG_NAV: return "navigation";
     case GUMBO_TAG_MAIN: return "main";
     case GUMBO_TAG_ASIDE: return "complementary";
@@ -123,13 +123,13 @@ std::string implicit_role(const GumboNode* n) {
     case GUMBO_TAG_STRONG: case GUMBO_TAG_B: return "strong";
     case GUMBO_TAG_TIME: return "time";
     case GUMBO_TAG_HR: return "separator";
-    case GUMBO_TAG_DIALOG: return has_attr(n, "open") ? "dialog" : "";
     case GUMBO_TAG_IFRAME: case GUMBO_TAG_FRAME: case GUMBO_TAG_FRAMESET: case GUMBO_TAG_OBJECT:
     case GUMBO_TAG_EMBED: case GUMBO_TAG_CANVAS: case GUMBO_TAG_VIDEO: case GUMBO_TAG_AUDIO:
     case GUMBO_TAG_SVG: case GUMBO_TAG_MATH: case GUMBO_TAG_BR: case GUMBO_TAG_WBR:
     case GUMBO_TAG_DATALIST:
       return "";
-    default:
+    default:  // gumbo 0.10 has no GUMBO_TAG_DIALOG
+      if (tag_name(n) == "dialog") return has_attr(n, "open") ? "dialog" : "";
       return "generic";
   }
 }
@@ -137,9 +137,16 @@ std::string implicit_role(const GumboNode* n) {
 }  // namespace
 
 std::string ax_collapse(std::string_view s) {
-  std::string t(s);
-  for (size_t i = t.find("\xC2\xA0"); i != std::string::npos; i = t.find("\xC2\xA0", i))
-    t.replace(i, 2, " ");
+  std::string t;
+  t.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\xC2' && i + 1 < s.size() && s[i + 1] == '\xA0') {  // U+00A0
+      t.push_back(' ');
+      ++i;
+    } else {
+      t.push_back(s[i]);
+    }
+  }
   return collapse_whitespace(t);
 }
 
@@ -214,7 +221,11 @@ void ax_namer::append_content(const GumboNode* n, std::string* out, int depth,
       *out += state_.value(n);
       return;
     case GUMBO_TAG_SELECT:
-      for (const GumboNode* o : state_.selected_options(n)) *out += " " + option_label(o) + " ";
+      for (const GumboNode* o : state_.selected_options(n)) {
+        out->push_back(' ');
+        out->append(option_label(o));
+        out->push_back(' ');
+      }
       return;
     case GUMBO_TAG_INPUT: {
       std::string t = input_type(n);

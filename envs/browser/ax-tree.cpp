@@ -41,6 +41,17 @@ int heading_level(const GumboNode* n) {
   }
 }
 
+ax_node make_node(int id, std::string role, std::string name, const GumboNode* dom,
+                  bool value_text = false) {
+  ax_node n;
+  n.id = id;
+  n.role = std::move(role);
+  n.name = std::move(name);
+  n.dom = dom;
+  n.is_value_text = value_text;
+  return n;
+}
+
 class ax_builder {
  public:
   ax_builder(const html_document& doc, const form_state& state, const GumboNode* focused)
@@ -69,20 +80,20 @@ class ax_builder {
     if (is_text(n)) {
       std::string text = in_preformatted(n) ? std::string(n->v.text.text) : ax_collapse(n->v.text.text);
       if (text.find_first_not_of(" \t\r\n\f") == std::string::npos) return;
-      parent->children.push_back({ax_id(doc_, n), "StaticText", text, {}, n});
+      parent->children.push_back(make_node(ax_id(doc_, n), "StaticText", text, n));
       return;
     }
     if (!is_element(n) || is_ax_hidden(n)) return;
     std::string role = ax_role(n);
     if (role.empty()) return;
-    ax_node node{ax_id(doc_, n), role, namer_.name(n, role), {}, n};
+    ax_node node = make_node(ax_id(doc_, n), role, namer_.name(n, role), n);
     add_properties(n, &node);
     if (has_tag(n, GUMBO_TAG_SELECT)) {
       add_options(n, &node);
     } else if (is_text_field(n)) {
       std::string value = namer_.shown_value(n);
       if (!value.empty())
-        node.children.push_back({ax_value_text_id(doc_, n), "StaticText", value, {}, n, true});
+        node.children.push_back(make_node(ax_value_text_id(doc_, n), "StaticText", value, n, true));
     } else if (!has_tag(n, GUMBO_TAG_INPUT) && !has_tag(n, GUMBO_TAG_IMG)) {
       add_children(n, &node, depth + 1);
     }
@@ -95,12 +106,12 @@ class ax_builder {
       auto* k = static_cast<const GumboNode*>(kids->data[i]);
       if (is_ax_hidden(k)) continue;
       if (has_tag(k, GUMBO_TAG_OPTION)) {
-        ax_node o{ax_id(doc_, k), "option", option_label(k), {}, k};
+        ax_node o = make_node(ax_id(doc_, k), "option", option_label(k), k);
         if (is_disabled(k)) o.props.push_back({"disabled", "True"});
         o.props.push_back({"selected", py_bool(state_.selected(k))});
         parent->children.push_back(std::move(o));
       } else if (has_tag(k, GUMBO_TAG_OPTGROUP)) {
-        ax_node g{ax_id(doc_, k), "group", namer_.name(k, "group"), {}, k};
+        ax_node g = make_node(ax_id(doc_, k), "group", namer_.name(k, "group"), k);
         add_options(k, &g);
         parent->children.push_back(std::move(g));
       }

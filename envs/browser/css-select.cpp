@@ -22,8 +22,9 @@ enum class pseudo_kind {
 };
 
 struct pseudo_test {
+  pseudo_test(pseudo_kind k, int a_ = 0, int b_ = 1) : kind(k), a(a_), b(b_) {}
   pseudo_kind kind;
-  int a = 0, b = 1;  // an+b for the nth kinds (first-child is 0n+1)
+  int a, b;  // an+b for the nth kinds (first-child is 0n+1)
   std::shared_ptr<css_selector_list> inner;  // :not(...)
 };
 
@@ -137,7 +138,7 @@ struct css_parser {
       skip_spaces();
       if (peek() == '"' || peek() == '\'') {
         if (!quoted(&t.value)) return false;
-      } else if (!ident(&t.value)) {
+      } else if (at_end() || !is_ident_start(peek()) || !ident(&t.value)) {
         return fail("expected an attribute value (a name or a quoted string)");
       }
       skip_spaces();
@@ -196,16 +197,16 @@ struct css_parser {
     std::string name;
     if (!ident(&name)) return false;
     name = lower(name);
-    pseudo_test p{pseudo_kind::nth_child};
+    pseudo_test p(pseudo_kind::nth_child);
     bool takes_nth = false;
-    if (name == "first-child") p = {pseudo_kind::nth_child, 0, 1};
-    else if (name == "last-child") p = {pseudo_kind::nth_last_child, 0, 1};
-    else if (name == "first-of-type") p = {pseudo_kind::nth_of_type, 0, 1};
-    else if (name == "last-of-type") p = {pseudo_kind::nth_last_of_type, 0, 1};
-    else if (name == "only-child") p = {pseudo_kind::only_child};
-    else if (name == "only-of-type") p = {pseudo_kind::only_of_type};
-    else if (name == "root") p = {pseudo_kind::root};
-    else if (name == "empty") p = {pseudo_kind::empty};
+    if (name == "first-child") p = pseudo_test(pseudo_kind::nth_child, 0, 1);
+    else if (name == "last-child") p = pseudo_test(pseudo_kind::nth_last_child, 0, 1);
+    else if (name == "first-of-type") p = pseudo_test(pseudo_kind::nth_of_type, 0, 1);
+    else if (name == "last-of-type") p = pseudo_test(pseudo_kind::nth_last_of_type, 0, 1);
+    else if (name == "only-child") p = pseudo_test(pseudo_kind::only_child);
+    else if (name == "only-of-type") p = pseudo_test(pseudo_kind::only_of_type);
+    else if (name == "root") p = pseudo_test(pseudo_kind::root);
+    else if (name == "empty") p = pseudo_test(pseudo_kind::empty);
     else if (name == "nth-child") p.kind = pseudo_kind::nth_child, takes_nth = true;
     else if (name == "nth-last-child") p.kind = pseudo_kind::nth_last_child, takes_nth = true;
     else if (name == "nth-of-type") p.kind = pseudo_kind::nth_of_type, takes_nth = true;
@@ -268,7 +269,8 @@ struct css_parser {
         comb = ch;
         ++pos;
         skip_spaces();
-      } else if (spaced && !at_end() && ch != ',' && ch != ')') {
+      } else if (spaced && (is_ident_start(ch) || ch == '*' || ch == '#' || ch == '.' ||
+                            ch == '[' || ch == ':')) {
         comb = ' ';
       } else {
         return true;
@@ -303,7 +305,7 @@ struct css_parser {
 };
 
 std::optional<css_selector_list> css_selector_list::parse(std::string_view text, std::string* error) {
-  css_parser p{text};
+  css_parser p{text, 0, {}};
   css_selector_list out;
   out.text_ = std::string(text);
   if (text.find_first_not_of(" \t\r\n\f") == std::string_view::npos) {

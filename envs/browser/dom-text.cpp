@@ -150,6 +150,8 @@ bool is_not_rendered(const GumboNode* n) {
   }
   if (n->type == GUMBO_NODE_TEMPLATE) return true;
   if (has_attr(n, "hidden")) return true;
+  if (n->v.element.tag == GUMBO_TAG_UNKNOWN && tag_name(n) == "dialog" && !has_attr(n, "open"))
+    return true;
   if (has_tag(n, GUMBO_TAG_INPUT) && attr_equals(n, "type", "hidden")) return true;
   if (const char* style = attr(n, "style")) {
     std::string s = lower_no_spaces(style);
@@ -164,7 +166,7 @@ bool is_block_element(const GumboNode* n) {
   if (!is_element(n)) return false;
   switch (n->v.element.tag) {
     case GUMBO_TAG_ADDRESS: case GUMBO_TAG_ARTICLE: case GUMBO_TAG_ASIDE:
-    case GUMBO_TAG_BLOCKQUOTE: case GUMBO_TAG_DETAILS: case GUMBO_TAG_DIALOG: case GUMBO_TAG_DD:
+    case GUMBO_TAG_BLOCKQUOTE: case GUMBO_TAG_DETAILS: case GUMBO_TAG_DD:
     case GUMBO_TAG_DIV: case GUMBO_TAG_DL: case GUMBO_TAG_DT: case GUMBO_TAG_FIELDSET:
     case GUMBO_TAG_FIGCAPTION: case GUMBO_TAG_FIGURE: case GUMBO_TAG_FOOTER: case GUMBO_TAG_FORM:
     case GUMBO_TAG_H1: case GUMBO_TAG_H2: case GUMBO_TAG_H3: case GUMBO_TAG_H4: case GUMBO_TAG_H5:
@@ -176,7 +178,7 @@ bool is_block_element(const GumboNode* n) {
     case GUMBO_TAG_OPTION:
       return true;
     default:
-      return false;
+      return tag_name(n) == "dialog";  // gumbo 0.10 has no GUMBO_TAG_DIALOG
   }
 }
 

@@ -195,7 +195,7 @@ std::optional<std::string> resolve_url(std::string_view base_in, std::string_vie
     t.has_fragment = ref.has_fragment;
   }
   if (t.has_authority) t.authority = normalise_authority(t.authority);
-  if (is_special_scheme(t.scheme) && t.has_authority && t.path.empty()) t.path = "/";
+  if (is_special_scheme(t.scheme) && t.has_authority && t.path.empty()) t.path.push_back('/');
   t.path = encode_unsafe(t.path);
   t.query = encode_unsafe(t.query);
   t.fragment = encode_unsafe(t.fragment);

@@ -395,7 +395,7 @@ task_suite parse_impl(std::string_view text, const std::string& origin, bool* wa
     std::string what = e.what();
     // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, ...: ..."
     size_t colon = what.find("] ");
-    suite.errors.push_back(origin + ": invalid JSON (" + line_col(text, e.byte) + "): " +
+    suite.errors.push_back(origin + ": invalid JSON (" + line_col(text, e.byte > 0 ? e.byte - 1 : 0) + "): " +
                            (colon == std::string::npos ? what : what.substr(colon + 2)));
     return suite;
   }

@@ -124,7 +124,10 @@ void check_answers(const reference_answer_set& r, const std::string& path, bool 
   auto err = [&](const std::string& field, const std::string& what) {
     errors.push_back(origin + ": " + field + ": " + what);
   };
-  if (!r.has_any_key())
+  const bool has_checked_key =
+      in_program_html ? (r.exact_match || r.must_include || r.must_exclude || r.required_values || r.fuzzy_match)
+                      : r.has_any_key();
+  if (!has_checked_key)
     err(path, in_program_html
                   ? "none of exact_match, must_include, must_exclude, required_values, fuzzy_match"
                   : "no reference answer (give exact_match, must_include, fuzzy_match, "

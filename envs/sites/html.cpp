@@ -25,7 +25,8 @@ html text(std::string_view s) { return html::raw(escape_html(s)); }
 
 namespace {
 std::string open_tag(std::string_view tag, std::initializer_list<attr> attrs) {
-  std::string s = "<" + std::string(tag);
+  std::string s = "<";
+  s += tag;
   for (const auto& a : attrs) {
     if (a.name.empty()) continue;
     s += " ";
@@ -71,7 +72,10 @@ html field_frame(std::string_view id, std::string_view label, const field_opts& 
 std::string described_by(std::string_view id, const field_opts& o) {
   std::string s;
   if (!o.help.empty()) s += std::string(id) + "-help";
-  if (!o.error.empty()) s += (s.empty() ? "" : " ") + std::string(id) + "-error";
+  if (!o.error.empty()) {
+    if (!s.empty()) s += ' ';
+    s += std::string(id) + "-error";
+  }
   return s;
 }
 }  // namespace

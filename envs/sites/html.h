@@ -54,6 +54,7 @@ html list(const std::vector<html>& items, std::string_view tag = "ul", std::stri
 
 // Form controls. Each labelled control gets <label for=id>; an error is shown next to it
 // (aria-describedby) and marks it aria-invalid.
+// Built fluently: field_opts().input_type("password").mark_required().show_error(e).
 struct field_opts {
   std::string type = "text";  // input type: text, search, number, password, email, ...
   bool required = false;
@@ -62,7 +63,19 @@ struct field_opts {
   std::string help;           // short hint under the control
   int rows = 6;               // textarea
   std::string extra_name;     // one more attribute, e.g. "step" ...
-  std::string extra_value;    // ... and its value "0.01"
+  std::string extra_value;    // ... and its value "any"
+
+  field_opts& input_type(std::string t) { type = std::move(t); return *this; }
+  field_opts& mark_required(bool r = true) { required = r; return *this; }
+  field_opts& placeholder_text(std::string p) { placeholder = std::move(p); return *this; }
+  field_opts& show_error(std::string e) { error = std::move(e); return *this; }
+  field_opts& hint(std::string h) { help = std::move(h); return *this; }
+  field_opts& text_rows(int n) { rows = n; return *this; }
+  field_opts& attribute(std::string name, std::string value) {
+    extra_name = std::move(name);
+    extra_value = std::move(value);
+    return *this;
+  }
 };
 html labeled_input(std::string_view id, std::string_view label, std::string_view name, std::string_view value,
                    const field_opts& o = {});

@@ -76,10 +76,9 @@ http_response http_response::json_error(int status, std::string_view message) {
   return json(j.dump(), status);
 }
 
-void http_response::set_cookie(std::string_view name, std::string_view value, const cookie_options& opt) {
-  std::string c = std::string(name) + "=" + std::string(value) + "; Path=" + opt.path + "; SameSite=Lax";
-  if (opt.max_age_s >= 0) c += "; Max-Age=" + std::to_string(opt.max_age_s);
-  if (opt.http_only) c += "; HttpOnly";
+void http_response::set_cookie(std::string_view name, std::string_view value, std::string_view path, int max_age_s) {
+  std::string c = std::string(name) + "=" + std::string(value) + "; Path=" + std::string(path) + "; HttpOnly; SameSite=Lax";
+  if (max_age_s >= 0) c += "; Max-Age=" + std::to_string(max_age_s);
   add_header("Set-Cookie", std::move(c));
 }
 

@@ -60,12 +60,8 @@ struct http_response {
   // {"error": {"code": status, "message": ...}} (the env API's error shape).
   static http_response json_error(int status, std::string_view message);
 
-  struct cookie_options {
-    std::string path = "/";
-    int max_age_s = -1;   // -1: session cookie; 0: delete now
-    bool http_only = true;
-  };
-  void set_cookie(std::string_view name, std::string_view value, const cookie_options& opt);
+  // HttpOnly, SameSite=Lax. max_age_s: -1 session cookie, 0 delete now.
+  void set_cookie(std::string_view name, std::string_view value, std::string_view path, int max_age_s = -1);
   void add_header(std::string name, std::string value) { headers.emplace_back(std::move(name), std::move(value)); }
 };
 

@@ -112,8 +112,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
     const auto& req = parser_->get();
     http_request request;
     http_response response;
+    bool keep_alive = req.keep_alive();
     if (auto err = to_http_request(req, request)) {
       response = http_response::error(400, *err);
+      keep_alive = false;  // a client that sends unusable targets gets no second chance
     } else {
       try {
         response = handler_(request);
@@ -122,7 +124,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
         response = http_response::error(500, std::string("the site failed on this request: ") + e.what());
       }
     }
-    send(std::move(response), req.keep_alive(), req.method() == http::verb::head, req.version());
+    send(std::move(response), keep_alive, req.method() == http::verb::head, req.version());
   }
 
   // Expected ends (client closed, deadline) just close; parse errors get a 4xx first.

@@ -75,8 +75,8 @@ http_response login_page(page_context& ctx, const site& s, std::string_view user
   content += element(
       "form", {{"method", "post"}, {"action", ctx.url("/login")}},
       hidden_input("next", next) +
-          labeled_input("login-username", "Username or email", "username", username, {.required = true}) +
-          labeled_input("login-password", "Password", "password", "", {.type = "password", .required = true}) +
+          labeled_input("login-username", "Username or email", "username", username, field_opts().mark_required()) +
+          labeled_input("login-password", "Password", "password", "", field_opts().input_type("password").mark_required()) +
           submit_button("Log in"));
   return s.render(ctx, "Log in", content, status);
 }
@@ -94,13 +94,13 @@ void add_auth_routes(site_router& r, const site& s) {
     if (!user) return login_page(ctx, s, username, next, {"Wrong username or password."}, 422);
     if (!ctx.session_token.empty()) ctx.state.sessions.erase(ctx.session_token);
     auto res = http_response::redirect(ctx.url(next));
-    res.set_cookie(session_cookie_name(s.name()), ctx.state.start_session(user->id), {.path = ctx.base});
+    res.set_cookie(session_cookie_name(s.name()), ctx.state.start_session(user->id), ctx.base);
     return res;
   });
   auto logout = [&s](page_context& ctx) {
     if (!ctx.session_token.empty()) ctx.state.sessions.erase(ctx.session_token);
     auto res = http_response::redirect(ctx.url("/"));
-    res.set_cookie(session_cookie_name(s.name()), "", {.path = ctx.base, .max_age_s = 0});
+    res.set_cookie(session_cookie_name(s.name()), "", ctx.base, 0);
     return res;
   };
   r.add("POST", "/logout", logout);

@@ -38,9 +38,8 @@ listing_input input_from_form(const param_list& f) {
 }
 
 listing_input input_from_row(const listing_row& r) {
-  std::string price = std::to_string(r.price_cents / 100);
-  if (r.price_cents % 100) price += "." + std::to_string(100 + r.price_cents % 100).substr(1);
-  return {r.title, r.description, price, r.category_slug, r.condition, r.location, r.image_alt};
+  return {r.title, r.description, price_input_text(r.price_cents), r.category_slug, r.condition, r.location,
+          r.image_alt};
 }
 
 // Field name -> what to fix. Empty when the input is valid (then `out` is filled).
@@ -86,19 +85,19 @@ html listing_form(const page_context& ctx, std::string_view action, const listin
   std::vector<option_item> locs = {{"", "Choose a location", ""}};
   for (auto& o : location_options()) locs.push_back(o);
   html fields =
-      labeled_input("listing-title", "Title", "title", in.title, {.required = true, .error = err("title")}) +
+      labeled_input("listing-title", "Title", "title", in.title, field_opts().mark_required().show_error(err("title"))) +
       labeled_textarea("listing-description", "Description", "description", in.description,
-                       {.required = true, .error = err("description")}) +
+                       field_opts().mark_required().show_error(err("description"))) +
       labeled_input("listing-price", "Price ($)", "price", in.price,
-                    {.required = true, .error = err("price"), .help = "In US dollars; 0 means free."}) +
+                    field_opts().mark_required().show_error(err("price")).hint("In US dollars; 0 means free.")) +
       labeled_select("listing-category", "Category", "category", cats, in.category,
-                     {.required = true, .error = err("category")}) +
+                     field_opts().mark_required().show_error(err("category"))) +
       labeled_select("listing-condition", "Condition", "condition", conds, in.condition,
-                     {.required = true, .error = err("condition")}) +
+                     field_opts().mark_required().show_error(err("condition"))) +
       labeled_select("listing-location", "Location", "location", locs, in.location,
-                     {.required = true, .error = err("location")}) +
+                     field_opts().mark_required().show_error(err("location"))) +
       labeled_input("listing-image-alt", "Photo description (optional)", "image_alt", in.image_alt,
-                    {.error = err("image_alt")}) +
+                    field_opts().show_error(err("image_alt"))) +
       submit_button(submit_label);
   return error_summary(summary) +
          element("form", {{"method", "post"}, {"action", ctx.url(std::string(action))}}, fields);

@@ -29,8 +29,6 @@ page_chrome site_classifieds::chrome(const page_context& ctx) const {
 
 namespace {
 
-std::string item_href(const page_context& ctx, int64_t id) { return ctx.url("/item/" + std::to_string(id)); }
-
 html category_tree(const page_context& ctx, const std::vector<category>& cats) {
   std::vector<html> tops;
   std::vector<html> children;
@@ -163,7 +161,7 @@ void site_classifieds::add_browse_routes(site_router& r) const {
           "section", element("h2", text("Contact the seller")) +
                          element("form", {{"method", "post"}, {"action", ctx.url(here + "/contact")}},
                                  labeled_textarea("contact-message", "Message to " + row->seller_name, "message", "",
-                                                  {.required = true, .rows = 4}) +
+                                                  field_opts().mark_required().text_rows(4)) +
                                      submit_button("Send message")));
     } else {
       content += element("section", element("h2", text("Contact the seller")) +

@@ -83,7 +83,8 @@ listing_page find_listings(sqlite_db& db, const listing_filter& f, int per_page)
   std::vector<sql_value> params;
   auto add = [&](std::string clause, sql_value v) {
     params.push_back(std::move(v));
-    std::string n = "?" + std::to_string(params.size());
+    std::string n = "?";
+    n += std::to_string(params.size());
     for (size_t p; (p = clause.find("?#")) != std::string::npos;) clause.replace(p, 2, n);
     where += " AND " + clause;
   };
@@ -127,6 +128,12 @@ std::optional<int64_t> parse_price_cents(std::string_view s) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
   while (frac.size() < 2) frac += '0';
   return (whole.empty() ? 0 : std::stoll(whole)) * 100 + std::stoll(frac);
+}
+
+std::string price_input_text(int64_t cents) {
+  std::string d = std::to_string(cents / 100);
+  if (cents % 100) d.append(1, '.').append(std::to_string(100 + cents % 100).substr(1));
+  return d;
 }
 
 listing_filter filter_from_query(sqlite_db& db, const param_list& q, std::vector<std::string>& problems) {
@@ -175,14 +182,10 @@ std::string filter_query_string(const listing_filter& f, bool include_category) 
   std::string s;
   auto add = [&](const char* name, const std::string& v) {
     if (v.empty()) return;
-    s += (s.empty() ? "?" : "&") + std::string(name) + "=" + url_encode(v);
+    s += s.empty() ? '?' : '&';
+    s += std::string(name) + "=" + url_encode(v);
   };
-  auto dollars = [](const std::optional<int64_t>& cents) {
-    if (!cents) return std::string();
-    std::string d = std::to_string(*cents / 100);
-    if (*cents % 100) d += (*cents % 100 < 10 ? ".0" : ".") + std::to_string(*cents % 100);
-    return d;
-  };
+  auto dollars = [](const std::optional<int64_t>& cents) { return cents ? price_input_text(*cents) : std::string(); };
   add("q", f.q);
   if (include_category) add("category", f.category);
   add("min_price", dollars(f.min_cents));

@@ -81,15 +81,13 @@ html filter_form(const page_context& ctx, const std::vector<category>& cats, con
   for (auto& o : location_options()) loc_opts.push_back(o);
   std::vector<option_item> sort_opts = {
       {"newest", "Newest first", ""}, {"price_asc", "Price: low to high", ""}, {"price_desc", "Price: high to low", ""}};
-  auto dollars = [](const std::optional<int64_t>& c) {
-    return c ? std::to_string(*c / 100) + (*c % 100 ? "." + std::to_string(100 + *c % 100).substr(1) : "") : "";
-  };
-  html fields = labeled_input("filter-q", "Keywords", "q", f.q, {.type = "search"}) +
+  auto dollars = [](const std::optional<int64_t>& c) { return c ? price_input_text(*c) : std::string(); };
+  html fields = labeled_input("filter-q", "Keywords", "q", f.q, field_opts().input_type("search")) +
                 labeled_select("filter-category", "Category", "category", cat_opts, f.category) +
                 labeled_input("filter-min-price", "Minimum price ($)", "min_price", dollars(f.min_cents),
-                              {.type = "number", .extra_name = "step", .extra_value = "any"}) +
+                              field_opts().input_type("number").attribute("step", "any")) +
                 labeled_input("filter-max-price", "Maximum price ($)", "max_price", dollars(f.max_cents),
-                              {.type = "number", .extra_name = "step", .extra_value = "any"}) +
+                              field_opts().input_type("number").attribute("step", "any")) +
                 labeled_select("filter-condition", "Condition", "condition", cond_opts, f.condition) +
                 labeled_select("filter-location", "Location", "location", loc_opts, f.location) +
                 labeled_select("filter-sort", "Sort by", "sort", sort_opts, f.sort) + submit_button("Apply filters");

@@ -102,6 +102,8 @@ std::string filter_query_string(const listing_filter& f, bool include_category =
 
 // "250", "19.99", "$1,200" -> cents; nullopt when not a non-negative amount.
 std::optional<int64_t> parse_price_cents(std::string_view s);
+// The inverse, as typed into forms and URLs: 25000 -> "250", 1999 -> "19.99", 1990 -> "19.90".
+std::string price_input_text(int64_t cents);
 
 // Shared HTML (site-classifieds-views.cpp).
 html listing_list(const page_context& ctx, const std::vector<listing_row>& rows);

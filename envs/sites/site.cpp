@@ -15,7 +15,7 @@ std::string page_context::relative_target() const {
     rel = req.path.size() > base.size() ? req.path.substr(base.size()) : std::string();
     if (size_t q = req.target.find('?'); q != std::string::npos) rel += req.target.substr(q);
   }
-  if (rel.empty() || rel.front() != '/') rel.insert(0, "/");
+  if (rel.empty() || rel.front() != '/') rel = std::string(1, '/').append(rel);
   return rel;
 }
 
@@ -59,7 +59,8 @@ http_response site::error_page(page_context& ctx, int status, std::string_view m
 }
 
 std::string site_base_path(std::string_view tenant, std::string_view site_name) {
-  return "/" + std::string(tenant) + "/" + std::string(site_name);
+  std::string p(1, '/');
+  return p.append(tenant).append(1, '/').append(site_name);
 }
 
 }  // namespace kvarena::sites
