@@ -15,5 +15,6 @@ void add_tokenize_command(CLI::App& app, command_fn& run);  // kvarena tokenize
 void add_logits_command(CLI::App& app, command_fn& run);    // kvarena logits
 void add_generate_command(CLI::App& app, command_fn& run);  // kvarena generate
 void add_bench_command(CLI::App& app, command_fn& run);     // kvarena bench decode
+void add_sites_command(CLI::App& app, command_fn& run);     // kvarena sites
 
 }  // namespace kvarena::cli

@@ -60,7 +60,7 @@ double measure_read_bandwidth_gbs(int n_threads, int64_t mib) {
     split_range(n, ith, nth, b, e);
     std::fill(p + b, p + e, 1.0f);
   });
-  std::vector<float> sums(size_t(n_threads));
+  std::vector<float> sums(static_cast<size_t>(n_threads));
   float* s = sums.data();
   double best = 0.0;
   for (int pass = 0; pass < 5; ++pass) {

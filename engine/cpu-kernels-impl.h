@@ -40,8 +40,8 @@ static_assert(sizeof(block_q8x) == 40);
 // |x - d*q| <= d/2 per element (tests bound the matmul error with exactly this).
 constexpr float q8x_max = 127.0f;
 
-// Small-batch (matrix-vector) path handles up to this many tokens at once, reading the
-// weights once for all of them; larger batches go to the blocked GEMM.
+// The matrix-vector kernel handles up to this many tokens at once, reading the weights once
+// for all of them.
 constexpr int small_batch_max_tokens = 4;
 
 struct kernel_table {

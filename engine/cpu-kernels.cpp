@@ -1,12 +1,14 @@
 // cpu-kernels.cpp: the public CPU kernels. Picks a variant (AVX-512 / AVX2 / generic) once,
 // owns the scratch memory the variants work in, and splits matmuls across the thread pool:
-//   n_tok <= 4  matrix-vector: output rows split between threads, weights read once for all
-//               tokens (decode is memory-bound: this is where bandwidth matters);
-//   n_tok >  4  GEMM: x packed into token tiles by all threads, then each thread converts
+//   n_tok < 16  matrix-vector on groups of up to 4 tokens: output rows split between
+//               threads, each chunk of rows read from memory once for all the tokens
+//               (decode is memory-bound: this is where bandwidth matters);
+//   n_tok >= 16 GEMM: x packed into token tiles by all threads, then each thread converts
 //               its own weight rows panel by panel and multiplies them against every tile.
 // rope_adjacent lives here (scalar: it is a few hundred multiply-adds per call).
 #include "cpu-kernels.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -142,6 +144,10 @@ cpu::weights weights_of(const tensor_view& w, const char* op) {
   return cpu::weights{w.type, w.ne[0], w.rows(), row_bytes_of(w.type, w.ne[0]), w.data};
 }
 
+// Up to this many tokens, matmul runs the matrix-vector kernel on groups of 4 tokens (the
+// GEMM's 16- or 32-token tiles would be mostly padding).
+constexpr int64_t gemm_min_tokens = 16;
+
 // Below this many multiply-adds a matmul runs on the caller alone: a pool round trip
 // (~1-2 us) would cost more than it saves.
 constexpr int64_t parallel_min_macs = 1 << 16;
@@ -171,16 +177,26 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
   const bool quantized = is_quantized(cw.type);
   const int64_t macs = in * out * n_tok;
 
-  if (n_tok <= cpu::small_batch_max_tokens) {
+  if (n_tok < gemm_min_tokens) {
+    const int64_t nb = in / 32;
     cpu::block_q8x* xq = nullptr;
     if (quantized) {
-      xq = tls_xq.get<cpu::block_q8x>(size_t(n_tok * in / 32));
-      for (int64_t t = 0; t < n_tok; ++t) k.quantize_q8x(x + t * in, xq + t * (in / 32), in);
+      xq = tls_xq.get<cpu::block_q8x>(size_t(n_tok * nb));
+      for (int64_t t = 0; t < n_tok; ++t) k.quantize_q8x(x + t * in, xq + t * nb, in);
     }
+    // Rows in chunks of ~64 KB, each multiplied by every group of up to 4 tokens while it is
+    // still in L2: the weights come from memory once for all the tokens.
+    const int64_t chunk = std::max<int64_t>(4, int64_t(65536 / cw.row_bytes) / 4 * 4);
     run_split(pool, macs, [&](int ith, int nth) {
       int64_t r0, r1;
       split_rows(out, 16, ith, nth, r0, r1);
-      if (r0 < r1) k.matvec(cw, x, in, xq, int(n_tok), r0, r1, y, out);
+      for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
+        const int64_t c1 = std::min(r1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < n_tok; t0 += cpu::small_batch_max_tokens) {
+          const int nt = int(std::min<int64_t>(cpu::small_batch_max_tokens, n_tok - t0));
+          k.matvec(cw, x + t0 * in, in, xq ? xq + t0 * nb : nullptr, nt, c0, c1, y + t0 * out, out);
+        }
+      }
     });
     return;
   }

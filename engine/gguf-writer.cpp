@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <optional>
 
 #include "engine-error.h"
@@ -279,46 +278,43 @@ uint64_t gguf_writer::write(const std::string& path) const {
   }
   h.pad_to(align);
 
+  // Written to PATH.tmp and renamed, so PATH is never a half-written file; any failure
+  // (including one thrown by a fill callback) removes the temporary.
   const std::string tmp = path + ".tmp";
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) fail_file(path, std::string("cannot write: ") + std::strerror(errno));
-  auto put = [&](const uint8_t* p, size_t n) {
-    if (n && std::fwrite(p, 1, n, f.get()) != n) {
-      const int e = errno;
-      f.reset();
-      std::remove(tmp.c_str());
-      fail_file(path, std::string("write failed: ") + std::strerror(e));
+  uint64_t total = 0;
+  try {
+    auto put = [&](const uint8_t* p, size_t n) {
+      if (n && std::fwrite(p, 1, n, f) != n) fail_file(path, std::string("write failed: ") + std::strerror(errno));
+      total += n;
+    };
+    put(h.bytes().data(), h.bytes().size());
+    std::vector<uint8_t> buf;
+    const uint8_t zeros[64] = {};
+    for (const auto& t : tensors_) {
+      const uint8_t* src = t.bytes.data();
+      if (t.fill) {
+        buf.assign(t.nbytes, 0);
+        t.fill(buf.data(), t.nbytes);
+        src = buf.data();
+      }
+      put(src, t.nbytes);
+      for (size_t pad = (align - t.nbytes % align) % align; pad > 0;) {
+        const size_t n = std::min(pad, sizeof(zeros));
+        put(zeros, n);
+        pad -= n;
+      }
     }
-  };
-  put(h.bytes().data(), h.bytes().size());
-  uint64_t total = h.bytes().size();
-  std::vector<uint8_t> buf;
-  const uint8_t zeros[64] = {};
-  for (const auto& t : tensors_) {
-    const uint8_t* src = t.bytes.data();
-    if (t.fill) {
-      buf.assign(t.nbytes, 0);
-      t.fill(buf.data(), t.nbytes);
-      src = buf.data();
-    }
-    put(src, t.nbytes);
-    size_t pad = (align - t.nbytes % align) % align;
-    total += t.nbytes + pad;
-    while (pad > 0) {
-      const size_t n = std::min(pad, sizeof(zeros));
-      put(zeros, n);
-      pad -= n;
-    }
-  }
-  if (std::fflush(f.get()) != 0) {
+    const int rc = std::fclose(f);
+    f = nullptr;
+    if (rc != 0) fail_file(path, std::string("write failed: ") + std::strerror(errno));
+    if (std::rename(tmp.c_str(), path.c_str()) != 0)
+      fail_file(path, std::string("cannot rename the written file into place: ") + std::strerror(errno));
+  } catch (...) {
+    if (f) std::fclose(f);
     std::remove(tmp.c_str());
-    fail_file(path, std::string("write failed: ") + std::strerror(errno));
-  }
-  f.reset();
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(tmp.c_str());
-    fail_file(path, std::string("cannot rename the written file into place: ") + std::strerror(e));
+    throw;
   }
   return total;
 }

@@ -338,7 +338,7 @@ void write_llama2c_checkpoint(const random_model_spec& spec, const std::string& 
   const std::vector<float> zeros(size_t(c.n_ctx * c.head_dim / 2) * 2, 0.0f);
   put(zeros.data(), zeros.size() * 4);
   if (!spec.tie_output) put_tensor("output.weight");
-  if (std::fflush(f.get()) != 0) fail_file(path, std::string("write failed: ") + std::strerror(errno));
+  if (std::fclose(f.release()) != 0) fail_file(path, std::string("write failed: ") + std::strerror(errno));
 }
 
 void write_llama2c_checkpoint(const model_config& config, uint64_t seed, const std::string& path,

@@ -62,7 +62,7 @@ void thread_pool::run(const std::function<void(int, int)>& fn) {
   tls_in_job = false;
   for (uint32_t spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
     KVARENA_CPU_RELAX();
-    if (spins >= (1u << 16)) std::this_thread::yield();  // a worker lost its core
+    if (spins >= (1u << 10)) std::this_thread::yield();  // ~20-90 us: a worker lost its core?
   }
   job_ = nullptr;
   busy_.store(false, std::memory_order_release);

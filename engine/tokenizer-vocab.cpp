@@ -1,5 +1,5 @@
-// tokenizer-vocab.cpp: the token table shared by both tokenizer families, and the
-// special-token split that runs before either.
+// tokenizer-vocab.cpp: the token table shared by both tokenizer families, the special-token
+// split that runs before either, and tokenizer_base, their common encode/decode frame.
 #include "tokenizer-vocab.h"
 
 #include <algorithm>

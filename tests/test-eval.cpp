@@ -797,7 +797,7 @@ TEST(Locator, FuncCallArguments) {
 // ---- odd input never crashes ----
 
 TEST(Evaluate, OddInputNeverCrashes) {
-  const std::string huge(1 << 20, 'a');
+  const std::string huge(1 << 18, 'a');
   const std::string bad_utf8 = "\xff\xfe\xc3(\xe2\x82";
   reference_answer_set r;
   r.exact_match = bad_utf8;
@@ -825,6 +825,8 @@ TEST(Evaluate, OddInputNeverCrashes) {
     EXPECT_EQ(res.score, 0);
   }
   EXPECT_TRUE(word_tokens(huge).size() == 1);
+  EXPECT_EQ(word_tokens(std::string(200000, '\'')).size(), 200000u);  // linear, not quadratic
+  EXPECT_EQ(word_tokens(std::string(200000, '.') + "a" + std::string(200000, '\'')).size(), 200001u);
   EXPECT_EQ(canonical_url(bad_utf8), bad_utf8);
   EXPECT_EQ(message_snippet("ok \xff end"), "ok ? end");
   EXPECT_EQ(message_snippet("\xe2\x82\xac\xe2\x82\xac", 4), "\xe2\x82\xac...");  // never cuts a character

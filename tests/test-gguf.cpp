@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <tuple>
 
 #include "engine-error.h"
 #include "gguf-reader.h"
@@ -33,6 +34,20 @@ bytes read_bytes(const std::string& path) {
 void write_bytes(const std::string& path, const bytes& b) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
+
+// The little-endian bytes of the values in order (a `bytes` argument is copied as is).
+void append_le(bytes& out, const bytes& b) { out.insert(out.end(), b.begin(), b.end()); }
+template <typename T>
+void append_le(bytes& out, T v) {
+  const auto* p = reinterpret_cast<const uint8_t*>(&v);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+template <typename... T>
+bytes le_bytes(const T&... v) {
+  bytes out;
+  (append_le(out, v), ...);
+  return out;
 }
 
 template <typename T>
@@ -96,17 +111,8 @@ std::string write_small(const std::filesystem::path& dir, const std::function<vo
   w.set_u64("test.u64", 5);
   w.set_bool("test.bool", true);
   w.set_string_array("test.strings", {"a", "bc"});
-  w.set_raw("test.nested", gguf_vtype::array, [] {  // array of 1 array of 2 i32
-    bytes p;
-    auto put = [&p](auto v) { p.insert(p.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof(v)); };
-    put(uint32_t(gguf_vtype::array));
-    put(uint64_t(1));
-    put(uint32_t(gguf_vtype::i32));
-    put(uint64_t(2));
-    put(int32_t(1));
-    put(int32_t(2));
-    return p;
-  }());
+  w.set_raw("test.nested", gguf_vtype::array,  // array of 1 array of 2 i32
+            le_bytes(uint32_t(gguf_vtype::array), uint64_t(1), uint32_t(gguf_vtype::i32), uint64_t(2), 1, 2));
   if (extra) extra(w);
   w.add_tensor_f32("tensor_a", ggml_type::f32, {4, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   w.add_tensor_f32("tensor_b", ggml_type::f16, {8}, {1, 2, 3, 4, 5, 6, 7, 8});
@@ -155,7 +161,8 @@ TEST(GgufRoundTrip, EveryValueType) {
   w.set_f64("v.f64", 3.141592653589793);
   w.set_bool("v.true", true);
   w.set_bool("v.false", false);
-  w.set_string("v.str", "h\xc3\xa9llo\0x");
+  const std::string str("h\xc3\xa9llo\0x", 8);  // UTF-8 and an embedded NUL
+  w.set_string("v.str", str);
   w.set_string("v.empty", "");
   w.set_string_array("v.strs", {"", "a", "\xe2\x96\x81the"});
   w.set_f32_array("v.f32s", {0.5f, -1.25f, 1e30f});
@@ -176,19 +183,18 @@ TEST(GgufRoundTrip, EveryValueType) {
   EXPECT_EQ(f.version(), 3u);
   EXPECT_EQ(f.metadata().size(), w.n_metadata());
   EXPECT_EQ(f.metadata()[0].first, "v.u8");  // file order kept
-  const std::vector<std::pair<std::string, int64_t>> ints = {
-      {"v.u8", 200},         {"v.i8", -100},         {"v.u16", 65000},
-      {"v.i16", -32000},     {"v.u32", 4000000000},  {"v.i32", -2000000000},
-      {"v.u64", int64_t(1) << 62}, {"v.i64", -(int64_t(1) << 62)}};
-  for (const auto& [k, v] : ints) EXPECT_EQ(f.get_int(k), v) << k;
-  EXPECT_EQ(f.find("v.u8")->type, gguf_vtype::u8);
-  EXPECT_EQ(f.find("v.i64")->type, gguf_vtype::i64);
+  for (const auto& [k, v] : std::vector<std::pair<std::string, int64_t>>{
+           {"v.u8", 200}, {"v.i8", -100}, {"v.u16", 65000}, {"v.i16", -32000}, {"v.u32", 4000000000},
+           {"v.i32", -2000000000}, {"v.u64", int64_t(1) << 62}, {"v.i64", -(int64_t(1) << 62)}}) {
+    EXPECT_EQ(f.get_int(k), v) << k;
+    EXPECT_EQ(std::string(gguf_vtype_name(f.find(k)->type)), k.substr(2)) << k;
+  }
   EXPECT_EQ(f.get_float("v.f32"), 1.5);
   EXPECT_EQ(f.find("v.f32")->type, gguf_vtype::f32);
   EXPECT_EQ(f.get_float("v.f64"), 3.141592653589793);
   EXPECT_EQ(f.get_bool("v.true"), true);
   EXPECT_EQ(f.get_bool("v.false"), false);
-  EXPECT_EQ(f.get_string("v.str"), std::string("h\xc3\xa9llo"));  // the literal stops at \0
+  EXPECT_EQ(f.get_string("v.str"), str);
   EXPECT_EQ(f.get_string("v.empty"), "");
   EXPECT_EQ(*f.get_string_array("v.strs"), (std::vector<std::string>{"", "a", "\xe2\x96\x81the"}));
   EXPECT_EQ(*f.get_float_array("v.f32s"), (std::vector<double>{0.5, -1.25, double(1e30f)}));
@@ -509,15 +515,8 @@ TEST(GgufBadInput, BadMetadataValues) {
   // Arrays nested 5 deep (the reader allows 4).
   const std::string deep = write_small(dir, [](gguf_writer& w) {
     bytes p;
-    auto put = [&p](auto v) { p.insert(p.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + sizeof(v)); };
-    for (int i = 0; i < 4; ++i) {
-      put(uint32_t(gguf_vtype::array));
-      put(uint64_t(1));
-    }
-    put(uint32_t(gguf_vtype::i32));
-    put(uint64_t(1));
-    put(int32_t(7));
-    w.set_raw("test.deep", gguf_vtype::array, p);
+    for (int i = 0; i < 4; ++i) p = le_bytes(p, uint32_t(gguf_vtype::array), uint64_t(1));
+    w.set_raw("test.deep", gguf_vtype::array, le_bytes(p, uint32_t(gguf_vtype::i32), uint64_t(1), 7));
   });
   EXPECT_CONTAINS(gguf_error(deep), "nested too deeply");
 }
@@ -636,20 +635,11 @@ TEST(RandomModel, LoadsForEveryArchAndType) {
         EXPECT_EQ(f.get_string_array("tokenizer.ggml.tokens")->size(), size_t(spec.n_vocab));
 
         const auto m = load_model(path);
-        const model_config want = random_model_config(spec), got = m->config;
-        EXPECT_EQ(got.arch, want.arch) << what;
-        EXPECT_EQ(got.n_vocab, want.n_vocab) << what;
-        EXPECT_EQ(got.dim, want.dim) << what;
-        EXPECT_EQ(got.n_layers, want.n_layers) << what;
-        EXPECT_EQ(got.n_heads, want.n_heads) << what;
-        EXPECT_EQ(got.n_kv_heads, want.n_kv_heads) << what;
-        EXPECT_EQ(got.head_dim, want.head_dim) << what;
-        EXPECT_EQ(got.ffn_dim, want.ffn_dim) << what;
-        EXPECT_EQ(got.n_ctx, want.n_ctx) << what;
-        EXPECT_EQ(got.rope_dims, want.rope_dims) << what;
-        EXPECT_EQ(got.rope_neox, want.rope_neox) << what;
-        EXPECT_EQ(got.rope_freq_base, want.rope_freq_base) << what;
-        EXPECT_EQ(got.norm_eps, want.norm_eps) << what;
+        auto fields = [](const model_config& c) {
+          return std::make_tuple(c.arch, c.n_vocab, c.dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim,
+                                 c.ffn_dim, c.n_ctx, c.rope_dims, c.rope_neox, c.rope_freq_base, c.norm_eps);
+        };
+        EXPECT_EQ(fields(m->config), fields(random_model_config(spec))) << what;
         EXPECT_EQ(m->output.data == m->tok_embd.data, tie) << what;
         EXPECT_EQ(bool(m->layers[0].bq), arch == model_arch::qwen2) << what;
       }

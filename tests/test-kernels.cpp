@@ -9,6 +9,9 @@
 //     far smaller; 1e-5 holds with margin for these K).
 //   Q8_0/Q4_0 weights: activations are rounded to Q8_0 per 32-block (d = amax/127,
 //     |x - x_q| <= d/2), so |y - ref| <= sum_blocks (d_b / 2) sum_{i in b} |w_i| + 1e-5 s.
+//     That bound is loose (errors rarely line up), so the quantised paths are also run on
+//     activations already on the Q8_0 grid (x = d q, d a power of two, a +-127 in every
+//     block): rounding is then exact and the bound is 1e-5 s again.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,7 +121,8 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng, float lo = -1.0f, 
 bool is_quantized(ggml_type t) { return t == ggml_type::q8_0 || t == ggml_type::q4_0; }
 
 // Allowed |y - ref| for token t, output o (see the file comment).
-std::vector<double> matmul_bounds(const tensor_view& w, const std::vector<float>& x, int64_t n_tok) {
+std::vector<double> matmul_bounds(const tensor_view& w, const std::vector<float>& x, int64_t n_tok,
+                                  bool activations_exact = false) {
   const int64_t in = w.ne[0], out = w.ne[1];
   std::vector<double> bound(static_cast<size_t>(n_tok * out));
   std::vector<float> row(static_cast<size_t>(in));
@@ -128,7 +132,7 @@ std::vector<double> matmul_bounds(const tensor_view& w, const std::vector<float>
       const float* xt = x.data() + t * in;
       double s = 0.0, q = 0.0;
       for (int64_t i = 0; i < in; ++i) s += std::fabs(double(row[i]) * xt[i]);
-      if (is_quantized(w.type)) {
+      if (is_quantized(w.type) && !activations_exact) {
         for (int64_t b = 0; b < in / 32; ++b) {
           double amax = 0.0, wsum = 0.0;
           for (int i = 0; i < 32; ++i) {
@@ -160,12 +164,24 @@ thread_pool& pool_of(int n) {
   return n == 1 ? p1 : p2;
 }
 
-void check_matmul(ggml_type t, int64_t in, int64_t out, int64_t n_tok, std::mt19937& rng) {
-  const test_weights w = random_weights(t, in, out, rng);
-  const std::vector<float> x = random_floats(size_t(in * n_tok), rng);
+// x: (n_tok, in) with every 32-block exactly representable in Q8_0.
+std::vector<float> q8_grid_floats(int64_t n_tok, int64_t in, std::mt19937& rng) {
+  std::vector<float> x(static_cast<size_t>(n_tok * in));
+  for (int64_t b = 0; b < n_tok * in / 32; ++b) {
+    const float d = std::ldexp(1.0f, -int(rng() % 9));
+    for (int i = 0; i < 32; ++i) x[size_t(32 * b + i)] = d * float(int(rng() % 255) - 127);
+    x[size_t(32 * b + rng() % 32)] = d * (rng() & 1 ? 127.0f : -127.0f);
+  }
+  return x;
+}
+
+void check_matmul_on(const test_weights& w, const std::vector<float>& x, int64_t n_tok,
+                     bool exact_q8) {
+  const int64_t in = w.view.ne[0], out = w.view.ne[1];
+  const ggml_type t = w.view.type;
   std::vector<float> want(static_cast<size_t>(out * n_tok));
   ref::matmul(w.view, x.data(), n_tok, want.data());
-  const std::vector<double> bound = matmul_bounds(w.view, x, n_tok);
+  const std::vector<double> bound = matmul_bounds(w.view, x, n_tok, exact_q8);
   for (int threads : {1, 2}) {
     std::vector<float> got(static_cast<size_t>(out * n_tok), std::numeric_limits<float>::quiet_NaN());
     matmul(pool_of(threads), w.view, x.data(), n_tok, got.data());
@@ -174,11 +190,18 @@ void check_matmul(ggml_type t, int64_t in, int64_t out, int64_t n_tok, std::mt19
       if (!(std::fabs(double(got[i]) - want[i]) <= bound[i])) {
         ++bad;
         ADD_FAILURE() << type_name(t) << " in=" << in << " out=" << out << " n_tok=" << n_tok
-                      << " threads=" << threads << ": y[tok " << i / out << "][" << i % out
+                      << " threads=" << threads << (exact_q8 ? " (x on the Q8_0 grid)" : "")
+                      << ": y[tok " << i / out << "][" << i % out
                       << "] = " << got[i] << ", ref " << want[i] << ", bound " << bound[i];
       }
     }
   }
+}
+
+void check_matmul(ggml_type t, int64_t in, int64_t out, int64_t n_tok, std::mt19937& rng) {
+  const test_weights w = random_weights(t, in, out, rng);
+  check_matmul_on(w, random_floats(size_t(in * n_tok), rng), n_tok, false);
+  if (is_quantized(t)) check_matmul_on(w, q8_grid_floats(n_tok, in, rng), n_tok, true);
 }
 
 TEST_P(kernels_variant, matmul_float_types_match_ref) {
@@ -186,7 +209,7 @@ TEST_P(kernels_variant, matmul_float_types_match_ref) {
   for (ggml_type t : {ggml_type::f32, ggml_type::f16, ggml_type::bf16})
     for (int64_t in : {1, 7, 16, 33, 100, 257})
       for (int64_t out : {1, 5, 13, 37})
-        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 33}) check_matmul(t, in, out, n_tok, rng);
+        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 15, 16, 33}) check_matmul(t, in, out, n_tok, rng);
 }
 
 TEST_P(kernels_variant, matmul_quantized_types_match_ref) {
@@ -194,7 +217,7 @@ TEST_P(kernels_variant, matmul_quantized_types_match_ref) {
   for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_0})
     for (int64_t in : {32, 96, 256})
       for (int64_t out : {1, 5, 13, 37})
-        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 33}) check_matmul(t, in, out, n_tok, rng);
+        for (int64_t n_tok : {1, 2, 3, 4, 5, 7, 15, 16, 33}) check_matmul(t, in, out, n_tok, rng);
 }
 
 TEST_P(kernels_variant, matmul_larger_shapes_match_ref) {
@@ -202,9 +225,13 @@ TEST_P(kernels_variant, matmul_larger_shapes_match_ref) {
   for (ggml_type t : {ggml_type::f32, ggml_type::f16, ggml_type::bf16, ggml_type::q8_0, ggml_type::q4_0}) {
     check_matmul(t, 768, 130, 1, rng);
     check_matmul(t, 768, 130, 3, rng);
+    check_matmul(t, 768, 130, 9, rng);
     check_matmul(t, 800, 100, 64, rng);
     check_matmul(t, 256, 61, 70, rng);
   }
+  // Enough work for both threads on K with a tail (F32 only: quantised K is whole blocks).
+  check_matmul(ggml_type::f32, 1001, 67, 5, rng);
+  check_matmul(ggml_type::f16, 1001, 67, 2, rng);
 }
 
 TEST_P(kernels_variant, get_row_is_exact_for_every_type) {

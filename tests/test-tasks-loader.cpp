@@ -448,6 +448,8 @@ TEST(TaskValidation, TopLevelAndJsonErrors) {
   EXPECT_TRUE(contains(e.at(0), "invalid JSON")) << e[0];
   e = errors_of(std::string(10000, '['));
   EXPECT_TRUE(contains(e.at(0), "nested deeper than 64 levels")) << e[0];
+  e = errors_of("{\"task_id\": 220e0000000009951084}");  // found by fuzz-task-load
+  EXPECT_TRUE(contains(e.at(0), "tasks/x/12.json: invalid JSON: number overflow")) << e[0];
   e = errors_of("{\"intent\": \"\xff\"}");
   EXPECT_TRUE(contains(e.at(0), "invalid JSON")) << e[0];
   e = errors_of("[1, " + minimal_with("") + "]", "a.raw.json");

@@ -3,7 +3,9 @@
 // one run are visible to the next; nested run() calls run inline; an idle pool uses no CPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <chrono>
 #include <ctime>
 #include <thread>
@@ -118,6 +120,16 @@ TEST(thread_pool, an_idle_pool_burns_no_cpu) {
   EXPECT_LT(used, 0.02) << "idle workers used " << used * 1e3 << " ms of CPU in 200 ms";
 }
 
+// 1-minute load average per core (0 where /proc/loadavg is missing).
+double load_per_core() {
+  double load = 0.0;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &load) != 1) load = 0.0;
+    std::fclose(f);
+  }
+  return load / std::max(1u, std::thread::hardware_concurrency());
+}
+
 TEST(thread_pool, back_to_back_runs_are_cheap) {
   thread_pool pool(2);
   pool.run([](int, int) {});
@@ -126,8 +138,10 @@ TEST(thread_pool, back_to_back_runs_are_cheap) {
   for (int r = 0; r < runs; ++r) pool.run([](int, int) {});
   const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / runs;
   std::printf("thread_pool(2): %.2f us per empty run()\n", us);
-  // ~1 us on an idle machine; loose because the 2 cores may be shared.
-  EXPECT_LT(us, 50.0);
+  // A spinning pool needs its cores: with other work queued on them a round trip waits for
+  // the scheduler, so the timing is only checked on a quiet machine.
+  if (load_per_core() > 0.75) GTEST_SKIP() << "machine busy (load/core " << load_per_core() << "): timing not checked";
+  EXPECT_LT(us, 20.0);  // ~1 us on an idle machine
 }
 
 TEST(thread_pool, destroys_cleanly_while_spinning_or_asleep) {

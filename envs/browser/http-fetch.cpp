@@ -101,7 +101,8 @@ http_response http_client::fetch(const http_request& req) {
   body_sink sink{&res.body, options_.max_body_bytes};
   char errbuf[CURL_ERROR_SIZE] = {0};
 
-  curl_easy_setopt(c, CURLOPT_COOKIEFILE, "");
+  // No CURLOPT_COOKIEFILE here: the jar made in the constructor survives the reset, and
+  // setting it again would leak an entry of libcurl's cookie-file list on every request.
   curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");

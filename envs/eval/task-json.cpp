@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "eval/eval-text.h"
 #include "eval/task.h"
 
 namespace kvarena {
@@ -391,18 +392,26 @@ task_suite parse_impl(std::string_view text, const std::string& origin, bool* wa
   json root;
   try {
     root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    std::string what = e.what();
+  } catch (const json::exception& e) {
     // nlohmann's message: "[json.exception.parse_error.101] parse error at line 1, ...: ..."
+    // (out_of_range.406 for a number too large for a double has no position).
+    std::string what = e.what();
     size_t colon = what.find("] ");
-    suite.errors.push_back(origin + ": invalid JSON (" + line_col(text, e.byte > 0 ? e.byte - 1 : 0) + "): " +
-                           (colon == std::string::npos ? what : what.substr(colon + 2)));
+    std::string where;
+    if (const auto* pe = dynamic_cast<const json::parse_error*>(&e))
+      where = " (" + line_col(text, pe->byte > 0 ? pe->byte - 1 : 0) + ")";
+    suite.errors.push_back(origin + ": invalid JSON" + where + ": " +
+                           message_snippet(colon == std::string::npos ? what : what.substr(colon + 2), 300));
     return suite;
   }
   auto one = [&](const json& j, const std::string& where) {
     std::vector<std::string> errors;
     task t;
-    task_reader(where, errors).read(j, t);
+    try {
+      task_reader(where, errors).read(j, t);
+    } catch (const std::exception& e) {  // a reader bug, never a user error: say so
+      errors.push_back(where + ": internal error while reading the task (please report): " + e.what());
+    }
     if (errors.empty()) errors = validate_task(t, where);
     if (errors.empty()) {
       suite.tasks.push_back(std::move(t));

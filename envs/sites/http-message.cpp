@@ -139,7 +139,7 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_as_space
   return out;
 }
 
-std::string url_encode(std::string_view s) {
+std::string url_encode(std::string_view s, bool space_as_plus) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size() * 3 / 2);
@@ -147,6 +147,8 @@ std::string url_encode(std::string_view s) {
     if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
         c == '_' || c == '.' || c == '~') {
       out.push_back(char(c));
+    } else if (c == ' ' && space_as_plus) {
+      out.push_back('+');
     } else {
       out.push_back('%');
       out.push_back(hex[c >> 4]);

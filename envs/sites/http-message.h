@@ -71,8 +71,9 @@ std::string_view status_reason(int status);
 // Percent-decoding. plus_as_space: '+' means ' ' (query strings and form bodies).
 // nullopt on a malformed escape ("%zz", a truncated "%4").
 std::optional<std::string> percent_decode(std::string_view s, bool plus_as_space);
-// Percent-encoding of a query component / form value (RFC 3986 unreserved kept).
-std::string url_encode(std::string_view s);
+// Percent-encoding of a query component / form value (RFC 3986 unreserved kept);
+// space_as_plus: ' ' -> '+' as browsers submit forms (the sites' canonical query spelling).
+std::string url_encode(std::string_view s, bool space_as_plus = false);
 // "a=1&b=x%20y" -> pairs; false on a malformed escape.
 bool parse_urlencoded(std::string_view s, param_list& out);
 // "a=b; c=d" -> pairs (values kept verbatim, surrounding quotes stripped).

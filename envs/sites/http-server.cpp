@@ -18,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -213,7 +214,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
  public:
   http_listener(net::io_context& ioc, const tcp::endpoint& endpoint, const http_server::handler_fn& handler,
                 const http_server_options& opt)
-      : ioc_(ioc), acceptor_(net::make_strand(ioc)), handler_(handler), opt_(opt) {
+      : ioc_(ioc), acceptor_(net::make_strand(ioc)), retry_timer_(acceptor_.get_executor()), handler_(handler), opt_(opt) {
     beast::error_code ec;
     auto fail = [&](const char* what) {
       throw std::runtime_error(std::string("cannot ") + what + " " + endpoint.address().to_string() + ":" +
@@ -242,15 +243,21 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
 
   void on_accept(beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted) return;
-    if (ec)
-      std::fprintf(stderr, "kvarena sites: accept failed: %s\n", ec.message().c_str());
-    else
+    if (!ec) {
       std::make_shared<http_session>(std::move(socket), handler_, opt_)->run();
-    do_accept();
+      return do_accept();
+    }
+    // Out of file descriptors and the like: retry shortly instead of spinning.
+    std::fprintf(stderr, "kvarena sites: accept failed: %s (retrying in 100 ms)\n", ec.message().c_str());
+    retry_timer_.expires_after(std::chrono::milliseconds(100));
+    retry_timer_.async_wait([self = shared_from_this()](beast::error_code wait_ec) {
+      if (!wait_ec) self->do_accept();
+    });
   }
 
   net::io_context& ioc_;
   tcp::acceptor acceptor_;
+  net::steady_timer retry_timer_;
   const http_server::handler_fn& handler_;
   const http_server_options& opt_;
 };

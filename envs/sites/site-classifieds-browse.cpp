@@ -63,6 +63,18 @@ html results_section(const page_context& ctx, const listing_page& page, std::str
                      listing_list(ctx, page.rows) + pagination(ctx, page, path, f, include_category));
 }
 
+// Listing searches have one spelling (filter_query_string); any other spelling of the same
+// filters (empty fields of a submitted form, another order, "page=1") is redirected there.
+// Not when some value was unusable: the page then explains what was ignored.
+std::optional<http_response> canonical_redirect(const page_context& ctx, const std::string& path, const listing_filter& f,
+                                                bool include_category, const std::vector<std::string>& problems) {
+  size_t q = ctx.req.target.find('?');
+  std::string received = q == std::string::npos ? "" : ctx.req.target.substr(q);
+  std::string canonical = filter_query_string(f, include_category);
+  if (!problems.empty() || received == canonical) return std::nullopt;
+  return http_response::redirect(ctx.url(path) + canonical, 302);
+}
+
 html paragraphs(std::string_view s) {
   html out;
   size_t start = 0;
@@ -107,6 +119,7 @@ void site_classifieds::add_browse_routes(site_router& r) const {
   r.add("GET", "/search", [this](page_context& ctx) {
     std::vector<std::string> problems;
     auto f = filter_from_query(ctx.db, ctx.req.query, problems);
+    if (auto r = canonical_redirect(ctx, "/search", f, true, problems)) return *r;
     auto cats = load_categories(ctx.db);
     auto page = find_listings(ctx.db, f);
     std::string title = f.q.empty() ? "All listings" : "Search results for \"" + f.q + "\"";
@@ -121,6 +134,8 @@ void site_classifieds::add_browse_routes(site_router& r) const {
     std::vector<std::string> problems;
     auto f = filter_from_query(ctx.db, ctx.req.query, problems);
     f.category = c->slug;
+    std::string path = "/category/" + c->slug;
+    if (auto r = canonical_redirect(ctx, path, f, false, problems)) return *r;
     auto page = find_listings(ctx.db, f);
     std::vector<std::pair<std::string, std::string>> crumbs;
     html subcats;
@@ -136,7 +151,7 @@ void site_classifieds::add_browse_routes(site_router& r) const {
     }
     crumbs.emplace_back(c->name, ctx.url("/category/" + c->slug));
     html content = breadcrumb(ctx, crumbs) + error_summary(problems) + subcats + filter_form(ctx, cats, f) +
-                   results_section(ctx, page, "/category/" + c->slug, f, false);
+                   results_section(ctx, page, path, f, false);
     return render(ctx, c->name, content);
   });
 

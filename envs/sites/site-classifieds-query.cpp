@@ -183,7 +183,7 @@ std::string filter_query_string(const listing_filter& f, bool include_category) 
   auto add = [&](const char* name, const std::string& v) {
     if (v.empty()) return;
     s += s.empty() ? '?' : '&';
-    s += std::string(name) + "=" + url_encode(v);
+    s += std::string(name) + "=" + url_encode(v, /*space_as_plus=*/true);
   };
   auto dollars = [](const std::optional<int64_t>& cents) { return cents ? price_input_text(*cents) : std::string(); };
   add("q", f.q);

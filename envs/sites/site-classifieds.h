@@ -97,7 +97,10 @@ struct listing_page {
 listing_page find_listings(sqlite_db& db, const listing_filter& f, int per_page = kListingsPerPage);
 // Filters from query parameters; bad values are dropped with a message in `problems`.
 listing_filter filter_from_query(sqlite_db& db, const param_list& q, std::vector<std::string>& problems);
-// The query string that reproduces `f` (non-default fields only, fixed order), page included when > 1.
+// The canonical query string of `f`: "" or "?q=blue+bike&category=cars&sort=price_asc":
+// non-default fields only, in the order q, category, min_price, max_price, condition,
+// location, sort, page (when > 1); spaces as '+'. Search pages redirect other spellings
+// here, so a task's reference URL and the agent's final URL compare exactly.
 std::string filter_query_string(const listing_filter& f, bool include_category = true);
 
 // "250", "19.99", "$1,200" -> cents; nullopt when not a non-negative amount.
