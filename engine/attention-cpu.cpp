@@ -37,6 +37,9 @@ namespace {
 constexpr int64_t k_tile = 16;               // keys per transposed tile, dims per output chunk
 constexpr int64_t k_max_query_block = 16;    // queries per work item
 constexpr size_t k_scores_budget = 1 << 20;  // bytes of scores per thread that set the block
+// Below this many multiply-adds (queries x keys x heads x dims) attention runs on the
+// calling thread: a pool round trip would cost more than it saves.
+constexpr int64_t k_parallel_min_macs = 1 << 16;
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
@@ -217,11 +220,18 @@ void attend(thread_pool& pool, const kv_view& view, const float* q, int64_t q_st
   job.mac4 = mac4;
   const int64_t n_items = job.n_blocks * view.n_kv_heads;
   attend_job* jp = &job;
-  pool.run([jp, n_items](int ith, int) {
+  auto work = [jp, n_items](int ith, int) {
     for (int64_t it = jp->next.fetch_add(1); it < n_items; it = jp->next.fetch_add(1)) {
       run_item(*jp, ith, it);
     }
-  });
+  };
+  // Causal: about half of the n_q x n_tokens pairs when the chunk is the whole view.
+  const int64_t macs = n_q * (view.n_tokens - n_q / 2) * n_heads * view.head_dim;
+  if (macs < k_parallel_min_macs || pool.size() == 1 || n_items == 1) {
+    work(0, 1);
+  } else {
+    pool.run(work);
+  }
 }
 
 namespace ref {

@@ -98,126 +98,129 @@ struct s512 {
 };
 
 // ---- integer GEMM for Q8_0 / Q4_0 weights (VNNI) -----------------------------------------
-// The activations are rounded to Q8_0 as on every path, then kept as bytes: vpdpbusd
-// multiplies 4 unsigned bytes by 4 signed bytes and adds them into an int32 lane, so x is
-// stored offset by +128 (unsigned) and the weights stay signed; sum_k (xq+128) w = xq.w +
-// 128 sum(w), and -128 sum(w) per block and row is precomputed with the panel. One int32
-// lane = one token, so a zmm covers 16 tokens, and each weight is broadcast 4 bytes at a
-// time. Per block of 32 k: 8 vpdpbusd, then one convert and one FMA by d_w * d_x.
+// The activations are rounded to Q8_0 as on every path and kept as signed bytes; vpdpbusd
+// multiplies 4 unsigned bytes by 4 signed bytes into an int32 lane, so the weights are
+// stored offset by +128 (unsigned): sum_k (w+128) x = w.x + 128 sum(x), and -128 sum(x) per
+// token and block is precomputed with x. A zmm lane is one weight row (16 rows); each x
+// dword (4 bytes of one token) is broadcast straight from memory by the instruction. Per
+// block of 32 k and token: 8 vpdpbusd, one convert and one FMA by d_w * d_x.
 //
-// Packed x, per 16-token subtile: u8 (nb, 8, 16, 4) = q + 128 at [block][k/4][token][k%4],
-// then dx (nb, 16) floats; 0 (u8 128, d 0) for tokens past n_tok. The table's 32-token tile
-// j holds subtiles 2j and 2j+1 (this takes ~36 bytes per k and token pair of tiles, less
-// than the F32 layout the buffer is sized for).
-// Weight panel, 16 rows: per block, i8 (8, 16, 4) at [k/4][row][k%4], then -128 sum(w)
-// (16,) int32, then d_w (16,) floats: 640 bytes a block.
-constexpr int q_tokens = 16;
-constexpr int q_rows = 16;
-constexpr int64_t q_panel_block_bytes = 8 * q_rows * 4 + q_rows * 4 + q_rows * 4;
+// Packed x: (n_tok rounded up to 32, in/32) records of {-128 sum(q), d, q[32]}, zero past
+// n_tok (n_tok*in*1.25 bytes: less than the F32 layout the buffer is sized for).
+// Weight panel, 16 rows: per block, u8 (8, 16, 4) = w + 128 at [k/4][row][k%4], then d_w
+// (16,) floats: 576 bytes a block.
+struct xq_record {
+  int32_t corr;
+  float d;
+  int8_t q[32];
+};
+constexpr int q_rows = 16, q_tokens = 16;
+constexpr int64_t q_panel_block_bytes = 8 * q_rows * 4 + q_rows * 4;
 
-int64_t q_subtile_bytes(int64_t nb) { return nb * (8 * q_tokens * 4 + q_tokens * 4); }
-
-void pack_x_q8(const float* x, int64_t n_tok, int64_t in, int64_t tile0, int64_t tile1, uint8_t* xt) {
-  const int64_t nb = in / 32, sub_bytes = q_subtile_bytes(nb);
-  for (int64_t st = 2 * tile0; st < 2 * tile1; ++st) {
-    uint8_t* xs = xt + st * sub_bytes;
-    float* dx = reinterpret_cast<float*>(xs + nb * 8 * q_tokens * 4);
-    for (int t = 0; t < q_tokens; ++t) {
-      const int64_t tok = st * q_tokens + t;
-      for (int64_t b = 0; b < nb; ++b) {
-        block_q8x q;
-        if (tok < n_tok) {
-          s512::quantize_block(x + tok * in + 32 * b, &q);
-        } else {
-          std::memset(&q, 0, sizeof(q));
-        }
-        for (int g = 0; g < 8; ++g) {
-          uint32_t v;
-          std::memcpy(&v, q.q + 4 * g, 4);
-          v ^= 0x80808080u;  // q + 128 in every byte
-          std::memcpy(xs + ((b * 8 + g) * q_tokens + t) * 4, &v, 4);
-        }
-        dx[b * q_tokens + t] = q.d;
+void pack_x_q8(const float* x, int64_t n_tok, int64_t in, int64_t tok0, int64_t tok1, xq_record* xq) {
+  const int64_t nb = in / 32;
+  for (int64_t t = tok0; t < tok1; ++t)
+    for (int64_t b = 0; b < nb; ++b) {
+      xq_record& rec = xq[t * nb + b];
+      if (t >= n_tok) {
+        std::memset(&rec, 0, sizeof(rec));
+        continue;
       }
+      block_q8x q;
+      s512::quantize_block(x + t * in + 32 * b, &q);
+      int32_t sum = 0;
+      for (int i = 0; i < 32; ++i) sum += q.q[i];
+      rec.corr = -128 * sum;
+      rec.d = q.d;
+      std::memcpy(rec.q, q.q, 32);
     }
-  }
 }
 
-// Rows o .. o+mr of a Q8_0/Q4_0 matrix into the panel layout above (rows past mr: 0).
+// Rows o .. o+mr of a Q8_0/Q4_0 matrix into the panel layout above (rows past mr: 0). Each
+// group of 4 weights of the 16 rows is one gather across the rows (the transpose for free).
 void pack_panel_q8(const weights& w, int64_t o, int mr, uint8_t* panel) {
   const int64_t nb = w.in / 32;
-  for (int r = 0; r < q_rows; ++r) {
-    const uint8_t* row = r < mr ? w.data + size_t(o + r) * w.row_bytes : nullptr;
-    for (int64_t b = 0; b < nb; ++b) {
-      uint8_t* pb = panel + b * q_panel_block_bytes;
-      alignas(32) int8_t q[32] = {};
-      float d = 0.0f;
-      if (r < mr && w.type == ggml_type::q8_0) {
-        const block_q8_0* blk = reinterpret_cast<const block_q8_0*>(row) + b;
-        std::memcpy(q, blk->q, 32);
-        d = s512::half(blk->d);
-      } else if (r < mr) {
-        const block_q4_0* blk = reinterpret_cast<const block_q4_0*>(row) + b;
-        for (int i = 0; i < 16; ++i) {
-          q[i] = int8_t((blk->q[i] & 0x0F) - 8);
-          q[i + 16] = int8_t((blk->q[i] >> 4) - 8);
-        }
-        d = s512::half(blk->d);
+  const bool q4 = w.type == ggml_type::q4_0;
+  const int64_t block_bytes = q4 ? int64_t(sizeof(block_q4_0)) : int64_t(sizeof(block_q8_0));
+  const __m512i rows = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+      _mm512_set1_epi32(int32_t(w.row_bytes)));
+  const __mmask16 valid = __mmask16((1u << mr) - 1);
+  const __m512i zero = _mm512_setzero_si512(), nib = _mm512_set1_epi8(0x0F);
+  const __m512i b8 = _mm512_set1_epi8(8), b128 = _mm512_set1_epi8(-128);
+  const uint8_t* base = w.data + size_t(o) * w.row_bytes;
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* blk = base + b * block_bytes;
+    uint8_t* pb = panel + b * q_panel_block_bytes;
+    __m512i g[8];
+    if (q4) {
+      for (int i = 0; i < 4; ++i) {
+        const __m512i v = _mm512_mask_i32gather_epi32(zero, valid, rows, blk + 2 + 4 * i, 1);
+        g[i] = _mm512_sub_epi8(_mm512_and_si512(v, nib), b8);
+        g[i + 4] = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi32(v, 4), nib), b8);
       }
-      int32_t sum = 0;
-      for (int i = 0; i < 32; ++i) sum += q[i];
-      for (int g = 0; g < 8; ++g) std::memcpy(pb + (g * q_rows + r) * 4, q + 4 * g, 4);
-      const int32_t corr = -128 * sum;
-      std::memcpy(pb + 8 * q_rows * 4 + r * 4, &corr, 4);
-      std::memcpy(pb + 8 * q_rows * 4 + q_rows * 4 + r * 4, &d, 4);
+    } else {
+      for (int i = 0; i < 8; ++i)
+        g[i] = _mm512_mask_i32gather_epi32(zero, valid, rows, blk + 2 + 4 * i, 1);
     }
+    for (int i = 0; i < 8; ++i)  // w + 128; padded rows stay 0 (their d_w is 0 anyway)
+      _mm512_storeu_si512(pb + i * q_rows * 4, _mm512_maskz_mov_epi32(valid, _mm512_xor_si512(g[i], b128)));
+    const __m512i d = _mm512_mask_i32gather_epi32(zero, valid, rows, blk, 1);
+    _mm512_storeu_ps(pb + 8 * q_rows * 4, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d)));
   }
 }
 
-template <int NT>  // 16 rows x 16 tokens; out (16, 16)
-void gemm_q8_tile(const uint8_t* panel, const uint8_t* xs, int64_t nb, float* out) {
-  __m512 acc[q_rows];
-  for (int r = 0; r < q_rows; ++r) acc[r] = _mm512_setzero_ps();
-  const float* dxs = reinterpret_cast<const float*>(xs + nb * 8 * q_tokens * 4);
+// acc += dpbusd(w, broadcast of the 4 bytes at p): GCC does not fold the broadcast into the
+// instruction by itself, and a separate vpbroadcastd per dword costs both an op and a register.
+inline __m512i dpbusd_bcast(__m512i acc, __m512i w, const int8_t* p) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(w), "m"(*reinterpret_cast<const int32_t*>(p)));
+  return acc;
+}
+
+// y[t*ldy + o + r] for 16 tokens from xq (t < nt stored) and the 16-row panel (r < mr).
+void gemm_q8_tile(const uint8_t* panel, const xq_record* xq, int64_t nb, int nt, int mr,
+                  float* y, int64_t ldy) {
+  __m512 acc[q_tokens];
+#pragma GCC unroll 16
+  for (int t = 0; t < q_tokens; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     const uint8_t* pb = panel + b * q_panel_block_bytes;
-    const int32_t* corr = reinterpret_cast<const int32_t*>(pb + 8 * q_rows * 4);
-    const float* dw = reinterpret_cast<const float*>(pb + 8 * q_rows * 4 + q_rows * 4);
-    __m512i xv[8];
-    for (int g = 0; g < 8; ++g)
-      xv[g] = _mm512_loadu_si512(xs + (b * 8 + g) * q_tokens * 4);
-    const __m512 dx = _mm512_loadu_ps(dxs + b * q_tokens);
-#pragma GCC unroll 16
-    for (int r = 0; r < q_rows; ++r) {
-      __m512i ia = _mm512_set1_epi32(corr[r]);
+    __m512i wv[8];
+    for (int g = 0; g < 8; ++g) wv[g] = _mm512_loadu_si512(pb + g * q_rows * 4);
+    const __m512 dw = _mm512_loadu_ps(reinterpret_cast<const float*>(pb + 8 * q_rows * 4));
+    // 4 tokens at a time: 4 independent vpdpbusd chains in flight (one token's 8 are serial).
+#pragma GCC unroll 4
+    for (int t0 = 0; t0 < q_tokens; t0 += 4) {
+      __m512i ia[4];
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) ia[u] = _mm512_set1_epi32(xq[(t0 + u) * nb + b].corr);
 #pragma GCC unroll 8
-      for (int g = 0; g < 8; ++g) {
-        int32_t w4;
-        std::memcpy(&w4, pb + (g * q_rows + r) * 4, 4);
-        ia = _mm512_dpbusd_epi32(ia, xv[g], _mm512_set1_epi32(w4));
-      }
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia), _mm512_mul_ps(dx, _mm512_set1_ps(dw[r])), acc[r]);
+      for (int g = 0; g < 8; ++g)
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) ia[u] = dpbusd_bcast(ia[u], wv[g], xq[(t0 + u) * nb + b].q + 4 * g);
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u)
+        acc[t0 + u] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ia[u]),
+                                      _mm512_mul_ps(dw, _mm512_set1_ps(xq[(t0 + u) * nb + b].d)), acc[t0 + u]);
     }
   }
-  for (int r = 0; r < q_rows; ++r) _mm512_storeu_ps(out + r * q_tokens, acc[r]);
+  // Constant trip counts everywhere acc is indexed, so it stays in registers (a runtime
+  // bound here would make GCC keep a copy of acc on the stack, stored every iteration).
+  const __mmask16 rows = __mmask16((1u << mr) - 1);
+#pragma GCC unroll 16
+  for (int t = 0; t < q_tokens; ++t)
+    if (t < nt) _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
 }
 
-void gemm_q8(const weights& w, const uint8_t* xt, int64_t n_tok, int64_t r0, int64_t r1, float* y,
-             int64_t ldy, uint8_t* panel) {
-  const int64_t nb = w.in / 32, sub_bytes = q_subtile_bytes(nb);
-  const int64_t n_sub = (n_tok + q_tokens - 1) / q_tokens;
-  alignas(64) float out[q_rows * q_tokens];
+void gemm_q8(const weights& w, const xq_record* xq, int64_t n_tok, int64_t r0, int64_t r1,
+             float* y, int64_t ldy, uint8_t* panel) {
+  const int64_t nb = w.in / 32;
   for (int64_t o = r0; o < r1; o += q_rows) {
     const int mr = int(r1 - o < q_rows ? r1 - o : q_rows);
     pack_panel_q8(w, o, mr, panel);
-    for (int64_t st = 0; st < n_sub; ++st) {
-      gemm_q8_tile<q_tokens>(panel, xt + st * sub_bytes, nb, out);
-      const int64_t t0 = st * q_tokens;
+    for (int64_t t0 = 0; t0 < n_tok; t0 += q_tokens) {
       const int nt = int(n_tok - t0 < q_tokens ? n_tok - t0 : q_tokens);
-      for (int t = 0; t < nt; ++t) {
-        float* yt = y + (t0 + t) * ldy + o;
-        for (int r = 0; r < mr; ++r) yt[r] = out[r * q_tokens + t];
-      }
+      gemm_q8_tile(panel, xq + t0 * nb, nb, nt, mr, y + t0 * ldy + o, ldy);
     }
   }
 }
@@ -228,9 +231,10 @@ constexpr int gemm_rows = 12, gemm_vectors = 2;  // F32 tile: 12 rows x 32 token
 
 void pack_x(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t tile0,
             int64_t tile1, float* xt) {
-  static_assert(2 * q_tokens == gemm_vectors * s512::W);
+  constexpr int tile = gemm_vectors * s512::W;
+  static_assert(tile % q_tokens == 0);
   if (round_q8)
-    pack_x_q8(x, n_tok, in, tile0, tile1, reinterpret_cast<uint8_t*>(xt));
+    pack_x_q8(x, n_tok, in, tile0 * tile, tile1 * tile, reinterpret_cast<xq_record*>(xt));
   else
     simd::pack_x<s512, gemm_vectors * s512::W>(x, n_tok, in, false, tile0, tile1, xt);
 }
@@ -238,7 +242,7 @@ void pack_x(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t ti
 void gemm(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t r1, float* y,
           int64_t ldy, float* panel) {
   if (w.type == ggml_type::q8_0 || w.type == ggml_type::q4_0)
-    gemm_q8(w, reinterpret_cast<const uint8_t*>(xt), n_tok, r0, r1, y, ldy,
+    gemm_q8(w, reinterpret_cast<const xq_record*>(xt), n_tok, r0, r1, y, ldy,
             reinterpret_cast<uint8_t*>(panel));
   else
     simd::gemm<s512, gemm_rows, gemm_vectors>(w, xt, n_tok, r0, r1, y, ldy, panel);

@@ -195,9 +195,11 @@ gguf_file::gguf_file(const std::string& path) : map_(std::make_shared<mapped_fil
     kv_.emplace_back(std::move(key), std::move(v));
   }
 
+  // The GGUF spec asks for a multiple of 8; below that, F32 tensor data could be unaligned
+  // for the kernels.
   if (const gguf_value* a = find("general.alignment")) {
-    if (!a->is_int() || a->i <= 0 || (a->i & (a->i - 1)) != 0 || a->i > (1 << 20)) {
-      fail("general.alignment must be a positive power of two (got " +
+    if (!a->is_int() || a->type == gguf_vtype::boolean || a->i < 8 || (a->i & (a->i - 1)) != 0 || a->i > (1 << 20)) {
+      fail("general.alignment must be a power of two in 8..1048576 (got " +
            (a->is_int() ? std::to_string(a->i) : std::string(gguf_vtype_name(a->type))) + ")");
     }
     alignment_ = size_t(a->i);

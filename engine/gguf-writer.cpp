@@ -85,8 +85,8 @@ std::optional<int64_t> payload_int(gguf_vtype t, const std::vector<uint8_t>& p) 
 }
 
 size_t checked_alignment(int64_t a, const std::string& what) {
-  if (a <= 0 || (a & (a - 1)) != 0 || a > (1 << 20))
-    throw engine_error("gguf_writer: " + what + " must be a power of two up to 2^20, got " + std::to_string(a));
+  if (a < 8 || (a & (a - 1)) != 0 || a > (1 << 20))
+    throw engine_error("gguf_writer: " + what + " must be a power of two in 8..1048576, got " + std::to_string(a));
   return size_t(a);
 }
 
@@ -195,7 +195,7 @@ size_t gguf_writer::alignment() const {
   for (const auto& e : kv_) {
     if (e.key != "general.alignment") continue;
     const auto v = payload_int(e.type, e.payload);
-    if (v && *v > 0 && (*v & (*v - 1)) == 0 && *v <= (1 << 20)) return size_t(*v);
+    if (v && *v >= 8 && (*v & (*v - 1)) == 0 && *v <= (1 << 20)) return size_t(*v);
   }
   return 32;
 }

@@ -42,7 +42,7 @@ class gguf_writer {
   // Escape hatch for nested arrays and hand-made values: `payload` is the encoded value
   // exactly as it follows the u32 type tag in the file.
   void set_raw(const std::string& key, gguf_vtype type, std::vector<uint8_t> payload);
-  // Sets general.alignment (u32), which write() then uses; must be a power of two.
+  // Sets general.alignment (u32), which write() then uses: a power of two in 8..2^20.
   void set_alignment(uint32_t alignment);
 
   // Tensors, in insertion order. ne: 1..4 dims, ne[0] contiguous (a PyTorch (out, in)
@@ -57,7 +57,7 @@ class gguf_writer {
 
   size_t n_tensors() const { return tensors_.size(); }
   size_t n_metadata() const { return kv_.size(); }
-  size_t alignment() const;  // from general.alignment when set to a power of two, else 32
+  size_t alignment() const;  // general.alignment when it holds a valid value, else 32
   // Byte size of a tensor of this type and shape (validates the shape).
   static size_t tensor_bytes(const std::string& name, ggml_type type, const std::vector<int64_t>& ne);
 

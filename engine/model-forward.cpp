@@ -52,12 +52,14 @@ void forward(const model& m, forward_state& st, const int32_t* tokens, int64_t n
 // ---- forward_ops ----
 
 namespace {
-constexpr int64_t k_min_rows_to_split = 16;  // fewer rows run on the calling thread
+// Row operations on fewer elements than this run on the calling thread: a pool round trip
+// (~1-2 us) would cost more than it saves.
+constexpr int64_t k_min_elems_to_split = 1 << 15;
 }
 
 template <typename F>
-void forward_ops::rows(int64_t n, const F& fn) {
-  if (n < k_min_rows_to_split || pool_.size() == 1) {
+void forward_ops::rows(int64_t n, int64_t width, const F& fn) {
+  if (n < 2 || n * width < k_min_elems_to_split || pool_.size() == 1) {
     fn(int64_t(0), n);
     return;
   }
@@ -92,7 +94,7 @@ void forward_ops::rmsnorm(const float* x, const tensor_view& w, float* y, int64_
                           float eps) {
   const float* wd = reinterpret_cast<const float*>(w.data);
   const bool r = opt_.reference;
-  rows(n, [&](int64_t i0, int64_t i1) {
+  rows(n, dim, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       if (r) {
         ref::rmsnorm(x + i * dim, wd, y + i * dim, dim, eps);
@@ -108,7 +110,7 @@ void forward_ops::layernorm(const float* x, const tensor_view& w, const tensor_v
   const float* wd = reinterpret_cast<const float*>(w.data);
   const float* bd = reinterpret_cast<const float*>(b.data);
   const bool r = opt_.reference;
-  rows(n, [&](int64_t i0, int64_t i1) {
+  rows(n, dim, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       if (r) {
         ref::layernorm(x + i * dim, wd, bd, y + i * dim, dim, eps);

@@ -91,7 +91,7 @@ class forward_ops {
 
  private:
   template <typename F>
-  void rows(int64_t n, const F& fn);  // fn(i0, i1) over [0, n), threaded for large n
+  void rows(int64_t n, int64_t width, const F& fn);  // fn(i0, i1) over n rows, threaded when large
 
   thread_pool& pool_;
   const forward_options& opt_;

@@ -31,9 +31,9 @@ class thread_pool {
   // One run(): job_ is published by the release increment of generation_; each worker runs
   // it once and decrements pending_; the caller spins until pending_ reaches 0.
   const std::function<void(int, int)>* job_ = nullptr;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
+  alignas(64) std::atomic<uint64_t> generation_{0};  // read by spinning workers: own line
+  alignas(64) std::atomic<int> pending_{0};          // written by finishing workers
+  alignas(64) std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
   std::atomic<bool> busy_{false};  // a run() is in progress (catches concurrent callers)
   std::atomic<bool> stop_{false};
   std::mutex mu_;

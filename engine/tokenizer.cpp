@@ -142,6 +142,11 @@ std::unique_ptr<tokenizer> tokenizer::from_llama2c(const std::string& path, int6
       fail_file(path, "truncated at token " + std::to_string(index) +
                           (n_vocab >= 0 ? " of " + std::to_string(n_vocab) : std::string()));
     }
+    if (len > max_len) {
+      fail_file(path, "token " + std::to_string(index) + " is " + std::to_string(len) +
+                          " bytes, over the header's max_token_length " + std::to_string(max_len) +
+                          " (is this a llama2.c tokenizer.bin?)");
+    }
     std::memcpy(&score, &score_bits, 4);
     std::string text = data.substr(pos, len);
     pos += len;
@@ -156,7 +161,13 @@ std::unique_ptr<tokenizer> tokenizer::from_llama2c(const std::string& path, int6
       type = token_type::byte;
     } else {
       std::string escaped;
-      for (char c : text) escaped += c == ' ' ? std::string("\xE2\x96\x81") : std::string(1, c);
+      for (char c : text) {
+        if (c == ' ') {
+          escaped += "\xE2\x96\x81";  // "▁"
+        } else {
+          escaped += c;
+        }
+      }
       text = std::move(escaped);
     }
     texts.push_back(std::move(text));

@@ -1,6 +1,7 @@
 // test-ggml-types.cpp: the scalar conversions and reference (de)quantisers of ggml-types
 // against independent references: the CPU's own F16C / AVX512-BF16 conversion
 // instructions where present, exact nearest-value searches, and hand-built blocks.
+#include <cpuid.h>
 #include <gtest/gtest.h>
 #include <immintrin.h>
 
@@ -151,7 +152,12 @@ __attribute__((target("avx512bf16,avx512vl,avx512f"))) uint16_t hw_float_to_bf16
 }  // namespace
 
 TEST(Bf16, MatchesAvx512Bf16ForNormals) {
-  if (!__builtin_cpu_supports("avx512bf16")) GTEST_SKIP() << "CPU has no AVX512-BF16";
+  // CPUID.(EAX=7, ECX=1):EAX bit 5 (clang 14's __builtin_cpu_supports lacks "avx512bf16");
+  // avx512f/vl via the builtin, which also checks that the OS enabled the AVX-512 state.
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1);
+  if (!bf16 || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl"))
+    GTEST_SKIP() << "CPU has no AVX512-BF16";
   // VCVTNEPS2BF16 rounds to nearest even but flushes denormals: compare normal floats.
   for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 997) {
     const float x = float_of(uint32_t(u));

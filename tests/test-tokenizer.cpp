@@ -221,6 +221,9 @@ TEST(SpmTiny, HighestScoreMergesFirstAndBytesFallBack) {
 TEST(SpmTiny, TruncatedFileIsAnError) {
   const std::string path = write_tiny_llama2c({});
   EXPECT_THROW(tokenizer::from_llama2c(path, 300), engine_error);
+  // max_token_length 2, then a 5-byte token: not a tokenizer.bin (a checkpoint, say).
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write("\x02\0\0\0\0\0\0\0\x05\0\0\0<unk>", 17);
+  EXPECT_THROW(tokenizer::from_llama2c(path), engine_error);
   std::ofstream(path, std::ios::binary | std::ios::trunc).write("\x10\0\0\0\0\0", 6);
   try {
     tokenizer::from_llama2c(path);

@@ -6,15 +6,10 @@
 #include <unordered_set>
 
 #include "dom-text.h"
+#include "str-util.h"
 
 namespace kvarena {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // ARIA roles accepted in role= (the reference harness's list).
 const std::unordered_set<std::string>& aria_roles() {
@@ -55,7 +50,7 @@ bool in_sectioning_content(const GumboNode* n) {
 }
 
 std::string explicit_role(const GumboNode* n) {
-  std::string roles = lower(attr_or(n, "role"));
+  std::string roles = ascii_lower(attr_or(n, "role"));
   size_t i = 0;
   while (i < roles.size()) {  // the first recognised token wins
     while (i < roles.size() && std::isspace(static_cast<unsigned char>(roles[i]))) ++i;
@@ -189,8 +184,7 @@ std::string ax_namer::shown_value(const GumboNode* field) const {
   std::string v = state_.value(field);
   if (has_tag(field, GUMBO_TAG_INPUT) && input_type(field) == "password") {
     std::string dots;
-    for (char c : v)
-      if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) dots += "\xE2\x80\xA2";  // U+2022
+    for (size_t i = utf8_length(v); i > 0; --i) dots += "\xE2\x80\xA2";  // U+2022
     return dots;
   }
   return v;

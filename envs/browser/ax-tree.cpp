@@ -1,29 +1,16 @@
 // ax-tree.cpp: the DOM walk that builds ax_nodes, and their properties.
 #include "ax-tree.h"
 
-#include <cctype>
 #include <cstdlib>
 
 #include "ax-semantics.h"
 #include "dom-text.h"
+#include "str-util.h"
 
 namespace kvarena {
 namespace {
 
-std::string lower_trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r\n\f"), e = s.find_last_not_of(" \t\r\n\f");
-  s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 const char* py_bool(bool b) { return b ? "True" : "False"; }
-
-bool in_preformatted(const GumboNode* n) {
-  for (; n; n = n->parent)
-    if (has_tag(n, GUMBO_TAG_PRE)) return true;
-  return false;
-}
 
 int heading_level(const GumboNode* n) {
   if (const char* l = attr(n, "aria-level")) {

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "html-document.h"
+#include "str-util.h"
 
 namespace kvarena {
 namespace {
@@ -34,14 +35,6 @@ struct compound_selector {
   std::vector<attr_test> attrs;
   std::vector<pseudo_test> pseudos;
 };
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 
 bool is_ident_start(char c) {
   return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '\\' ||
@@ -74,7 +67,7 @@ struct css_parser {
   char peek() const { return at_end() ? '\0' : s[pos]; }
   bool skip_spaces() {
     size_t start = pos;
-    while (!at_end() && is_space(s[pos])) ++pos;
+    while (!at_end() && is_ascii_space(s[pos])) ++pos;
     return pos > start;
   }
 
@@ -90,10 +83,8 @@ struct css_parser {
           unsigned cp = 0;
           for (int i = 0; i < 6 && !at_end() && std::isxdigit(static_cast<unsigned char>(peek())); ++i)
             cp = cp * 16 + std::stoi(std::string(1, s[pos++]), nullptr, 16);
-          if (!at_end() && is_space(peek())) ++pos;
-          if (cp < 0x80) *out += static_cast<char>(cp);
-          else if (cp < 0x800) { *out += static_cast<char>(0xC0 | (cp >> 6)); *out += static_cast<char>(0x80 | (cp & 0x3F)); }
-          else { *out += static_cast<char>(0xE0 | ((cp >> 12) & 0x0F)); *out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)); *out += static_cast<char>(0x80 | (cp & 0x3F)); }
+          if (!at_end() && is_ascii_space(peek())) ++pos;
+          append_utf8(*out, cp > 0x10FFFF ? 0xFFFD : cp);
           continue;
         }
       }
@@ -119,7 +110,7 @@ struct css_parser {
     skip_spaces();
     attr_test t;
     if (!ident(&t.name)) return false;
-    t.name = lower(t.name);
+    t.name = ascii_lower(t.name);
     skip_spaces();
     if (peek() == '|' && pos + 1 < s.size() && s[pos + 1] != '=')
       return fail("namespaced attributes are not supported");
@@ -160,7 +151,7 @@ struct css_parser {
     if (close == std::string_view::npos) return fail("expected ')'");
     std::string arg;
     for (char c : s.substr(pos, close - pos))
-      if (!is_space(c)) arg += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (!is_ascii_space(c)) arg += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     auto parse_int = [](const std::string& t, int* v) {
       if (t.empty()) return false;
       size_t i = (t[0] == '+' || t[0] == '-') ? 1 : 0;
@@ -196,7 +187,7 @@ struct css_parser {
     if (peek() == ':') return fail("pseudo-elements (::) are not supported");
     std::string name;
     if (!ident(&name)) return false;
-    name = lower(name);
+    name = ascii_lower(name);
     pseudo_test p(pseudo_kind::nth_child);
     bool takes_nth = false;
     if (name == "first-child") p = pseudo_test(pseudo_kind::nth_child, 0, 1);
@@ -233,7 +224,7 @@ struct css_parser {
       ++pos;
     } else if (!at_end() && is_ident_start(peek())) {
       if (!ident(&c->type)) return false;
-      c->type = lower(c->type);
+      c->type = ascii_lower(c->type);
     }
     while (!at_end()) {
       char ch = peek();
@@ -328,9 +319,9 @@ bool class_list_contains(const char* list, const std::string& cls) {
   std::string_view v(list);
   size_t i = 0;
   while (i < v.size()) {
-    while (i < v.size() && is_space(v[i])) ++i;
+    while (i < v.size() && is_ascii_space(v[i])) ++i;
     size_t j = i;
-    while (j < v.size() && !is_space(v[j])) ++j;
+    while (j < v.size() && !is_ascii_space(v[j])) ++j;
     if (j > i && v.substr(i, j - i) == cls) return true;
     i = j;
   }
@@ -341,8 +332,8 @@ bool attr_matches(const GumboNode* n, const attr_test& t) {
   const char* raw = attr(n, t.name.c_str());
   if (!raw) return false;
   if (t.op == 0) return true;
-  std::string v = t.ignore_case ? lower(raw) : std::string(raw);
-  std::string want = t.ignore_case ? lower(t.value) : t.value;
+  std::string v = t.ignore_case ? ascii_lower(raw) : std::string(raw);
+  std::string want = t.ignore_case ? ascii_lower(t.value) : t.value;
   switch (t.op) {
     case '=': return v == want;
     case '~': return !want.empty() && want.find_first_of(" \t\n\r\f") == std::string::npos &&

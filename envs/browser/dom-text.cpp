@@ -12,27 +12,16 @@
 #include <vector>
 
 #include "html-document.h"
+#include "str-util.h"
 
 namespace kvarena {
 namespace {
-
-bool is_ascii_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
 
 std::string lower_no_spaces(std::string_view s) {
   std::string out;
   for (char c : s)
     if (!is_ascii_space(c)) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-bool in_preformatted(const GumboNode* n) {
-  for (; n; n = n->parent)
-    if (has_tag(n, GUMBO_TAG_PRE) || has_tag(n, GUMBO_TAG_TEXTAREA) ||
-        has_tag(n, GUMBO_TAG_LISTING) || has_tag(n, GUMBO_TAG_PLAINTEXT))
-      return true;
-  return false;
 }
 
 bool is_cell(const GumboNode* n) { return has_tag(n, GUMBO_TAG_TD) || has_tag(n, GUMBO_TAG_TH); }
@@ -104,6 +93,14 @@ class text_builder {
 };
 
 }  // namespace
+
+bool in_preformatted(const GumboNode* n) {
+  for (; n; n = n->parent)
+    if (has_tag(n, GUMBO_TAG_PRE) || has_tag(n, GUMBO_TAG_TEXTAREA) ||
+        has_tag(n, GUMBO_TAG_LISTING) || has_tag(n, GUMBO_TAG_PLAINTEXT))
+      return true;
+  return false;
+}
 
 std::string collapse_whitespace(std::string_view s) {
   std::string out;

@@ -26,6 +26,9 @@ std::string inner_text(const GumboNode* n);
 // it hides from the accessibility tree only (see ax-tree.cpp).
 bool is_not_rendered(const GumboNode* n);
 
+// Inside <pre>, <textarea>, <listing> or <plaintext>: whitespace is kept as written.
+bool in_preformatted(const GumboNode* n);
+
 // Block-level for text purposes: its contents start and end on their own line.
 bool is_block_element(const GumboNode* n);
 

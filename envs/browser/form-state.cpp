@@ -1,10 +1,10 @@
 // form-state.cpp: control classification and the live values of one page's form controls.
 #include "form-state.h"
 
-#include <cctype>
 #include <vector>
 
 #include "dom-text.h"
+#include "str-util.h"
 
 namespace kvarena {
 namespace {
@@ -35,8 +35,7 @@ std::string input_type(const GumboNode* input) {
                                 "checkbox", "radio", "submit", "reset", "button", "image",
                                 "hidden", "file", "date", "datetime-local", "month", "week",
                                 "time", "range", "color"};
-  std::string t = collapse_whitespace(attr_or(input, "type", "text"));
-  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string t = lower_trim(attr_or(input, "type", "text"));
   for (const char* k : known)
     if (t == k) return t;
   return "text";

@@ -1,19 +1,11 @@
 // form-submit.cpp: entry list, method/action/enctype resolution and body encodings.
 #include "form-submit.h"
 
-#include <cctype>
-
+#include "str-util.h"
 #include "url-util.h"
 
 namespace kvarena {
 namespace {
-
-std::string lower_trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r\n\f"), e = s.find_last_not_of(" \t\r\n\f");
-  s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // Every element in document order, without recursion.
 std::vector<const GumboNode*> all_elements(const html_document& doc) {

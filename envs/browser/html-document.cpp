@@ -1,46 +1,18 @@
 // html-document.cpp: gumbo ownership, the preorder numbering, node helpers, charset decoding.
 #include "html-document.h"
 
-#include <cctype>
-#include <cstring>
-
 #include "dom-text.h"
+#include "str-util.h"
 #include "url-util.h"
 
 namespace kvarena {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
 
 // The first element with `tag` in preorder, or nullptr.
 const GumboNode* find_first(const std::vector<const GumboNode*>& nodes, GumboTag tag) {
   for (const GumboNode* n : nodes)
     if (has_tag(n, tag)) return n;
   return nullptr;
-}
-
-void append_utf8(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 // windows-1252 bytes 0x80..0x9F (0 = undefined, kept as the latin-1 code point).
@@ -119,7 +91,7 @@ std::string tag_name(const GumboNode* n) {
   GumboStringPiece piece = n->v.element.original_tag;
   if (!piece.data || piece.length == 0) return "";
   gumbo_tag_from_original_text(&piece);  // strips '<', '>' and attributes
-  return lower(std::string_view(piece.data, piece.length));
+  return ascii_lower(std::string_view(piece.data, piece.length));
 }
 
 bool has_tag(const GumboNode* n, GumboTag tag) {
@@ -141,7 +113,7 @@ std::string attr_or(const GumboNode* n, const char* name, std::string_view fallb
 
 bool attr_equals(const GumboNode* n, const char* name, std::string_view value) {
   const char* v = attr(n, name);
-  return v && lower(trim(v)) == lower(value);
+  return v && lower_trim(v) == ascii_lower(value);
 }
 
 const GumboVector* child_vector(const GumboNode* n) {
@@ -164,10 +136,10 @@ const GumboNode* closest(const GumboNode* n, GumboTag tag) {
 }
 
 std::string decode_to_utf8(std::string_view body, std::string_view content_type) {
-  std::string type = lower(content_type);
+  std::string type = ascii_lower(content_type);
   size_t cs = type.find("charset=");
   if (cs == std::string::npos) return std::string(body);
-  std::string charset = trim(type.substr(cs + 8));
+  std::string charset(trim_ascii(std::string_view(type).substr(cs + 8)));
   charset = charset.substr(0, charset.find_first_of("; "));
   if (!charset.empty() && (charset.front() == '"' || charset.front() == '\''))
     charset = charset.substr(1, charset.size() >= 2 ? charset.size() - 2 : 0);

@@ -1,6 +1,5 @@
-// http-fetch.cpp: the libcurl side of the text browser. One easy handle per http_client;
-// curl_easy_reset before each request clears the options but keeps the cookies and the
-// live connections, which is exactly the browser-profile lifetime we want.
+// http-fetch.cpp: the libcurl side of the text browser. One easy handle per http_client
+// holds the cookie jar and the live connections for the browser's lifetime.
 #include "http-fetch.h"
 
 #include <curl/curl.h>
@@ -89,21 +88,10 @@ http_client::http_client(http_options options) : options_(std::move(options)) {
   global_init_once();
   curl_ = curl_easy_init();
   if (!curl_) throw std::runtime_error("libcurl: curl_easy_init failed (out of memory?)");
-  curl_easy_setopt(static_cast<CURL*>(curl_), CURLOPT_COOKIEFILE, "");  // in-memory jar
-}
-
-http_client::~http_client() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
-
-http_response http_client::fetch(const http_request& req) {
+  // Options that never change are set once; fetch() sets the per-request ones. The handle
+  // is never curl_easy_reset: that would switch the cookie engine off.
   CURL* c = static_cast<CURL*>(curl_);
-  curl_easy_reset(c);  // keeps cookies and connections
-  http_response res;
-  body_sink sink{&res.body, options_.max_body_bytes};
-  char errbuf[CURL_ERROR_SIZE] = {0};
-
-  // No CURLOPT_COOKIEFILE here: the jar made in the constructor survives the reset, and
-  // setting it again would leak an entry of libcurl's cookie-file list on every request.
-  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(c, CURLOPT_COOKIEFILE, "");  // in-memory jar
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
@@ -116,9 +104,24 @@ http_response http_client::fetch(const http_request& req) {
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
   curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
+}
+
+http_client::~http_client() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+
+http_response http_client::fetch(const http_request& req) {
+  CURL* c = static_cast<CURL*>(curl_);
+  http_response res;
+  body_sink sink{&res.body, options_.max_body_bytes};
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  if (req.method != "GET" && req.method != "POST") {
+    res.error = "unsupported HTTP method '" + req.method + "' for " + req.url + ": use GET or POST";
+    return res;
+  }
+
+  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  if (!req.referer.empty()) curl_easy_setopt(c, CURLOPT_REFERER, req.referer.c_str());
+  curl_easy_setopt(c, CURLOPT_REFERER, req.referer.empty() ? nullptr : req.referer.c_str());
 
   curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: text/html,application/xhtml+xml,*/*;q=0.8");
@@ -128,16 +131,16 @@ http_response http_client::fetch(const http_request& req) {
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
     curl_easy_setopt(c, CURLOPT_COPYPOSTFIELDS, req.body.c_str());
     headers = curl_slist_append(headers, ("Content-Type: " + req.content_type).c_str());
-  } else if (req.method != "GET") {
-    curl_slist_free_all(headers);
-    res.error = "unsupported HTTP method '" + req.method + "' for " + req.url + ": use GET or POST";
-    return res;
+  } else {
+    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
   }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 
   CURLcode rc = curl_easy_perform(c);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // headers and errbuf die with this call
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, nullptr);
   curl_slist_free_all(headers);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, nullptr);  // errbuf dies with this frame
 
   char* final_url = nullptr;
   curl_easy_getinfo(c, CURLINFO_EFFECTIVE_URL, &final_url);

@@ -2,24 +2,17 @@
 // press, scroll, clear) and what an [id] resolves to. Every refusal says what the id is and
 // what the agent can do instead.
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <initializer_list>
 
 #include "dom-text.h"
 #include "form-submit.h"
+#include "str-util.h"
 #include "text-browser-page.h"
 #include "url-util.h"
 
 namespace kvarena {
 namespace {
-
-std::string lower_trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r\n\f"), e = s.find_last_not_of(" \t\r\n\f");
-  s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string bracket(int64_t id) { return "[" + std::to_string(id) + "]"; }
 
@@ -58,12 +51,6 @@ const GumboNode* labelled_control(const html_document& doc, const GumboNode* lab
       return n;
   }
   return nullptr;
-}
-
-size_t code_points(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
 }
 
 // The first `limit` code points of s.
@@ -263,7 +250,7 @@ browser_result text_browser::type(int64_t id, const std::string& text, bool pres
   value += text;
   if (const char* max = attr(el, "maxlength")) {
     int limit = std::atoi(max);
-    if (limit >= 0 && code_points(value) > static_cast<size_t>(limit)) value = truncate_code_points(value, limit);
+    if (limit >= 0 && utf8_length(value) > static_cast<size_t>(limit)) value = truncate_code_points(value, limit);
   }
   p.state->set_value(el, value);
   p.focused = el;
@@ -316,12 +303,19 @@ browser_result text_browser::press(const std::string& key_combination) {
   bool text_focus = f && is_text_field(f) && !is_disabled(f) && !is_readonly(f);
   std::string focus_id = f ? bracket(ax_id(*p.doc, f)) : "";
 
+  bool choice_focus = has_tag(f, GUMBO_TAG_INPUT) &&
+                      (input_type(f) == "checkbox" || input_type(f) == "radio");
   if (key == "enter" && keys.size() == 1) {
-    if (text_focus) return press_enter_in(f);
-    if (f && (has_tag(f, GUMBO_TAG_BUTTON) || has_tag(f, GUMBO_TAG_A) || has_tag(f, GUMBO_TAG_INPUT)))
-      return activate(f, ax_id(*p.doc, f));
+    if (f && (is_text_field(f) || choice_focus)) return press_enter_in(f);  // implicit submission
+    if (has_tag(f, GUMBO_TAG_SELECT))
+      return {"", "pressed Enter on " + focus_id + ": Enter does not submit a form from a " +
+                      "combobox; click the form's submit button"};
+    if (f) return activate(f, ax_id(*p.doc, f));  // a button or a link
     return {"", "pressed Enter: no form field has focus (click or type into one first); nothing happened"};
   }
+  if ((key == "space" || key == " ") && keys.size() == 1 && f && !is_text_field(f) &&
+      !has_tag(f, GUMBO_TAG_SELECT))
+    return activate(f, ax_id(*p.doc, f));  // toggles a checkbox, presses a button
   if (key == "a" && has_mod({"control", "ctrl", "meta", "cmd", "command"})) {
     if (!text_focus) return {"", "pressed " + key_combination + ": no text field has focus; nothing was selected"};
     p.select_all = true;

@@ -1,22 +1,15 @@
 // text-browser.cpp: tabs, history, page loading, the observation, and the evaluators'
 // helpers. The page operations (click, type, press, ...) are in text-browser-actions.cpp.
 #include <algorithm>
-#include <cctype>
 
 #include "css-select.h"
 #include "dom-text.h"
+#include "str-util.h"
 #include "text-browser-page.h"
 #include "url-util.h"
 
 namespace kvarena {
 namespace {
-
-std::string lower_trim(std::string s) {
-  size_t b = s.find_first_not_of(" \t\r\n\f"), e = s.find_last_not_of(" \t\r\n\f");
-  s = b == std::string::npos ? "" : s.substr(b, e - b + 1);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string html_escape(std::string_view s) {
   std::string out;

@@ -4,17 +4,13 @@
 
 #include <cctype>
 
+#include "str-util.h"
+
 namespace kvarena {
 namespace {
 
 bool is_scheme_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool is_special_scheme(std::string_view scheme) {
@@ -55,8 +51,8 @@ std::string encode_unsafe(std::string_view s) {
 // Lowercases the host (and port) of "user:pass@Host:Port", keeping the userinfo as written.
 std::string normalise_authority(std::string_view a) {
   size_t at = a.rfind('@');
-  if (at == std::string_view::npos) return lower(a);
-  return std::string(a.substr(0, at + 1)) + lower(a.substr(at + 1));
+  if (at == std::string_view::npos) return ascii_lower(a);
+  return std::string(a.substr(0, at + 1)) + ascii_lower(a.substr(at + 1));
 }
 
 // RFC 3986 5.2.4.
@@ -111,7 +107,7 @@ url_parts parse_url(std::string_view s) {
     size_t j = 1;
     while (j < s.size() && is_scheme_char(s[j])) ++j;
     if (j < s.size() && s[j] == ':') {
-      u.scheme = lower(s.substr(0, j));
+      u.scheme = ascii_lower(s.substr(0, j));
       i = j + 1;
     }
   }

@@ -147,10 +147,7 @@ std::optional<double> parse_first_number(std::string_view s) {
     if (i > 0 && t[i - 1] == '-' && (i == 1 || !is_alnum(t[i - 2]))) begin = i - 1;
     size_t end = i;
     while (end < t.size() && is_digit(t[end])) ++end;
-    if (end + 1 < t.size() && t[end] == '.' && is_digit(t[end + 1])) {
-      ++end;
-      while (end < t.size() && is_digit(t[end])) ++end;
-    } else if (end < t.size() && t[end] == '.' && end == i) {  // ".5"
+    if (end + 1 < t.size() && t[end] == '.' && is_digit(t[end + 1])) {  // also ".5"
       ++end;
       while (end < t.size() && is_digit(t[end])) ++end;
     }

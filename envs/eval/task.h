@@ -7,7 +7,9 @@
 // "file[3]" for the 4th task of an array. Fields this loader does not know are kept as raw
 // JSON text in `extra` maps at each level, so writing a task back preserves them (VWA's
 // "comments", "geolocation", WA's extra eval keys, future fields of other loaders).
-// Absent optional fields stay absent when written back; `null` and absent are the same.
+// Optional fields absent on input stay absent when written back (`null` and absent mean
+// the same); require_login, require_reset and eval.reference_answers are always written,
+// as VWA's files have them.
 //
 // Not here: evaluating a task (evaluator.h). nlohmann/json stays inside task-json.cpp.
 #pragma once

@@ -93,7 +93,7 @@ const std::vector<top_def>& catalogue() {
          {"Two controllers included", "All cables included", "Games in original cases", "Works great"}}}},
       {"furniture", "Furniture",
        {{"sofas-chairs", "Sofas & Chairs", false,
-         {{"Gray sectional sofa", 250, 900}, {"Leather recliner", 120, 450}, {"Mid-century armchair", 90, 350},
+         {{"Sectional sofa", 250, 900}, {"Leather recliner", 120, 450}, {"Mid-century armchair", 90, 350},
           {"Futon", 60, 200}, {"Set of 4 dining chairs", 80, 300}},
          {"Pet-free and smoke-free home", "Cushions recently cleaned", "Must pick up, no delivery", "Solid wood frame"}},
         {"tables-desks", "Tables & Desks", false,
@@ -122,7 +122,7 @@ const std::vector<top_def>& catalogue() {
           {"Adidas sneakers", 20, 80}},
          {"Size 9", "Size 10.5", "Barely worn", "Cleaned and deodorized"}},
         {"accessories", "Bags & Accessories", false,
-         {{"Leather backpack", 30, 120}, {"Ray-Ban sunglasses", 40, 110}, {"Silver watch", 60, 300},
+         {{"Leather backpack", 30, 120}, {"Ray-Ban sunglasses", 40, 110}, {"Wristwatch", 60, 300},
           {"Designer handbag", 80, 400}},
          {"Authentic, with receipt", "Gently used", "Comes with dust bag", "Adjustable strap"}}}},
       {"sports", "Sports & Outdoors",
@@ -336,7 +336,7 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
 
     size_t f1 = rng.index(leaf->features.size());
     size_t f2 = (f1 + 1 + rng.index(leaf->features.size() - 1)) % leaf->features.size();
-    std::string description = "Selling my " + std::string(color) + " " + p.title + ". " + condition_sentence(condition) +
+    std::string description = "For sale: " + std::string(p.title) + " in " + color + ". " + condition_sentence(condition) +
                               "\n" + leaf->features[f1] + ". " + leaf->features[f2] + ".\n" +
                               "Pickup in " + location.substr(0, location.find(',')) + ". " + rng.pick(kReasons);
     sql_value image_alt = nullptr;
