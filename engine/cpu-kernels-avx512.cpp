@@ -248,14 +248,14 @@ void gemm(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t 
     simd::gemm<s512, gemm_rows, gemm_vectors>(w, xt, n_tok, r0, r1, y, ldy, panel);
 }
 
-kernel_table make_table() {
+constexpr kernel_table make_table() {
   kernel_table k = simd::make_table<s512, gemm_rows, gemm_vectors>("avx512");
   k.pack_x = pack_x;
   k.gemm = gemm;
   return k;
 }
 
-const kernel_table table = make_table();
+constexpr kernel_table table = make_table();  // constant-initialised: no code runs
 
 }  // namespace
 

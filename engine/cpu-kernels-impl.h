@@ -61,9 +61,11 @@ struct kernel_table {
                  int64_t r0, int64_t r1, float* y, int64_t ldy);
   // xq: (n/32,) = x: (n,) rounded to Q8_0; n a multiple of 32.
   void (*quantize_q8x)(const float* x, block_q8x* xq, int64_t n);
-  // Packs tiles [tile0, tile1) of x: (n_tok, in) into xt (layout above). With round_q8 the
-  // values are rounded to Q8_0 on the way (same rounding as quantize_q8x), so Q8_0/Q4_0
-  // weights see the same activations on the GEMM path as on the matvec path.
+  // Packs tiles [tile0, tile1) of x: (n_tok, in) into xt (layout above). With round_q8 (for
+  // Q8_0/Q4_0 weights) the values are rounded to Q8_0 on the way, as quantize_q8x does, so
+  // those weights see the same activations on the GEMM path as on the matvec path; a variant
+  // may then use a layout of its own (AVX-512 keeps the bytes for its integer GEMM) as long
+  // as it fits in gemm_xt_floats() and its gemm reads it.
   void (*pack_x)(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t tile0,
                  int64_t tile1, float* xt);
   // y[t*ldy + r] for r in [r0, r1) (r0 a multiple of gemm_panel_rows), all n_tok tokens,
@@ -111,8 +113,8 @@ const kernel_table* kernels_avx512();
 // linkage and stays inside the file compiled for its ISA.
 //
 // S provides: vf (a vector of W floats), zero, set1, load, store, load_f16, load_bf16,
-// fma(a, b, c) = a*b + c, add, sub, mul, div, max, abs, reduce_add, reduce_max, exp (~2 ulp),
-// half (fp16 -> float, scalar), dot_u8s8 (8 int32 lanes, each the sum of 4 u8*s8 products
+// fma(a, b, c) = a*b + c, add, sub, mul, div, max, abs, reduce_add, reduce_max, reduce8 (of
+// an __m256), exp (~2 ulp), half (fp16 -> float, scalar), dot_u8s8 (8 int32 lanes, each the sum of 4 u8*s8 products
 // of 256-bit operands), quantize_block (32 floats -> block_q8x), dequant_q8_0 and
 // dequant_q4_0 (one block -> 32 floats).
 // ---------------------------------------------------------------------------------------
@@ -156,7 +158,10 @@ template <class S> struct wrow<S, ggml_type::bf16> {
   static float one(const uint8_t* row, int64_t k) {
     uint16_t h;
     std::memcpy(&h, row + 2 * k, 2);
-    return bf16_to_fp32(h);
+    const uint32_t u = uint32_t(h) << 16;  // not ggml-types.h's inline: see the file comment
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
   }
 };
 
@@ -674,9 +679,11 @@ void axpy(float* y, float alpha, const float* x, int64_t n) {
   for (; i < n; ++i) y[i] += alpha * x[i];
 }
 
-// The table for traits S with GEMM tile MR rows x NV vectors of tokens.
+// The table for traits S with GEMM tile MR rows x NV vectors of tokens. constexpr: a
+// variant's table must be built without running any of its code, which this CPU may not
+// support (a dynamic initialiser in the variant's file would run at program start).
 template <class S, int MR, int NV>
-kernel_table make_table(const char* name) {
+constexpr kernel_table make_table(const char* name) {
   kernel_table k{};
   k.name = name;
   k.gemm_tile_tokens = NV * S::W;

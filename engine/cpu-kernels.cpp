@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 
 #include "cpu-kernels-impl.h"
@@ -152,11 +153,12 @@ constexpr int64_t gemm_min_tokens = 16;
 // (~1-2 us) would cost more than it saves.
 constexpr int64_t parallel_min_macs = 1 << 16;
 
-void run_split(thread_pool& pool, int64_t macs, const std::function<void(int, int)>& fn) {
+template <class F>
+void run_split(thread_pool& pool, int64_t macs, F& fn) {
   if (macs < parallel_min_macs || pool.size() == 1)
     fn(0, 1);
   else
-    pool.run(fn);
+    pool.run(std::ref(fn));  // std::function of a reference: no allocation per call
 }
 
 // Thread ith's rows of [0, n): contiguous, in multiples of `align` rows.
@@ -187,7 +189,7 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
     // Rows in chunks of ~64 KB, each multiplied by every group of up to 4 tokens while it is
     // still in L2: the weights come from memory once for all the tokens.
     const int64_t chunk = std::max<int64_t>(4, int64_t(65536 / cw.row_bytes) / 4 * 4);
-    run_split(pool, macs, [&](int ith, int nth) {
+    auto rows_job = [&](int ith, int nth) {
       int64_t r0, r1;
       split_rows(out, 16, ith, nth, r0, r1);
       for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
@@ -197,24 +199,27 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
           k.matvec(cw, x + t0 * in, in, xq ? xq + t0 * nb : nullptr, nt, c0, c1, y + t0 * out, out);
         }
       }
-    });
+    };
+    run_split(pool, macs, rows_job);
     return;
   }
 
   float* xt = tls_xt.get<float>(size_t(cpu::gemm_xt_floats(k, n_tok, in)));
   const int64_t n_tiles = cpu::gemm_n_tiles(k, n_tok);
-  run_split(pool, macs, [&](int ith, int nth) {
+  auto pack_job = [&](int ith, int nth) {
     int64_t j0, j1;
     split_range(n_tiles, ith, nth, j0, j1);
     if (j0 < j1) k.pack_x(x, n_tok, in, quantized, j0, j1, xt);
-  });
-  run_split(pool, macs, [&](int ith, int nth) {
+  };
+  run_split(pool, macs, pack_job);
+  auto gemm_job = [&](int ith, int nth) {
     int64_t r0, r1;
     split_rows(out, k.gemm_panel_rows, ith, nth, r0, r1);
     if (r0 >= r1) return;
     float* panel = tls_panel.get<float>(size_t(cpu::gemm_panel_floats(k, in)));
     k.gemm(cw, xt, n_tok, r0, r1, y, out, panel);
-  });
+  };
+  run_split(pool, macs, gemm_job);
 }
 
 void get_row(const tensor_view& w, int64_t r, float* dst) {

@@ -14,8 +14,10 @@
 namespace kvarena {
 
 // y: (n_tok, out) = x: (n_tok, in) @ W^T, W: ne = {in, out} of type F32/F16/BF16/Q8_0/Q4_0.
-// n_tok == 1 is the memory-bound decode path (matrix-vector); n_tok > 1 the blocked GEMM.
-// Weights are used in their stored type, never converted whole to F32.
+// n_tok < 16 runs the memory-bound matrix-vector kernel (decode; weights read once for all
+// tokens), n_tok >= 16 the blocked GEMM (prefill). Weights are used in their stored type,
+// never converted whole to F32. Rows are split between the pool's threads; tiny matmuls
+// run on the caller alone. x and y must not overlap.
 void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_tok, float* y);
 
 // dst: (n,) = row r of w, dequantised (embedding lookup).

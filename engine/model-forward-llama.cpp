@@ -17,6 +17,7 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
 
   float* x = st.x.data();  // (n, D)
   ops.embed(m.tok_embd, tokens, n, x);
+  ops.rope_cos_sin(c, pos0, n, st.rope_cs.data());
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const layer_weights& L = m.layers[size_t(l)];
@@ -32,8 +33,7 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     ops.add_bias(q, D, L.bq, n, D);
     ops.add_bias(k, KV, L.bk, n, KV);
     ops.add_bias(v, KV, L.bv, n, KV);
-    ops.rope(q, D, n, c.n_heads, c, pos0);
-    ops.rope(k, KV, n, c.n_kv_heads, c, pos0);
+    ops.rope(q, D, k, KV, n, c, pos0, st.rope_cs.data());
     st.kv.store(l, pos0, n, k, v, KV);
     if (last_layer && mode == logits_mode::none) return;  // only the KV was needed
 

@@ -29,11 +29,12 @@ forward_state::forward_state(const model& m, const forward_options& opt)
   att.resize(C * size_t(c.dim));
   tmp.resize(C * size_t(c.dim));
   gate.resize(C * size_t(c.ffn_dim));
+  rope_cs.resize(C * size_t(c.rope_dims));
 }
 
 size_t forward_state::scratch_bytes() const {
   size_t n = 0;
-  for (const auto* b : {&x, &xn, &q, &k, &v, &att, &tmp, &gate, &up}) n += b->size();
+  for (const auto* b : {&x, &xn, &q, &k, &v, &att, &tmp, &gate, &up, &rope_cs}) n += b->size();
   return n * sizeof(float) + attn.bytes();
 }
 
@@ -172,19 +173,52 @@ void forward_ops::gelu(float* x, int64_t n_elems) {
   }
 }
 
-void forward_ops::rope(float* x, int64_t ld, int64_t n, int64_t n_heads, const model_config& c,
-                       int64_t pos0) {
-  const bool r = opt_.reference;
+void forward_ops::rope_cos_sin(const model_config& c, int64_t pos0, int64_t n, float* cs) {
+  // Angles in double: they reach thousands of radians.
+  const int64_t half = c.rope_dims / 2;
   for (int64_t i = 0; i < n; ++i) {
-    float* xi = x + i * ld;
-    if (c.rope_neox) {
-      detail::rope_neox(xi, n_heads, c.head_dim, c.rope_dims, pos0 + i, c.rope_freq_base);
-    } else if (r) {
-      ref::rope_adjacent(xi, n_heads, c.head_dim, c.rope_dims, pos0 + i, c.rope_freq_base);
-    } else {
-      kvarena::rope_adjacent(xi, n_heads, c.head_dim, c.rope_dims, pos0 + i, c.rope_freq_base);
+    for (int64_t j = 0; j < half; ++j) {
+      const double theta =
+          double(pos0 + i) * std::pow(double(c.rope_freq_base), -2.0 * double(j) / double(c.rope_dims));
+      cs[(i * half + j) * 2] = float(std::cos(theta));
+      cs[(i * half + j) * 2 + 1] = float(std::sin(theta));
     }
   }
+}
+
+void forward_ops::rope(float* q, int64_t ldq, float* k, int64_t ldk, int64_t n,
+                       const model_config& c, int64_t pos0, const float* cs) {
+  const int64_t hd = c.head_dim, half = c.rope_dims / 2;
+  if (opt_.reference) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (auto [x, heads] : {std::pair{q + i * ldq, c.n_heads}, std::pair{k + i * ldk, c.n_kv_heads}}) {
+        if (c.rope_neox) {
+          detail::rope_neox(x, heads, hd, c.rope_dims, pos0 + i, c.rope_freq_base);
+        } else {
+          ref::rope_adjacent(x, heads, hd, c.rope_dims, pos0 + i, c.rope_freq_base);
+        }
+      }
+    }
+    return;
+  }
+  const int64_t pair = c.rope_neox ? half : 1;  // distance between the two dims of a pair
+  const int64_t step = c.rope_neox ? 1 : 2;     // distance between consecutive pairs
+  rows(n, (c.n_heads + c.n_kv_heads) * c.rope_dims, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const float* csi = cs + i * 2 * half;
+      for (auto [x, heads] : {std::pair{q + i * ldq, c.n_heads}, std::pair{k + i * ldk, c.n_kv_heads}}) {
+        for (int64_t h = 0; h < heads; ++h) {
+          float* xh = x + h * hd;
+          for (int64_t j = 0; j < half; ++j) {
+            float* a = xh + j * step;
+            const float x0 = a[0], x1 = a[pair], co = csi[2 * j], si = csi[2 * j + 1];
+            a[0] = x0 * co - x1 * si;
+            a[pair] = x0 * si + x1 * co;
+          }
+        }
+      }
+    }
+  });
 }
 
 void forward_ops::attend(const kv_view& view, const float* q, int64_t q_stride, int64_t n_q,
@@ -201,19 +235,16 @@ namespace detail {
 
 void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
                float freq_base) {
-  // theta_i = pos * base^(-2i/rope_dims), stepped by multiplication as ggml does.
   const int64_t half = rope_dims / 2;
-  const float theta_scale = std::pow(freq_base, -2.0f / float(rope_dims));
-  float theta = float(pos);
   for (int64_t i = 0; i < half; ++i) {
-    const float c = std::cos(theta), s = std::sin(theta);
+    const double theta = double(pos) * std::pow(double(freq_base), -2.0 * double(i) / double(rope_dims));
+    const float c = float(std::cos(theta)), s = float(std::sin(theta));
     for (int64_t h = 0; h < n_heads; ++h) {
       float* xh = x + h * head_dim;
       const float a = xh[i], b = xh[i + half];
       xh[i] = a * c - b * s;
       xh[i + half] = a * s + b * c;
     }
-    theta *= theta_scale;
   }
 }
 

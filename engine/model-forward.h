@@ -51,6 +51,7 @@ class forward_state {
   std::vector<float> tmp;   // (max_chunk, dim) sublayer output before the residual add
   std::vector<float> gate;  // (max_chunk, ffn) llama gate / gpt2 up
   std::vector<float> up;    // (max_chunk, ffn) llama up
+  std::vector<float> rope_cs;  // (max_chunk, rope_dims/2, 2) cos, sin of the chunk's positions
 
  private:
   forward_options opt_;
@@ -83,9 +84,14 @@ class forward_ops {
   void add(float* y, const float* x, int64_t n, int64_t width);
   void silu_mul(float* gate, const float* up, int64_t n_elems);
   void gelu(float* x, int64_t n_elems);
-  // Rotates the first rope_dims dims of each of n_heads heads of n rows (ld floats apart),
-  // row i at position pos0 + i; adjacent pairs or NEOX halves as the config says.
-  void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, const model_config& c, int64_t pos0);
+  // cs: (n, rope_dims/2, 2) = cos, sin of theta_j = (pos0 + i) * base^(-2j/rope_dims),
+  // computed once per chunk and shared by every layer's q and k.
+  void rope_cos_sin(const model_config& c, int64_t pos0, int64_t n, float* cs);
+  // Rotates the first rope_dims dims of every head of n rows of q (n_heads heads, rows ldq
+  // floats apart) and k (n_kv_heads, ldk), row i at position pos0 + i; adjacent pairs or
+  // NEOX halves as the config says. cs from rope_cos_sin (the reference path ignores it).
+  void rope(float* q, int64_t ldq, float* k, int64_t ldk, int64_t n, const model_config& c,
+            int64_t pos0, const float* cs);
   void attend(const kv_view& view, const float* q, int64_t q_stride, int64_t n_q, int64_t n_heads,
               float scale, float* out, int64_t out_stride, attention_scratch& scratch);
 
@@ -102,7 +108,8 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
                    int64_t pos0, logits_mode mode, float* logits);
 void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
                   int64_t pos0, logits_mode mode, float* logits);
-// NEOX RoPE of one row: (n_heads, head_dim), pairs (x[i], x[i + rope_dims/2]).
+// NEOX RoPE of one row (plain reference): (n_heads, head_dim), pairs (x[i], x[i + rope_dims/2]),
+// theta_i = pos * base^(-2i/rope_dims).
 void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
                float freq_base);
 }  // namespace detail

@@ -26,4 +26,7 @@ if [ -f tests/fuzz/CMakeLists.txt ] && [ "$FUZZ_SECONDS" != "0" ]; then
   echo "[test] fuzz targets under ASan/UBSan (${FUZZ_SECONDS}s each)" >&2
   bash scripts/fuzz.sh "$FUZZ_SECONDS"
 fi
+if [ -f tests/fuzz-envs/CMakeLists.txt ] && [ "$FUZZ_SECONDS" != "0" ]; then
+  bash scripts/fuzz-envs.sh "$FUZZ_SECONDS"
+fi
 echo "[test] all passed" >&2

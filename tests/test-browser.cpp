@@ -288,7 +288,7 @@ std::string prop(text_browser& b, const std::string& selector, const std::string
 // ---------------------------------------------------------------------------------------
 // URLs
 
-TEST(Url, Rfc3986NormalExamples) {
+TEST(BrowserUrl, Rfc3986NormalExamples) {
   const std::string base = "http://a/b/c/d;p?q";
   const std::pair<const char*, const char*> cases[] = {
       {"g:h", "g:h"}, {"g", "http://a/b/c/g"}, {"./g", "http://a/b/c/g"}, {"g/", "http://a/b/c/g/"},
@@ -301,7 +301,7 @@ TEST(Url, Rfc3986NormalExamples) {
   for (const auto& [ref, want] : cases) EXPECT_EQ(resolve_url(base, ref).value_or("<none>"), want) << ref;
 }
 
-TEST(Url, Rfc3986AbnormalExamples) {
+TEST(BrowserUrl, Rfc3986AbnormalExamples) {
   const std::string base = "http://a/b/c/d;p?q";
   const std::pair<const char*, const char*> cases[] = {
       {"../../../g", "http://a/g"}, {"../../../../g", "http://a/g"}, {"/./g", "http://a/g"},
@@ -315,7 +315,7 @@ TEST(Url, Rfc3986AbnormalExamples) {
   for (const auto& [ref, want] : cases) EXPECT_EQ(resolve_url(base, ref).value_or("<none>"), want) << ref;
 }
 
-TEST(Url, BrowserLeniencies) {
+TEST(BrowserUrl, BrowserLeniencies) {
   EXPECT_EQ(*resolve_url("http://h/a/b", "  c d\n "), "http://h/a/c%20d");
   EXPECT_EQ(*resolve_url("http://h/a/b", "..\\x\\y?q=\\"), "http://h/x/y?q=\\");
   EXPECT_EQ(*resolve_url("http://h/", "/caf\xC3\xA9"), "http://h/caf%C3%A9");
@@ -332,14 +332,14 @@ TEST(Url, BrowserLeniencies) {
   EXPECT_EQ(url_fragment("http://h/a#b"), "b");
 }
 
-TEST(Url, UserInput) {
+TEST(BrowserUrl, UserInput) {
   EXPECT_EQ(url_from_user_input("example.com/x"), "http://example.com/x");
   EXPECT_EQ(url_from_user_input("localhost:8080/x"), "http://localhost:8080/x");
   EXPECT_EQ(url_from_user_input(" http://127.0.0.1:9/a "), "http://127.0.0.1:9/a");
   EXPECT_EQ(url_from_user_input("about:blank"), "about:blank");
 }
 
-TEST(Url, FormEncoding) {
+TEST(BrowserUrl, FormEncoding) {
   EXPECT_EQ(form_urlencode({{"q", "a b&c=d/\xC3\xA9"}, {"x y", "*-._~"}}),
             "q=a+b%26c%3Dd%2F%C3%A9&x+y=*-._%7E");
   EXPECT_EQ(form_urlencode_component("l1\nl2\rl3\r\nl4"), "l1%0D%0Al2%0D%0Al3%0D%0Al4");
@@ -368,7 +368,7 @@ http_request post(const std::string& url, const std::string& body) {
   return r;
 }
 
-TEST(Http, GetFollowsRedirectsAndRecordsFinalUrl) {
+TEST(BrowserHttp, GetFollowsRedirectsAndRecordsFinalUrl) {
   test_server server(site);
   http_client http;
   http_response r = http.fetch(get(server.url("/redirect")));
@@ -379,7 +379,7 @@ TEST(Http, GetFollowsRedirectsAndRecordsFinalUrl) {
   EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
 }
 
-TEST(Http, PostSendsUrlencodedBody) {
+TEST(BrowserHttp, PostSendsUrlencodedBody) {
   test_server server(site);
   http_client http;
   http_request req = post(server.url("/echo"), "a=1&b=two");
@@ -392,7 +392,7 @@ TEST(Http, PostSendsUrlencodedBody) {
   EXPECT_EQ(log[0].content_type, "application/x-www-form-urlencoded");
 }
 
-TEST(Http, CookieJarPerClient) {
+TEST(BrowserHttp, CookieJarPerClient) {
   test_server server(site);
   http_client a, b;
   http_response r = a.fetch(post(server.url("/login"), "user=alice&pass=secret"));
@@ -410,7 +410,7 @@ TEST(Http, CookieJarPerClient) {
   EXPECT_NE(b.fetch(get(server.url("/account"))).body.find("Welcome alice"), std::string::npos);
 }
 
-TEST(Http, HttpErrorStatusIsNotATransportFailure) {
+TEST(BrowserHttp, HttpErrorStatusIsNotATransportFailure) {
   test_server server(site);
   http_client http;
   http_response r = http.fetch(get(server.url("/missing")));
@@ -419,7 +419,7 @@ TEST(Http, HttpErrorStatusIsNotATransportFailure) {
   EXPECT_NE(r.body.find("No such page"), std::string::npos);
 }
 
-TEST(Http, FailuresSayWhatToDo) {
+TEST(BrowserHttp, FailuresSayWhatToDo) {
   std::string dead_url;
   {
     test_server gone(site);
@@ -455,7 +455,7 @@ TEST(Http, FailuresSayWhatToDo) {
   EXPECT_NE(r.error.find("use GET or POST"), std::string::npos) << r.error;
 }
 
-TEST(Http, TimeoutSaysTimedOut) {
+TEST(BrowserHttp, TimeoutSaysTimedOut) {
   test_server slow([](const test_request&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1200));
     test_response r;
@@ -1488,7 +1488,7 @@ void exercise(const std::string& html) {
   (void)query_selector_all(doc.document(), *all);
 }
 
-TEST(OddHtml, EmptyAndBroken) {
+TEST(BrowserOddHtml, EmptyAndBroken) {
   exercise("");
   exercise("<");
   exercise("<html");
@@ -1502,7 +1502,7 @@ TEST(OddHtml, EmptyAndBroken) {
   exercise("<my-widget role=button aria-label=\"Custom\">x</my-widget><dialog open>d</dialog>");
 }
 
-TEST(OddHtml, BinaryGarbageAndNonUtf8) {
+TEST(BrowserOddHtml, BinaryGarbageAndNonUtf8) {
   std::string g;
   for (int i = 0; i < 20000; ++i) g += static_cast<char>((i * 2654435761u) >> 13);
   exercise(g);
@@ -1514,7 +1514,7 @@ TEST(OddHtml, BinaryGarbageAndNonUtf8) {
   EXPECT_EQ(decode_to_utf8("caf\xE9", "text/html; charset=utf-8"), "caf\xE9");
 }
 
-TEST(OddHtml, HugeAndDeepPages) {
+TEST(BrowserOddHtml, HugeAndDeepPages) {
   std::string wide;
   for (int i = 0; i < 40000; ++i) wide += "<p>Paragraph " + std::to_string(i) + " <a href=\"/l" + std::to_string(i) + "\">link</a></p>";
   ASSERT_GT(wide.size(), 1u << 20);
@@ -1528,7 +1528,7 @@ TEST(OddHtml, HugeAndDeepPages) {
   exercise(deep);  // deeper than kMaxAxDepth: the tail is left out, nothing overflows
 }
 
-TEST(OddHtml, BrowserSurvivesOddPages) {
+TEST(BrowserOddHtml, BrowserSurvivesOddPages) {
   test_server server([](const test_request& r) {
     test_response out;
     if (r.path == "/empty") out.body = "";

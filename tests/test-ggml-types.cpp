@@ -31,7 +31,17 @@ __attribute__((target("f16c"))) float hw_half_to_float(uint16_t h) { return _cvt
 __attribute__((target("f16c"))) uint16_t hw_float_to_half(float f) {
   return _cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-bool have_f16c() { return __builtin_cpu_supports("f16c"); }
+// CPUID bits, read directly: clang 14's __builtin_cpu_supports knows neither "f16c" nor
+// "avx512bf16". The builtin's "avx"/"avx512f" checks also confirm the OS saves that state.
+bool cpuid_bit(unsigned leaf, unsigned sub, int reg, int bit) {
+  unsigned r[4] = {0, 0, 0, 0};
+  if (!__get_cpuid_count(leaf, sub, &r[0], &r[1], &r[2], &r[3])) return false;
+  return (r[reg] >> bit) & 1;
+}
+bool have_f16c() { return __builtin_cpu_supports("avx") && cpuid_bit(1, 0, 2, 29); }
+bool have_avx512_bf16() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && cpuid_bit(7, 1, 0, 5);
+}
 
 // Floats that stress fp16 rounding: a stride over all bit patterns, plus exact halfway
 // points, the overflow and subnormal thresholds and their neighbours.
@@ -152,12 +162,7 @@ __attribute__((target("avx512bf16,avx512vl,avx512f"))) uint16_t hw_float_to_bf16
 }  // namespace
 
 TEST(Bf16, MatchesAvx512Bf16ForNormals) {
-  // CPUID.(EAX=7, ECX=1):EAX bit 5 (clang 14's __builtin_cpu_supports lacks "avx512bf16");
-  // avx512f/vl via the builtin, which also checks that the OS enabled the AVX-512 state.
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool bf16 = __get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1);
-  if (!bf16 || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512vl"))
-    GTEST_SKIP() << "CPU has no AVX512-BF16";
+  if (!have_avx512_bf16()) GTEST_SKIP() << "CPU has no AVX512-BF16";
   // VCVTNEPS2BF16 rounds to nearest even but flushes denormals: compare normal floats.
   for (uint64_t u = 0; u < (uint64_t(1) << 32); u += 997) {
     const float x = float_of(uint32_t(u));

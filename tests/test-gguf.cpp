@@ -609,6 +609,19 @@ TEST(GgufBadInput, LoaderRejectsMissingKeysAndTensorsAndBadShapes) {
   }
 }
 
+// A block_count far beyond the tensors present must be an engine_error before anything is
+// sized by it (found by fuzz-gguf: the loader allocated n_layers layer slots first).
+TEST(GgufBadInput, LoaderRejectsHugeBlockCount) {
+  const auto dir = test::temp_dir("gguf-block-count");
+  bytes b = read_bytes(write_llama_variant(dir, "", "", ""));
+  const std::string bad = (dir / "bad.gguf").string();
+  for (uint32_t n : {3u, 1000u, 0xffffffffu}) {
+    poke<uint32_t>(b, after_string(b, "llama.block_count") + 4, n);
+    write_bytes(bad, b);
+    load_error(bad, [&] { load_model(bad); });
+  }
+}
+
 // ---------------------------------------------------------------- random models
 
 TEST(RandomModel, LoadsForEveryArchAndType) {

@@ -114,9 +114,10 @@ bool ax_node_is_printed(const ax_node& n) {
 }
 
 std::string ax_node_line(const ax_node& n) {
-  std::string line = "[" + std::to_string(n.id) + "] " + n.role + " " + py_repr(n.name);
+  std::string line(1, '[');  // appends only: GCC 12 warns falsely on "[" + std::string
+  line.append(std::to_string(n.id)).append("] ").append(n.role).append(" ").append(py_repr(n.name));
   for (const ax_property& p : n.props)
-    if (!ignored_property(p.name)) line += " " + p.name + ": " + p.value;
+    if (!ignored_property(p.name)) line.append(" ").append(p.name).append(": ").append(p.value);
   return line;
 }
 

@@ -14,7 +14,10 @@
 namespace kvarena {
 namespace {
 
-std::string bracket(int64_t id) { return "[" + std::to_string(id) + "]"; }
+std::string bracket(int64_t id) {
+  std::string s(1, '[');  // appends only: GCC 12 warns falsely on "[" + std::string
+  return s.append(std::to_string(id)).append("]");
+}
 
 const ax_node* find_node(const ax_node& n, int64_t id) {
   if (n.id == id) return &n;
