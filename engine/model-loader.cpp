@@ -206,6 +206,12 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   m->output = b.matrix("output.weight", c.dim, c.n_vocab, /*required=*/false);
   if (!m->output) m->output = m->tok_embd;  // tied embeddings
 
+  // Each block has several tensors: a block_count beyond the tensor count is a bad file
+  // (and must not drive a huge allocation).
+  if (uint64_t(c.n_layers) > f.tensors().size()) {
+    f.fail("block_count " + std::to_string(c.n_layers) + " exceeds the " +
+           std::to_string(f.tensors().size()) + " tensors in the file");
+  }
   m->layers.resize(size_t(c.n_layers));
   if (c.arch == model_arch::gpt2) {
     bind_gpt2(b, *m);

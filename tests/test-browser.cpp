@@ -211,7 +211,7 @@ test_response site(const test_request& r) {
     out.body = page("Not Found", "<h1>No such page</h1>");
   } else if (p == "/long") {
     std::string body = "<main>";
-    for (int i = 0; i < 40; ++i) body += "<p>Line " + std::to_string(i) + "</p>";
+    for (int i = 0; i < 40; ++i) body += "<p id=\"l" + std::to_string(i) + "\">Line " + std::to_string(i) + "</p>";
     body += "<a href=\"/echo\">Bottom link</a></main>";
     out.body = page("Long", body);
   } else if (p == "/big") {
@@ -1314,6 +1314,15 @@ TEST_F(Browser, ScrollMovesTheViewportAndKeepsIds) {
                                        "bring it into view, or use an id from the observation");
   EXPECT_EQ(b.scroll("sideways").error, "cannot scroll 'sideways': the direction is up or down, e.g. scroll [down]");
   ASSERT_TRUE(b.press("PageDown").ok());
+  // A fragment scrolls its anchor to the top of the viewport, on load and on the same page.
+  ASSERT_TRUE(b.go_to(url("/long#l20")).ok());
+  EXPECT_EQ(b.current_url(), url("/long#l20"));
+  std::string anchored = b.observe().text;
+  EXPECT_NE(anchored.find("'Line 20'"), std::string::npos) << anchored;
+  EXPECT_EQ(anchored.find("'Line 19'"), std::string::npos) << anchored;
+  ASSERT_TRUE(b.go_to(url("/long#l5")).ok());
+  EXPECT_NE(b.observe().text.find("'Line 5'"), std::string::npos);
+  EXPECT_EQ(b.observe().text.find("'Line 20'"), std::string::npos);
 }
 
 TEST_F(Browser, ActionErrorMessages) {
