@@ -43,51 +43,147 @@ constexpr int64_t k_parallel_min_macs = 1 << 16;
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// out[j][0..lanes) = sum_{k<n} a[j][k] * b[k*ldb + 0..lanes)  for j < 4.
-// Rows a[j] may alias (unused rows point at row 0 and write to a dummy).
-using mac4_fn = void (*)(const float* const a[4], const float* b, int64_t ldb, int64_t n,
-                         int lanes, float* const out[4]);
+// The three inner loops, in a generic and an AVX-512 version.
+struct attn_kernels {
+  // out[j][0..lanes) = sum_{k<n} a[j][k] * b[k*ldb + 0..lanes)  for j < n_rows <= 4.
+  void (*mac)(const float* const a[4], int n_rows, const float* b, int64_t ldb, int64_t n,
+              int lanes, float* const out[4]);
+  // kt: (hd, 16): kt[d*16 + j] = k[j*hd + d] for j < nt, 0 for nt <= j < 16.
+  void (*transpose_tile)(const float* k, int64_t hd, int64_t nt, float* kt);
+  // S[r*ld_s + t] = q[r] . k[t] for r < n_rows, t < n_keys: for few rows, where a
+  // transposed tile would not pay for itself. nullptr: use tiles.
+  void (*qk_direct)(const float* q, int64_t n_rows, const float* k, int64_t hd, int64_t n_keys,
+                    float* S, int64_t ld_s);
+};
 
-void mac4_generic(const float* const a[4], const float* b, int64_t ldb, int64_t n, int lanes,
-                  float* const out[4]) {
+void mac_generic(const float* const a[4], int n_rows, const float* b, int64_t ldb, int64_t n,
+                 int lanes, float* const out[4]) {
   float acc[4][k_tile] = {};
   for (int64_t k = 0; k < n; ++k) {
     const float* bk = b + k * ldb;
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < n_rows; ++j) {
       const float s = a[j][k];
       for (int l = 0; l < lanes; ++l) acc[j][l] += s * bk[l];
     }
   }
-  for (int j = 0; j < 4; ++j) std::memcpy(out[j], acc[j], size_t(lanes) * sizeof(float));
+  for (int j = 0; j < n_rows; ++j) std::memcpy(out[j], acc[j], size_t(lanes) * sizeof(float));
+}
+
+void transpose_tile_generic(const float* k, int64_t hd, int64_t nt, float* kt) {
+  for (int64_t j = 0; j < nt; ++j) {
+    for (int64_t d = 0; d < hd; ++d) kt[d * k_tile + j] = k[j * hd + d];
+  }
+  for (int64_t j = nt; j < k_tile; ++j) {
+    for (int64_t d = 0; d < hd; ++d) kt[d * k_tile + j] = 0.0f;
+  }
 }
 
 #if KV_ATTN_HAVE_AVX512
-KV_ATTN_AVX512 void mac4_avx512(const float* const a[4], const float* b, int64_t ldb, int64_t n,
-                                int lanes, float* const out[4]) {
-  const __mmask16 m = lanes >= 16 ? __mmask16(0xffff) : __mmask16((1u << lanes) - 1);
-  __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps();
-  __m512 c2 = _mm512_setzero_ps(), c3 = _mm512_setzero_ps();
-  const float *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+template <int R>
+KV_ATTN_AVX512 void mac_rows_avx512(const float* const a[4], const float* b, int64_t ldb, int64_t n,
+                                    __mmask16 m, float* const out[4]) {
+  __m512 c[R];
+  for (int j = 0; j < R; ++j) c[j] = _mm512_setzero_ps();
   for (int64_t k = 0; k < n; ++k) {
     const __m512 bk = _mm512_maskz_loadu_ps(m, b + k * ldb);
-    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a0[k]), bk, c0);
-    c1 = _mm512_fmadd_ps(_mm512_set1_ps(a1[k]), bk, c1);
-    c2 = _mm512_fmadd_ps(_mm512_set1_ps(a2[k]), bk, c2);
-    c3 = _mm512_fmadd_ps(_mm512_set1_ps(a3[k]), bk, c3);
+    for (int j = 0; j < R; ++j) c[j] = _mm512_fmadd_ps(_mm512_set1_ps(a[j][k]), bk, c[j]);
   }
-  _mm512_mask_storeu_ps(out[0], m, c0);
-  _mm512_mask_storeu_ps(out[1], m, c1);
-  _mm512_mask_storeu_ps(out[2], m, c2);
-  _mm512_mask_storeu_ps(out[3], m, c3);
+  for (int j = 0; j < R; ++j) _mm512_mask_storeu_ps(out[j], m, c[j]);
+}
+
+KV_ATTN_AVX512 void mac_avx512(const float* const a[4], int n_rows, const float* b, int64_t ldb,
+                               int64_t n, int lanes, float* const out[4]) {
+  const __mmask16 m = lanes >= 16 ? __mmask16(0xffff) : __mmask16((1u << lanes) - 1);
+  switch (n_rows) {
+    case 1: mac_rows_avx512<1>(a, b, ldb, n, m, out); break;
+    case 2: mac_rows_avx512<2>(a, b, ldb, n, m, out); break;
+    case 3: mac_rows_avx512<3>(a, b, ldb, n, m, out); break;
+    default: mac_rows_avx512<4>(a, b, ldb, n, m, out); break;
+  }
+}
+
+// 16 x 16 blocks transposed in registers (three rounds of shuffles); hd % 16 == 0.
+KV_ATTN_AVX512 void transpose_tile_avx512(const float* k, int64_t hd, int64_t nt, float* kt) {
+  if (hd % 16 != 0) {
+    transpose_tile_generic(k, hd, nt, kt);
+    return;
+  }
+  for (int64_t d0 = 0; d0 < hd; d0 += 16) {
+    __m512 r[16], t[16];
+    for (int j = 0; j < 16; ++j) r[j] = j < nt ? _mm512_loadu_ps(k + j * hd + d0) : _mm512_setzero_ps();
+    // Within each 128-bit lane L: pairs of rows, then u[4g + c] = column 4L + c of rows 4g..4g+3.
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; ++g) {
+      const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 1]);
+      const __m512d c = _mm512_castps_pd(t[4 * g + 2]), d = _mm512_castps_pd(t[4 * g + 3]);
+      r[4 * g + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+      r[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+      r[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+      r[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+    }
+    // Column 4L + c = lane L of u[c], u[4+c], u[8+c], u[12+c].
+    for (int c = 0; c < 4; ++c) {
+      const __m512 v0 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x44);
+      const __m512 v1 = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xEE);
+      const __m512 v2 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x44);
+      const __m512 v3 = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xEE);
+      _mm512_storeu_ps(kt + (d0 + c) * k_tile, _mm512_shuffle_f32x4(v0, v2, 0x88));
+      _mm512_storeu_ps(kt + (d0 + 4 + c) * k_tile, _mm512_shuffle_f32x4(v0, v2, 0xDD));
+      _mm512_storeu_ps(kt + (d0 + 8 + c) * k_tile, _mm512_shuffle_f32x4(v1, v3, 0x88));
+      _mm512_storeu_ps(kt + (d0 + 12 + c) * k_tile, _mm512_shuffle_f32x4(v1, v3, 0xDD));
+    }
+  }
+}
+
+// [sum(a0), sum(a1), sum(a2), sum(a3)]: four horizontal sums sharing their shuffles.
+KV_ATTN_AVX512 inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+  const __m512 s01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+  const __m512 s23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+  const __m512d d01 = _mm512_castps_pd(s01), d23 = _mm512_castps_pd(s23);
+  // Each 128-bit lane now holds one partial sum of a0, a1, a2, a3 in that order.
+  const __m512 s = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(d01, d23)),
+                                 _mm512_castpd_ps(_mm512_unpackhi_pd(d01, d23)));
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
+                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+KV_ATTN_AVX512 inline __m512 dot_partial(const float* q, const float* k, int64_t hd) {
+  __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
+  for (int64_t d = 16; d < hd; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), _mm512_loadu_ps(k + d), acc);
+  return acc;
+}
+
+// Four keys at a time per row, their sums reduced together; hd % 16 == 0.
+KV_ATTN_AVX512 void qk_direct_avx512(const float* q, int64_t n_rows, const float* k, int64_t hd,
+                                     int64_t n_keys, float* S, int64_t ld_s) {
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const float* qr = q + r * hd;
+    float* sr = S + r * ld_s;
+    int64_t t = 0;
+    for (; t + 4 <= n_keys; t += 4) {
+      const float* kt = k + t * hd;
+      _mm_storeu_ps(sr + t, reduce4(dot_partial(qr, kt, hd), dot_partial(qr, kt + hd, hd),
+                                    dot_partial(qr, kt + 2 * hd, hd), dot_partial(qr, kt + 3 * hd, hd)));
+    }
+    for (; t < n_keys; ++t) sr[t] = _mm512_reduce_add_ps(dot_partial(qr, k + t * hd, hd));
+  }
 }
 #endif
 
-mac4_fn pick_mac4() {
+attn_kernels pick_kernels() {
 #if KV_ATTN_HAVE_AVX512
-  if (cpu_kernel_variant() == "avx512") return mac4_avx512;
+  if (cpu_kernel_variant() == "avx512") return {mac_avx512, transpose_tile_avx512, qk_direct_avx512};
 #endif
-  return mac4_generic;
+  return {mac_generic, transpose_tile_generic, nullptr};
 }
+
+// Rows per item below which the AVX-512 path computes scores by direct dot products
+// instead of transposed key tiles (a tile costs about as much as 8 rows of FMAs).
+constexpr int64_t k_direct_max_rows = 8;
 
 // Everything one attend() call shares between threads (one pointer is captured, so the
 // std::function the pool takes stays in its small buffer: no allocation per call).
@@ -99,7 +195,7 @@ struct attend_job {
   float* out;
   int64_t out_stride;
   attention_scratch* scratch;
-  mac4_fn mac4;
+  const attn_kernels* kern;
   std::atomic<int64_t> next{0};
 };
 
@@ -119,35 +215,32 @@ void run_item(attend_job& job, int ith, int64_t item) {
   const float* K = v.k + g * v.head_stride;
   const float* V = v.v + g * v.head_stride;
   auto count = [&](int64_t r) { return base + i0 + r / G + 1; };  // causal length of row r
-  float dummy[k_tile];
 
   for (int64_t r = 0; r < n_rows; ++r) {
     const float* src = job.q + (i0 + r / G) * job.q_stride + (g * G + r % G) * hd;
     for (int64_t d = 0; d < hd; ++d) qs[r * hd + d] = src[d] * job.scale;
   }
 
-  // 1. scores, one transposed key tile at a time.
+  // 1. scores: direct dot products for a few rows (decode), else one transposed key tile
+  // at a time.
   const int64_t n_keys = count(n_rows - 1);
-  for (int64_t t0 = 0; t0 < n_keys; t0 += k_tile) {
-    const int64_t nt = std::min(k_tile, n_keys - t0);
-    for (int64_t j = 0; j < nt; ++j) {
-      const float* kr = K + (t0 + j) * hd;
-      for (int64_t d = 0; d < hd; ++d) kt[d * k_tile + j] = kr[d];
-    }
-    for (int64_t j = nt; j < k_tile; ++j) {
-      for (int64_t d = 0; d < hd; ++d) kt[d * k_tile + j] = 0.0f;
-    }
-    // Rows whose causal length reaches this tile form a suffix [r_first, n_rows).
-    const int64_t i_first = std::max(i0, t0 - base);
-    for (int64_t r = (i_first - i0) * G; r < n_rows; r += 4) {
-      const float* a[4];
-      float* o[4];
-      for (int j = 0; j < 4; ++j) {
-        const bool live = r + j < n_rows;
-        a[j] = qs + (live ? r + j : r) * hd;
-        o[j] = live ? S + (r + j) * ld_s + t0 : dummy;
+  if (job.kern->qk_direct && n_rows < k_direct_max_rows && hd % 16 == 0) {
+    job.kern->qk_direct(qs, n_rows, K, hd, n_keys, S, ld_s);
+  } else {
+    for (int64_t t0 = 0; t0 < n_keys; t0 += k_tile) {
+      job.kern->transpose_tile(K + t0 * hd, hd, std::min(k_tile, n_keys - t0), kt);
+      // Rows whose causal length reaches this tile form a suffix [r_first, n_rows).
+      const int64_t i_first = std::max(i0, t0 - base);
+      for (int64_t r = (i_first - i0) * G; r < n_rows; r += 4) {
+        const int nr = int(std::min<int64_t>(4, n_rows - r));
+        const float* a[4];
+        float* o[4];
+        for (int j = 0; j < nr; ++j) {
+          a[j] = qs + (r + j) * hd;
+          o[j] = S + (r + j) * ld_s + t0;
+        }
+        job.kern->mac(a, nr, kt, k_tile, hd, int(k_tile), o);
       }
-      job.mac4(a, kt, k_tile, hd, int(k_tile), o);
     }
   }
 
@@ -161,17 +254,17 @@ void run_item(attend_job& job, int ith, int64_t item) {
 
   // 3. out = P V, 16 dims at a time, four rows at a time.
   for (int64_t r = 0; r < n_rows; r += 4) {
-    const int64_t n = count(std::min(r + 3, n_rows - 1));
+    const int nr = int(std::min<int64_t>(4, n_rows - r));
+    const int64_t n = count(r + nr - 1);
     for (int64_t c = 0; c < hd; c += k_tile) {
       const float* a[4];
       float* o[4];
-      for (int j = 0; j < 4; ++j) {
-        const bool live = r + j < n_rows;
-        const int64_t rr = live ? r + j : r;
+      for (int j = 0; j < nr; ++j) {
+        const int64_t rr = r + j;
         a[j] = S + rr * ld_s;
-        o[j] = live ? job.out + (i0 + rr / G) * job.out_stride + (g * G + rr % G) * hd + c : dummy;
+        o[j] = job.out + (i0 + rr / G) * job.out_stride + (g * G + rr % G) * hd + c;
       }
-      job.mac4(a, V + c, hd, n, int(std::min(k_tile, hd - c)), o);
+      job.kern->mac(a, nr, V + c, hd, n, int(std::min(k_tile, hd - c)), o);
     }
   }
 }
@@ -201,7 +294,7 @@ void attend(thread_pool& pool, const kv_view& view, const float* q, int64_t q_st
   KV_ASSERT(n_heads / view.n_kv_heads <= scratch.group());
   KV_ASSERT(view.n_tokens <= scratch.max_tokens());
   KV_ASSERT(pool.size() <= scratch.n_threads());
-  static const mac4_fn mac4 = pick_mac4();
+  static const attn_kernels kern = pick_kernels();
 
   attend_job job;
   job.view = &view;
@@ -217,7 +310,7 @@ void attend(thread_pool& pool, const kv_view& view, const float* q, int64_t q_st
   job.out = out;
   job.out_stride = out_stride;
   job.scratch = &scratch;
-  job.mac4 = mac4;
+  job.kern = &kern;
   const int64_t n_items = job.n_blocks * view.n_kv_heads;
   attend_job* jp = &job;
   auto work = [jp, n_items](int ith, int) {

@@ -158,7 +158,8 @@ std::string form_page(const std::string& method) {
               "<button type=\"submit\" name=\"go\" value=\"Go\">Submit form</button>"
               "<button type=\"button\">Does nothing</button>"
               "<button type=\"reset\">Reset all</button>"
-              "</form><a href=\"/echo\">Plain link</a><p>Just text</p>");
+              "</form><a href=\"/echo\">Plain link</a><p>Just text</p>"
+              "<div role=\"textbox\" aria-label=\"Rich editor\" contenteditable></div>");
 }
 
 // The pages of the loopback site used by most browser tests.
@@ -804,8 +805,10 @@ class CssSelect : public ::testing::Test {
     auto s = css_selector_list::parse(sel, &err);
     if (!s) return "ERR";
     std::string out;
-    for (const GumboNode* n : query_selector_all(doc_.document(), *s))
-      out += (out.empty() ? "" : ",") + (has_tag(n, GUMBO_TAG_UL) || has_tag(n, GUMBO_TAG_DIV) ? tag_name(n) : text_content(n));
+    for (const GumboNode* n : query_selector_all(doc_.document(), *s)) {
+      if (!out.empty()) out.push_back(',');
+      out.append(has_tag(n, GUMBO_TAG_UL) || has_tag(n, GUMBO_TAG_DIV) ? tag_name(n) : text_content(n));
+    }
     return out;
   }
   std::string error(const std::string& sel) {
@@ -1353,6 +1356,11 @@ TEST_F(Browser, ActionErrorMessages) {
   EXPECT_EQ(b_.click(dis).error, "cannot click [" + std::to_string(dis) + "]: it is disabled");
   int64_t ro = id("textbox 'Read only field'");
   EXPECT_EQ(b_.type(ro, "x", false).error, "cannot type into [" + std::to_string(ro) + "]: the textbox is read-only");
+  int64_t rich = id("textbox 'Rich editor'");
+  EXPECT_EQ(b_.type(rich, "x", false).error,
+            "cannot type into [" + std::to_string(rich) +
+                "]: this textbox is not a form field but a widget that needs JavaScript, which the text "
+                "browser does not run");
   EXPECT_EQ(b_.press("").error, "press needs a key, e.g. press [Enter] or press [Control+a]");
   browser_result r = b_.press("Tab");
   EXPECT_TRUE(r.ok());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "ax-semantics.h"
 #include "dom-text.h"
 #include "form-submit.h"
 #include "str-util.h"
@@ -243,6 +244,10 @@ browser_result text_browser::type(int64_t id, const std::string& text, bool pres
     p.select_all = false;
     return {};
   }
+  if (!is_text_field(el) && (is_text_role(t->role) || t->role == "combobox"))
+    return {"cannot type into " + bracket(id) + ": this " + t->role +
+                " is not a form field but a widget that needs JavaScript, which the text browser does not run",
+            ""};
   if (!is_text_field(el))
     return {"cannot type into " + bracket(id) + ": it is " + role_phrase(t->role) +
                 ", not a textbox; type into a textbox, searchbox or combobox from the observation",

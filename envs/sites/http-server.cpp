@@ -123,6 +123,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
       } catch (const std::exception& e) {
         std::fprintf(stderr, "kvarena sites: 500 on %s %s: %s\n", request.method.c_str(), request.target.c_str(), e.what());
         response = http_response::error(500, std::string("the site failed on this request: ") + e.what());
+      } catch (...) {
+        std::fprintf(stderr, "kvarena sites: 500 on %s %s: unknown exception\n", request.method.c_str(), request.target.c_str());
+        response = http_response::error(500, "the site failed on this request");
       }
     }
     send(std::move(response), keep_alive, req.method() == http::verb::head, req.version());

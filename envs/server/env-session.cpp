@@ -1,0 +1,127 @@
+// env-session.cpp: one env session (see env-session.h).
+#include "server/env-session.h"
+
+#include "browser/browser-act.h"
+#include "browser/text-browser-probe.h"
+#include "eval/action-parse.h"
+#include "sites/http-message.h"
+#include "sites/site-auth.h"
+
+namespace kvarena {
+
+std::string truncate_observation(std::string text, int64_t max_tokens) {
+  if (max_tokens <= 0) return text;
+  const int64_t max_bytes = max_tokens * k_obs_chars_per_token;
+  if (static_cast<int64_t>(text.size()) <= max_bytes) return text;
+  size_t cut = static_cast<size_t>(max_bytes);
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 continuation
+  text.resize(cut);
+  return text;
+}
+
+env_session::env_session(std::string id, task t, env_sites::lease lease, env_session_options opt)
+    : id_(std::move(id)), task_(std::move(t)), lease_(std::move(lease)), opt_(std::move(opt)), rules_(opt_.early_stop) {
+  if (task_.viewport_size && task_.viewport_size->height > 0 && task_.viewport_size->height < 100000)
+    opt_.browser.viewport_height_px = static_cast<int>(task_.viewport_size->height);
+  browser_ = std::make_unique<text_browser>(opt_.browser);
+}
+
+void env_session::start(const std::vector<env_login>& logins) {
+  for (const env_login& login : logins) {
+    http_request req;
+    req.method = "POST";
+    req.url = login.base_url + "/login";
+    req.body = "username=" + sites::url_encode(login.username, true) + "&password=" +
+               sites::url_encode(sites::kSeededPassword, true) + "&next=%2F";
+    http_response res = browser_->http().fetch(req);
+    if (!res.ok)
+      throw env_api_error(502, "cannot reach site '" + login.site + "' at " + login.base_url +
+                                   " to log in as " + login.username + ": " + res.error);
+    if (res.status != 200 || res.final_url.find("/login") != std::string::npos)
+      throw env_api_error(502, "site '" + login.site + "' at " + login.base_url + " refused the login of " +
+                                   login.username + " (HTTP " + std::to_string(res.status) +
+                                   "); is it a kvarena site with the seeded users?");
+  }
+  std::vector<std::string> urls = start_urls(task_);
+  for (size_t i = 0; i < urls.size(); ++i) {
+    if (i > 0) browser_->new_tab();
+    browser_result r = browser_->go_to(urls[i]);
+    if (!r.ok())
+      throw env_api_error(502, "cannot open the task's start_url " +
+                                   (urls.size() > 1 ? "(tab " + std::to_string(i) + ") " : std::string()) + urls[i] +
+                                   ": " + r.error);
+  }
+  if (urls.size() > 1) browser_->tab_focus(0);  // VWA focuses the first tab
+  touch();
+}
+
+env_observation env_session::observe() {
+  browser_observation o = browser_->observe();
+  env_observation out;
+  out.text = opt_.max_obs_tokens ? truncate_observation(std::move(o.text), *opt_.max_obs_tokens) : std::move(o.text);
+  out.url = std::move(o.url);
+  out.tabs = std::move(o.tabs);
+  return out;
+}
+
+void env_session::finish(std::string answer, std::string reason) {
+  done_ = true;
+  answer_ = std::move(answer);
+  reason_ = std::move(reason);
+}
+
+env_step_result env_session::step(const std::string& action_text) {
+  touch();
+  if (done_)
+    throw env_api_error(409, "the episode of session " + id_ + " is over (" + reason_.value_or("done") +
+                                 "); score it with POST /v1/sessions/" + id_ + "/evaluate, then DELETE it");
+  env_step_result r;
+  action_parse_result parsed = parse_action(action_text);
+  if (!parsed.ok()) {
+    r.action_error = parsed.error;
+  } else if (parsed.act.kind == action_kind::stop) {
+    finish(parsed.act.answer, "stop");
+  } else {
+    browser_result br = apply_action(*browser_, parsed.act);
+    if (!br.ok()) r.action_error = br.error;
+  }
+  rules_.record(parsed);
+  if (!done_) {
+    early_stop_decision d = rules_.check();
+    if (d.stop) finish(early_stop_answer(d.reason), d.reason);
+  }
+  r.observation = observe();
+  r.done = done_;
+  if (done_) {
+    r.answer = answer_;
+    r.reason = reason_;
+  }
+  touch();
+  return r;
+}
+
+eval_result env_session::evaluate(const std::optional<std::string>& answer) {
+  touch();
+  text_browser_probe probe(*browser_);
+  eval_inputs in;
+  in.answer = answer ? *answer : answer_.value_or("");
+  in.page = &probe;
+  eval_result r = evaluate_task(task_, in);
+  touch();
+  return r;
+}
+
+env_session_info env_session::info() const {
+  env_session_info i;
+  i.session_id = id_;
+  i.task_id = task_.task_id;
+  i.tenant = lease_.tenant;
+  i.sites = lease_.urls;
+  i.steps = rules_.steps();
+  i.done = done_;
+  i.answer = answer_;
+  i.reason = reason_;
+  return i;
+}
+
+}  // namespace kvarena
