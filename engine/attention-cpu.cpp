@@ -82,13 +82,24 @@ void transpose_tile_generic(const float* k, int64_t hd, int64_t nt, float* kt) {
 template <int R>
 KV_ATTN_AVX512 void mac_rows_avx512(const float* const a[4], const float* b, int64_t ldb, int64_t n,
                                     __mmask16 m, float* const out[4]) {
-  __m512 c[R];
-  for (int j = 0; j < R; ++j) c[j] = _mm512_setzero_ps();
+  // Rows past R alias row 0; their FMAs are dead code the compiler drops.
+  const float* a0 = a[0];
+  const float* a1 = R > 1 ? a[1] : a0;
+  const float* a2 = R > 2 ? a[2] : a0;
+  const float* a3 = R > 3 ? a[3] : a0;
+  __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps();
+  __m512 c2 = _mm512_setzero_ps(), c3 = _mm512_setzero_ps();
   for (int64_t k = 0; k < n; ++k) {
     const __m512 bk = _mm512_maskz_loadu_ps(m, b + k * ldb);
-    for (int j = 0; j < R; ++j) c[j] = _mm512_fmadd_ps(_mm512_set1_ps(a[j][k]), bk, c[j]);
+    c0 = _mm512_fmadd_ps(_mm512_set1_ps(a0[k]), bk, c0);
+    if (R > 1) c1 = _mm512_fmadd_ps(_mm512_set1_ps(a1[k]), bk, c1);
+    if (R > 2) c2 = _mm512_fmadd_ps(_mm512_set1_ps(a2[k]), bk, c2);
+    if (R > 3) c3 = _mm512_fmadd_ps(_mm512_set1_ps(a3[k]), bk, c3);
   }
-  for (int j = 0; j < R; ++j) _mm512_mask_storeu_ps(out[j], m, c[j]);
+  _mm512_mask_storeu_ps(out[0], m, c0);
+  if (R > 1) _mm512_mask_storeu_ps(out[1], m, c1);
+  if (R > 2) _mm512_mask_storeu_ps(out[2], m, c2);
+  if (R > 3) _mm512_mask_storeu_ps(out[3], m, c3);
 }
 
 KV_ATTN_AVX512 void mac_avx512(const float* const a[4], int n_rows, const float* b, int64_t ldb,

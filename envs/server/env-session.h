@@ -69,6 +69,10 @@ class env_session {
   const std::string& id() const { return id_; }
   const env_sites::lease& lease() const { return lease_; }
   std::timed_mutex& mutex() { return mu_; }
+  // Set (under the mutex) when the session leaves the table; a request that found the
+  // session just before then sees it and answers 404 instead of using a dropped tenant.
+  bool closed() const { return closed_; }
+  void mark_closed() { closed_ = true; }
 
   // Idle bookkeeping for the reaper, readable without the mutex.
   void touch() { last_used_ns_ = now_ns(); }
@@ -87,6 +91,7 @@ class env_session {
   std::unique_ptr<text_browser> browser_;
   early_stop_rules rules_;
   bool done_ = false;
+  bool closed_ = false;
   std::optional<std::string> answer_, reason_;
   std::timed_mutex mu_;
   std::atomic<int64_t> last_used_ns_{now_ns()};

@@ -34,6 +34,7 @@
 // checkout), -account (orders, reviews).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -158,6 +159,13 @@ std::vector<order_row> user_orders(sqlite_db& db, int64_t user_id);  // newest f
 std::optional<order_row> get_order(sqlite_db& db, std::string_view number);
 std::vector<order_item> order_items(sqlite_db& db, int64_t order_id);
 std::string order_number(int64_t id);  // 170 -> "000000170"
+
+// The "write a review" form (site-shopping-account.cpp); errors: field name -> message.
+struct review_input {
+  std::string rating, nickname, title, body;
+};
+html review_form(const page_context& ctx, int64_t product_id, const review_input& in,
+                 const std::map<std::string, std::string>& errors);
 
 // Shared HTML (site-shopping-views.cpp).
 html product_grid(const page_context& ctx, const std::vector<product_row>& rows);

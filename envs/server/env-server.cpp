@@ -1,0 +1,235 @@
+// env-server.cpp: routes of the env API onto sessions (see env-server.h, env-api.h).
+#include "server/env-server.h"
+
+#include <cstdio>
+#include <functional>
+
+#include "eval/task.h"
+#include "server/env-api.h"
+#include "server/env-session-table.h"
+#include "server/env-session.h"
+#include "sites/http-router.h"
+
+namespace kvarena {
+namespace {
+
+using api_request = sites::http_request;
+using api_response = sites::http_response;
+using route_fn = std::function<api_response(const api_request&, const sites::path_params&)>;
+
+constexpr const char* k_routes_help =
+    "the routes are GET /v1/health, POST /v1/sessions, POST /v1/sessions/{id}/step, "
+    "POST /v1/sessions/{id}/evaluate, GET and DELETE /v1/sessions/{id}";
+
+api_response json_response(std::string body, int status = 200) { return sites::http_response::json(std::move(body), status); }
+
+api_response error_response(const env_api_error& e) {
+  api_response r = json_response(to_json_text(e), e.status());
+  if (e.status() == 503) r.add_header("Retry-After", "1");
+  return r;
+}
+
+bool is_http_url(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+}  // namespace
+
+struct env_server::impl {
+  env_sites sites;
+  env_session_table table;
+  sites::router<route_fn> routes;
+  sites::http_server http;
+
+  impl(env_server& owner, const env_server_options& opt)
+      : sites(opt.sites),
+        table(opt.max_sessions, opt.idle_timeout, [this](env_session& s) { sites.release(s.lease()); }),
+        http(http_options_for(opt), [&owner](const api_request& req) { return owner.handle(req); }) {}
+
+  // The HTTP layer's own limit is generous so that the API answers a too-large body
+  // itself, with its JSON error shape; only grossly oversized bodies meet the HTML 413.
+  static sites::http_server_options http_options_for(const env_server_options& opt) {
+    sites::http_server_options h = opt.http;
+    h.body_limit_bytes = opt.body_limit_bytes * 4;
+    return h;
+  }
+};
+
+env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std::make_unique<impl>(*this, opt_)) {
+  auto& r = impl_->routes;
+  r.add("GET", "/v1/health", [this](const api_request&, const sites::path_params&) {
+    env_health h;
+    h.sessions = static_cast<int64_t>(impl_->table.size());
+    h.max_sessions = static_cast<int64_t>(impl_->table.max_sessions());
+    h.sites_mode = impl_->sites.mode();
+    h.sites = impl_->sites.site_names();
+    h.browsers = {"text"};
+    return json_response(to_json_text(h));
+  });
+
+  r.add("POST", "/v1/sessions", [this](const api_request& req, const sites::path_params&) {
+    env_create_request cr;
+    from_json_text(req.body, cr);
+    if (cr.browser != "text")
+      throw env_api_error(422, "browser '" + cr.browser + "' is not available in this env server; use \"text\"");
+    task_suite suite = parse_tasks(cr.task_json, "task");
+    if (!suite.ok())
+      throw env_api_error(422,
+                          "invalid task: " + suite.errors.front() +
+                              (suite.errors.size() > 1 ? " (and " + std::to_string(suite.errors.size() - 1) +
+                                                             " more problems, listed in details)"
+                                                       : ""),
+                          suite.errors);
+    task t = std::move(suite.tasks.at(0));
+    impl_->table.check_capacity();
+
+    env_sites::lease lease = impl_->sites.acquire();
+    struct release_guard {  // gives the tenant back unless the session took it
+      env_sites& sites;
+      const env_sites::lease& lease;
+      bool armed = true;
+      ~release_guard() {
+        if (armed) sites.release(lease);
+      }
+    } guard{impl_->sites, lease};
+
+    for (const auto& [name, url] : cr.sites) {
+      if (!is_http_url(url))
+        throw env_api_error(422, "sites." + name + ": '" + url + "' is not an http:// URL");
+      lease.urls[name] = url;
+    }
+    std::vector<std::string> left = substitute_placeholders(t, lease.urls);
+    if (!left.empty())
+      throw env_api_error(422, "the task uses " + join(left, ", ") +
+                                   ", but this env server has no URL for it (it serves " +
+                                   join(impl_->sites.site_names(), ", ") +
+                                   "); pass the site's base URL in the request, e.g. \"sites\": {\"shopping\": "
+                                   "\"http://127.0.0.1:7770\"}");
+    std::vector<env_login> logins;
+    if (t.require_login) {
+      for (const std::string& task_site : t.sites) {
+        std::string site = impl_->sites.resolve_site(task_site);
+        auto url = lease.urls.find(site);
+        if (url == lease.urls.end())
+          throw env_api_error(422, "the task requires login on '" + task_site +
+                                       "', which this env server does not serve (it serves " +
+                                       join(impl_->sites.site_names(), ", ") + ")");
+        logins.push_back({site, url->second, impl_->sites.default_user(site, lease.tenant)});
+      }
+    }
+
+    env_session_options so;
+    so.browser = opt_.browser;
+    so.max_obs_tokens = cr.max_obs_tokens;
+    so.early_stop = cr.early_stop.value_or(early_stop_config{});
+    auto session = std::make_shared<env_session>(impl_->table.new_id(), std::move(t), lease, so);
+    session->start(logins);
+    env_created created{session->id(), session->observe()};
+    impl_->table.add(session);
+    guard.armed = false;
+    return json_response(to_json_text(created), 201);
+  });
+
+  // Finds a session and holds its mutex for the rest of the request.
+  auto with_session = [this](const sites::path_params& p, const std::function<api_response(env_session&)>& fn) {
+    const std::string& id = p.at("id");
+    auto not_found = [&] {
+      return env_api_error(404, "unknown session '" + id +
+                                    "': it was deleted, closed after being idle, or never created; create one "
+                                    "with POST /v1/sessions");
+    };
+    std::shared_ptr<env_session> s = impl_->table.find(id);
+    if (!s) throw not_found();
+    std::unique_lock lock(s->mutex(), std::defer_lock);
+    if (!lock.try_lock_for(opt_.session_lock_timeout))
+      throw env_api_error(503, "session " + id + " is still busy with an earlier request after " +
+                                   std::to_string(opt_.session_lock_timeout.count() / 1000) +
+                                   " s; send one request at a time per session");
+    if (s->closed()) throw not_found();
+    return fn(*s);
+  };
+
+  r.add("POST", "/v1/sessions/{id}/step", [with_session](const api_request& req, const sites::path_params& p) {
+    env_step_request sr;
+    from_json_text(req.body, sr);
+    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.step(sr.action))); });
+  });
+
+  r.add("POST", "/v1/sessions/{id}/evaluate", [with_session](const api_request& req, const sites::path_params& p) {
+    env_evaluate_request er;
+    from_json_text(req.body, er);
+    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.evaluate(er.answer))); });
+  });
+
+  r.add("GET", "/v1/sessions/{id}", [with_session](const api_request&, const sites::path_params& p) {
+    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.info())); });
+  });
+
+  r.add("DELETE", "/v1/sessions/{id}", [this](const api_request&, const sites::path_params& p) {
+    const std::string& id = p.at("id");
+    if (!impl_->table.close(id, opt_.session_lock_timeout))
+      throw env_api_error(404, "unknown session '" + id + "': it was already deleted, closed after being idle, "
+                                                          "or never created");
+    return json_response(to_json_text(env_deleted{id}));
+  });
+}
+
+env_server::~env_server() { stop(); }
+
+void env_server::start() {
+  impl_->sites.start();
+  try {
+    impl_->http.start();
+  } catch (...) {
+    impl_->sites.stop();
+    throw;
+  }
+  impl_->table.start_reaper();
+}
+
+void env_server::stop() {
+  impl_->http.stop();  // joins the handler threads: no request runs after this
+  impl_->table.stop_reaper();
+  impl_->table.close_all(opt_.session_lock_timeout);
+  impl_->sites.stop();
+}
+
+uint16_t env_server::port() const { return impl_->http.port(); }
+std::string env_server::base_url() const { return impl_->http.base_url(); }
+size_t env_server::session_count() const { return impl_->table.size(); }
+size_t env_server::reap_idle_sessions() { return impl_->table.reap_idle(); }
+sites::sites_server* env_server::sites_server() { return impl_->sites.server(); }
+
+api_response env_server::handle(const api_request& req) {
+  try {
+    if (req.body.size() > opt_.body_limit_bytes)
+      throw env_api_error(413, "the request body has " + std::to_string(req.body.size()) +
+                                   " bytes, more than this env server's limit of " +
+                                   std::to_string(opt_.body_limit_bytes) + " bytes");
+    auto match = impl_->routes.find(req.method, req.path);
+    if (match.kind == decltype(match)::not_found)
+      throw env_api_error(404, "no such API path '" + req.path + "'; " + k_routes_help);
+    if (match.kind == decltype(match)::method_not_allowed) {
+      api_response r = error_response(
+          env_api_error(405, "'" + req.path + "' accepts " + match.allow + " only; " + k_routes_help));
+      r.add_header("Allow", match.allow);
+      return r;
+    }
+    return (*match.handler)(req, match.params);
+  } catch (const env_api_error& e) {
+    if (e.status() >= 500)
+      std::fprintf(stderr, "kvarena env-server: %d on %s %s: %s\n", e.status(), req.method.c_str(), req.path.c_str(),
+                   e.what());
+    return error_response(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvarena env-server: 500 on %s %s: %s\n", req.method.c_str(), req.path.c_str(), e.what());
+    return error_response(env_api_error(500, std::string("internal error of the env server (please report): ") +
+                                                 e.what()));
+  }
+}
+
+}  // namespace kvarena

@@ -1,0 +1,128 @@
+// site-shopping-views.cpp: HTML pieces several shopping pages share: the product grid,
+// rating line, result summary, sort form, pagination, breadcrumb, tables and one-button
+// forms, plus small text helpers.
+#include "site-shopping.h"
+
+namespace kvarena::sites::shopping {
+
+std::string product_href(const page_context& ctx, int64_t id) { return ctx.url("/product/" + std::to_string(id)); }
+
+std::string trim(std::string s) {
+  auto space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!s.empty() && space(s.back())) s.pop_back();
+  size_t i = 0;
+  while (i < s.size() && space(s[i])) ++i;
+  return s.substr(i);
+}
+
+std::string safe_return(std::string_view next, std::string_view fallback) {
+  if (next.empty() || next.front() != '/' || next.rfind("//", 0) == 0 || next.find('\\') != std::string_view::npos)
+    return std::string(fallback);
+  return std::string(next);
+}
+
+html action_button(std::string_view action, std::string_view label, std::string_view aria_label,
+                   const std::vector<std::pair<std::string, std::string>>& hidden) {
+  html inner;
+  for (const auto& [n, v] : hidden) inner += hidden_input(n, v);
+  inner += element("button", {{"type", "submit"}, {aria_label.empty() ? "" : "aria-label", std::string(aria_label)}},
+                   text(label));
+  return element("form", {{"method", "post"}, {"action", std::string(action)}, {"class", "inline"}}, inner);
+}
+
+html rating_summary(const product_row& p) {
+  if (p.review_count == 0) return element("p", {{"class", "rating"}}, text("No reviews yet"));
+  std::string s = "Rating: " + rating_text(p.rating_sum, p.review_count) + " out of 5 (" +
+                  std::to_string(p.review_count) + (p.review_count == 1 ? " review)" : " reviews)");
+  return element("p", {{"class", "rating"}}, text(s));
+}
+
+html product_grid(const page_context& ctx, const std::vector<product_row>& rows) {
+  if (rows.empty()) return element("p", {{"class", "empty"}}, text("No products match."));
+  std::string here = ctx.relative_target();
+  std::vector<html> items;
+  for (const auto& p : rows) {
+    html card = element("h3", link(product_href(ctx, p.id), p.name)) +
+                element("p", {{"class", "price"}}, text(format_money(p.price_cents))) + rating_summary(p);
+    if (p.stock > 0)
+      card += action_button(ctx.url("/cart/add"), "Add to Cart", "Add " + p.name + " to cart",
+                            {{"product_id", std::to_string(p.id)}, {"qty", "1"}, {"next", here}});
+    else
+      card += element("p", {{"class", "stock"}}, text("Out of stock"));
+    card += action_button(ctx.url("/wishlist/add"), "Add to Wish List", "Add " + p.name + " to wish list",
+                          {{"product_id", std::to_string(p.id)}, {"next", here}});
+    items.push_back(element("article", card));
+  }
+  return list(items, "ol", "products");
+}
+
+html result_summary(const product_page& p) {
+  if (p.total == 0) return element("p", {{"class", "summary"}}, text("0 items found."));
+  int64_t first = int64_t(p.page - 1) * kProductsPerPage + 1;
+  int64_t last = first + int64_t(p.rows.size()) - 1;
+  return element("p", {{"class", "summary"}},
+                 text("Items " + std::to_string(first) + "-" + std::to_string(last) + " of " + std::to_string(p.total)));
+}
+
+html pagination(const page_context& ctx, const product_page& p, std::string_view path, const product_query& f,
+                std::string_view default_sort) {
+  if (p.pages <= 1) return {};
+  auto href = [&](int page) {
+    product_query g = f;
+    g.page = page;
+    return ctx.url(std::string(path)) + product_query_string(g, default_sort);
+  };
+  std::vector<html> items;
+  if (p.page > 1) items.push_back(link(href(p.page - 1), "Previous page"));
+  for (int i = 1; i <= p.pages; ++i) {
+    if (i == p.page)
+      items.push_back(element("span", {{"aria-current", "page"}}, text("Page " + std::to_string(i))));
+    else
+      items.push_back(link(href(i), "Page " + std::to_string(i)));
+  }
+  if (p.page < p.pages) items.push_back(link(href(p.page + 1), "Next page"));
+  return element("nav", {{"aria-label", "Pagination"}}, list(items));
+}
+
+html sort_form(const page_context& ctx, std::string_view path, const product_query& f,
+               const std::vector<std::string>& sorts) {
+  std::vector<option_item> opts;
+  for (const auto& s : sorts) opts.push_back({s, sort_label(s), ""});
+  html fields;
+  if (!f.q.empty()) fields += hidden_input("q", f.q);
+  fields += labeled_select("sort-by", "Sort by", "sort", opts, f.sort) + submit_button("Sort");
+  return element("form", {{"method", "get"}, {"action", ctx.url(std::string(path))}, {"class", "sorter"}}, fields);
+}
+
+html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs) {
+  std::vector<html> items = {link(ctx.url("/"), "Home")};
+  for (const auto& [label, href] : crumbs) items.push_back(link(href, label));
+  return element("nav", {{"aria-label", "Breadcrumb"}}, list(items, "ol"));
+}
+
+html paragraphs(std::string_view s) {
+  html out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t nl = s.find('\n', start);
+    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    if (!line.empty()) out += element("p", text(line));
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+html data_table(const std::vector<std::string>& headers, const std::vector<std::vector<html>>& rows) {
+  html head;
+  for (const auto& h : headers) head += element("th", {{"scope", "col"}}, text(h));
+  html body;
+  for (const auto& row : rows) {
+    html cells;
+    for (const auto& c : row) cells += element("td", c);
+    body += element("tr", cells);
+  }
+  return element("table", element("thead", element("tr", head)) + element("tbody", body));
+}
+
+}  // namespace kvarena::sites::shopping

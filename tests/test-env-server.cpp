@@ -1,0 +1,582 @@
+// test-env-server.cpp: the env HTTP API (envs/server) through its libcurl client
+// (envs/client), on loopback with port 0 and the sites in-process: sessions on the
+// classifieds site, steps, evaluation, the error statuses, tenant isolation between
+// sessions, the idle reaper, retries against a dead port, and 16 sessions in parallel.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "client/env-client.h"
+#include "server/env-api.h"
+#include "server/env-server.h"
+#include "server/env-session.h"
+#include "sites/site-server.h"
+
+namespace kvarena {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A classifieds task in VWA format; `eval` is the "eval" object's JSON.
+std::string classifieds_task(const std::string& eval, bool require_login = false,
+                             const std::string& start_url = "__CLASSIFIEDS__", int64_t id = 1) {
+  nlohmann::json t = {{"task_id", id},
+                      {"sites", {"classifieds"}},
+                      {"require_login", require_login},
+                      {"storage_state", nullptr},
+                      {"start_url", start_url},
+                      {"intent", "What colour is the sky?"},
+                      {"require_reset", false},
+                      {"eval", nlohmann::json::parse(eval)}};
+  return t.dump();
+}
+
+const std::string k_string_eval =
+    R"({"eval_types": ["string_match"], "reference_answers": {"exact_match": "blue"},
+        "reference_url": "", "program_html": []})";
+const std::string k_url_eval =
+    R"({"eval_types": ["url_match"], "reference_answers": null,
+        "reference_url": "__CLASSIFIEDS__/category/cars", "program_html": []})";
+
+// The [id] of the first line "[id] <role> '<name>'" of an observation; -1 when absent.
+int64_t find_id(const std::string& obs, const std::string& role, const std::string& name) {
+  std::istringstream in(obs);
+  std::string line;
+  const std::string want = "] " + role + " '" + name + "'";
+  while (std::getline(in, line)) {
+    size_t at = line.find(want);
+    size_t open = line.find('[');
+    if (at == std::string::npos || open == std::string::npos || open > at) continue;
+    return std::stoll(line.substr(open + 1, at - open - 1));
+  }
+  return -1;
+}
+
+nlohmann::json parse_json(const std::string& s) { return nlohmann::json::parse(s); }
+
+class EnvServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    env_server_options opt;
+    opt.body_limit_bytes = 64 << 10;  // small, so the 413 tests send little
+    server_ = new env_server(opt);
+    server_->start();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  env_client client_{server_->base_url(), env_client_options{2000, 30000, 2, 50}};
+  std::string classifieds_base(const std::string& tenant) const {
+    return server_->sites_server()->site_base_url(tenant, "classifieds");
+  }
+  sites::site_store& store() { return server_->sites_server()->store(); }
+
+  static inline env_server* server_ = nullptr;
+};
+
+// ---- health, create, steps
+
+TEST_F(EnvServerTest, HealthReportsInProcessSites) {
+  env_health h = client_.health();
+  EXPECT_EQ(h.status, "ok");
+  EXPECT_EQ(h.sites_mode, "in-process");
+  EXPECT_NE(std::find(h.sites.begin(), h.sites.end(), "classifieds"), h.sites.end());
+  EXPECT_EQ(h.browsers, std::vector<std::string>{"text"});
+  EXPECT_GT(h.max_sessions, 0);
+}
+
+TEST_F(EnvServerTest, CreateOpensStartUrlInOwnTenant) {
+  env_created c = client_.create_session(classifieds_task(k_string_eval));
+  EXPECT_EQ(c.session_id.rfind("s-", 0), 0u);
+  EXPECT_NE(c.observation.text.find("Tab 0 (current): "), std::string::npos);
+  EXPECT_NE(find_id(c.observation.text, "link", "All listings"), -1) << c.observation.text;
+  EXPECT_NE(c.observation.text.find("] link 'Log in'"), std::string::npos) << "not logged in";
+  ASSERT_EQ(c.observation.tabs.size(), 1u);
+
+  env_session_info info = client_.session_info(c.session_id);
+  EXPECT_EQ(info.task_id, 1);
+  EXPECT_TRUE(store().has_tenant(info.tenant));
+  EXPECT_EQ(c.observation.url, classifieds_base(info.tenant));
+  EXPECT_EQ(info.sites.at("classifieds"), classifieds_base(info.tenant));
+  EXPECT_TRUE(client_.close(c.session_id));
+}
+
+TEST_F(EnvServerTest, RequireLoginLogsInAsDefaultAgentUser) {
+  env_created c = client_.create_session(classifieds_task(k_string_eval, /*require_login=*/true));
+  EXPECT_NE(c.observation.text.find("Signed in as Blake Sullivan"), std::string::npos) << c.observation.text;
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, SeveralStartTabsFocusTheFirst) {
+  env_created c =
+      client_.create_session(classifieds_task(k_string_eval, false, "__CLASSIFIEDS__ |AND| __CLASSIFIEDS__/category/cars"));
+  ASSERT_EQ(c.observation.tabs.size(), 2u);
+  EXPECT_NE(c.observation.text.find("Tab 0 (current)"), std::string::npos);
+  EXPECT_EQ(c.observation.url.find("/category/"), std::string::npos);
+  env_step_result r = client_.step(c.session_id, "tab_focus [1]");
+  EXPECT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_NE(r.observation.url.find("/category/cars"), std::string::npos);
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, StepClickTypeGotoStop) {
+  env_created c = client_.create_session(classifieds_task(k_string_eval));
+  const std::string base = c.observation.url;
+
+  env_step_result r = client_.step(c.session_id, "click [" + std::to_string(find_id(c.observation.text, "link", "Cars")) + "]");
+  ASSERT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_EQ(r.observation.url, base + "/category/cars");
+  EXPECT_FALSE(r.done);
+
+  int64_t search = find_id(r.observation.text, "searchbox", "Search");
+  ASSERT_NE(search, -1) << r.observation.text;
+  r = client_.step(c.session_id, "type [" + std::to_string(search) + "] [bike] [1]");
+  ASSERT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_NE(r.observation.url.find("/search?"), std::string::npos) << r.observation.url;
+  EXPECT_NE(r.observation.url.find("q=bike"), std::string::npos) << r.observation.url;
+
+  r = client_.step(c.session_id, "goto [" + base + "/item/1]");
+  ASSERT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_EQ(r.observation.url, base + "/item/1");
+
+  r = client_.step(c.session_id, "go_back");
+  ASSERT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_NE(r.observation.url.find("q=bike"), std::string::npos);
+
+  r = client_.step(c.session_id, "stop [blue]");
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.answer, "blue");
+  EXPECT_EQ(r.reason, "stop");
+  EXPECT_FALSE(r.action_error);
+
+  // The episode is over: another step is refused (409), evaluation still works.
+  try {
+    client_.step(c.session_id, "scroll [down]");
+    ADD_FAILURE() << "a step after stop must be refused";
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 409);
+    EXPECT_NE(std::string(e.what()).find("evaluate"), std::string::npos) << e.what();
+  }
+  eval_result ev = client_.evaluate(c.session_id);
+  EXPECT_EQ(ev.score, 1.0);
+  EXPECT_TRUE(ev.success);
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, MalformedActionIsAnActionErrorNotAnHttpError) {
+  env_created c = client_.create_session(classifieds_task(k_string_eval));
+  env_step_result r = client_.step(c.session_id, "Click on the cars link");
+  ASSERT_TRUE(r.action_error);
+  EXPECT_FALSE(r.done);
+  EXPECT_EQ(r.observation.url, c.observation.url);
+  EXPECT_FALSE(r.observation.text.empty());
+
+  r = client_.step(c.session_id, "click [99999]");
+  ASSERT_TRUE(r.action_error);
+  EXPECT_NE(r.action_error->find("99999"), std::string::npos) << *r.action_error;
+
+  // Raw bytes a model may emit (invalid UTF-8) travel and come back replaced, not thrown.
+  int64_t search = find_id(c.observation.text, "searchbox", "Search");
+  r = client_.step(c.session_id, "type [" + std::to_string(search) + "] [caf\xff\xfe] [0]");
+  EXPECT_FALSE(r.action_error) << *r.action_error;
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, EarlyStopEndsTheEpisodeWithTheReason) {
+  env_create_options opt;
+  opt.early_stop = early_stop_config{30, 3, 5};
+  env_created c = client_.create_session(classifieds_task(k_string_eval), opt);
+  env_step_result r;
+  for (int i = 0; i < 3; ++i) r = client_.step(c.session_id, "not an action");
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.reason, "Failed to parse actions for 3 times");
+  EXPECT_EQ(r.answer, "Early stop: Failed to parse actions for 3 times");
+  eval_result ev = client_.evaluate(c.session_id);  // scored with the early-stop answer
+  EXPECT_EQ(ev.score, 0.0);
+  client_.close(c.session_id);
+
+  opt.early_stop = early_stop_config{2, 3, 5};
+  c = client_.create_session(classifieds_task(k_string_eval), opt);
+  r = client_.step(c.session_id, "scroll [down]");
+  EXPECT_FALSE(r.done);
+  r = client_.step(c.session_id, "scroll [up]");
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.reason, "Reach max steps 2");
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, MaxObsTokensCutsTheObservation) {
+  env_create_options opt;
+  opt.max_obs_tokens = 25;
+  env_created c = client_.create_session(classifieds_task(k_string_eval), opt);
+  EXPECT_LE(c.observation.text.size(), size_t(25 * k_obs_chars_per_token));
+  EXPECT_EQ(c.observation.text.rfind("Tab 0 (current): ", 0), 0u);
+  client_.close(c.session_id);
+}
+
+TEST(EnvSession, TruncateObservationKeepsUtf8Whole) {
+  EXPECT_EQ(truncate_observation("abcdefgh", 1), "abcd");
+  EXPECT_EQ(truncate_observation("abc", 1), "abc");
+  // "aaa" + "é" (2 bytes): a 4-byte cut would split é, so it stops before it.
+  EXPECT_EQ(truncate_observation("aaa\xc3\xa9zz", 1), "aaa");
+  EXPECT_EQ(truncate_observation("abcdefgh", 0), "abcdefgh");
+}
+
+// ---- evaluation
+
+TEST_F(EnvServerTest, EvaluateStringMatchScoresRightAndWrongAnswers) {
+  env_created c = client_.create_session(classifieds_task(k_string_eval));
+  eval_result right = client_.evaluate(c.session_id, std::string("Blue"));
+  EXPECT_EQ(right.score, 1.0);
+  EXPECT_TRUE(right.success);
+  ASSERT_EQ(right.evaluators.size(), 1u);
+  EXPECT_EQ(right.evaluators[0].type, "string_match");
+  EXPECT_EQ(right.evaluators[0].score, 1.0);
+
+  eval_result wrong = client_.evaluate(c.session_id, std::string("red"));
+  EXPECT_EQ(wrong.score, 0.0);
+  EXPECT_FALSE(wrong.success);
+  EXPECT_FALSE(wrong.evaluators[0].detail.empty());
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, EvaluateUrlMatchUsesTheSessionsPage) {
+  env_created c = client_.create_session(classifieds_task(k_url_eval));
+  EXPECT_EQ(client_.evaluate(c.session_id).score, 0.0);  // still on the home page
+  client_.step(c.session_id, "click [" + std::to_string(find_id(c.observation.text, "link", "Cars")) + "]");
+  eval_result ev = client_.evaluate(c.session_id);
+  EXPECT_EQ(ev.score, 1.0) << (ev.evaluators.empty() ? "" : ev.evaluators[0].detail);
+  EXPECT_EQ(ev.evaluators.at(0).type, "url_match");
+  client_.close(c.session_id);
+}
+
+// ---- errors
+
+TEST_F(EnvServerTest, UnknownSessionIs404) {
+  auto r = client_.request("POST", "/v1/sessions/s-0000000000000000/step", R"({"action": "scroll [down]"})");
+  EXPECT_EQ(r.status, 404);
+  auto j = parse_json(r.body);
+  EXPECT_EQ(j["error"]["code"], 404);
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("POST /v1/sessions"), std::string::npos);
+  EXPECT_FALSE(client_.close("s-0000000000000000"));
+  EXPECT_EQ(client_.request("POST", "/v1/sessions/s-0000000000000000/evaluate", "{}").status, 404);
+  try {
+    client_.step("s-0000000000000000", "scroll [down]");
+    ADD_FAILURE();
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 404);
+    EXPECT_EQ(std::string(e.what()).find("tries"), std::string::npos) << "4xx are not retried: " << e.what();
+  }
+}
+
+TEST_F(EnvServerTest, MalformedJsonIs400WithTheParsersMessage) {
+  auto r = client_.request("POST", "/v1/sessions", R"({"task": {"task_id": 1,})");
+  EXPECT_EQ(r.status, 400);
+  auto j = parse_json(r.body);
+  EXPECT_EQ(j["error"]["code"], 400);
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("parse error"), std::string::npos) << r.body;
+
+  std::string deep(200, '[');
+  EXPECT_EQ(client_.request("POST", "/v1/sessions", deep).status, 400);
+}
+
+TEST_F(EnvServerTest, WrongFieldsAre422) {
+  auto r = client_.request("POST", "/v1/sessions", R"({"browser": "text"})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(parse_json(r.body)["error"]["message"].get<std::string>().find("\"task\""), std::string::npos);
+
+  env_created c = client_.create_session(classifieds_task(k_string_eval));
+  r = client_.request("POST", "/v1/sessions/" + c.session_id + "/step", R"({"action": 12})");
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(parse_json(r.body)["error"]["message"].get<std::string>().find("action"), std::string::npos);
+  client_.close(c.session_id);
+
+  env_create_options chromium;
+  chromium.browser = "chromium";
+  try {
+    client_.create_session(classifieds_task(k_string_eval), chromium);
+    ADD_FAILURE();
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 422);
+  }
+}
+
+TEST_F(EnvServerTest, InvalidTaskIs422WithTheLoadersMessages) {
+  nlohmann::json t = parse_json(classifieds_task(k_string_eval));
+  t.erase("intent");
+  t["require_login"] = "yes";
+  auto r = client_.request("POST", "/v1/sessions", nlohmann::json{{"task", t}}.dump());
+  EXPECT_EQ(r.status, 422);
+  auto j = parse_json(r.body);
+  ASSERT_TRUE(j["error"]["details"].is_array()) << r.body;
+  std::string all = j["error"]["details"].dump();
+  EXPECT_NE(all.find("intent"), std::string::npos) << all;
+  EXPECT_NE(all.find("require_login"), std::string::npos) << all;
+  // A task that reads but fails validation: the validator's message.
+  t = parse_json(classifieds_task(k_string_eval));
+  t["eval"]["eval_types"] = {"string_match", "telepathy"};
+  r = client_.request("POST", "/v1/sessions", nlohmann::json{{"task", t}}.dump());
+  EXPECT_EQ(r.status, 422);
+  EXPECT_NE(r.body.find("telepathy"), std::string::npos) << r.body;
+  t["eval"]["eval_types"] = {"string_match"};
+  t.erase("intent");
+  t["require_login"] = "yes";
+  try {
+    client_.create_session(t.dump());
+    ADD_FAILURE();
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 422);
+    EXPECT_GE(e.details().size(), 2u);
+  }
+}
+
+TEST_F(EnvServerTest, PlaceholderWithoutASiteIs422) {
+  try {
+    client_.create_session(classifieds_task(k_string_eval, false, "__WIKIPEDIA__/wiki/Sky"));
+    ADD_FAILURE();
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 422);
+    EXPECT_NE(std::string(e.what()).find("__WIKIPEDIA__"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(server_->session_count(), 0u);
+}
+
+TEST_F(EnvServerTest, OversizedBodyIs413) {
+  std::string big = R"({"action": ")" + std::string(100 << 10, 'x') + "\"}";
+  auto r = client_.request("POST", "/v1/sessions/s-0000000000000000/step", big);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(parse_json(r.body)["error"]["code"], 413);
+  // Far over the limit, the HTTP layer refuses it before the API: same status.
+  std::string huge(1 << 20, ' ');
+  r = client_.request("POST", "/v1/sessions", huge);
+  EXPECT_EQ(r.status, 413);
+  EXPECT_NE(std::string(parse_error_body(413, r.body).what()).find("413"), std::string::npos);
+}
+
+TEST_F(EnvServerTest, WrongMethodIs405AndUnknownPathIs404) {
+  auto r = client_.request("GET", "/v1/sessions/s-1/step", "");
+  EXPECT_EQ(r.status, 405);
+  EXPECT_EQ(parse_json(r.body)["error"]["code"], 405);
+  r = client_.request("PUT", "/v1/health", "");
+  EXPECT_EQ(r.status, 405);
+  r = client_.request("GET", "/v2/whatever", "");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_NE(parse_json(r.body)["error"]["message"].get<std::string>().find("/v1/health"), std::string::npos);
+}
+
+// ---- tenants
+
+TEST_F(EnvServerTest, DeleteFreesTheTenant) {
+  env_created c = client_.create_session(classifieds_task(k_string_eval));
+  std::string tenant = client_.session_info(c.session_id).tenant;
+  ASSERT_TRUE(store().has_tenant(tenant));
+  EXPECT_TRUE(client_.close(c.session_id));
+  EXPECT_FALSE(store().has_tenant(tenant));
+  EXPECT_FALSE(client_.close(c.session_id));
+  EXPECT_EQ(client_.request("POST", "/v1/sessions/" + c.session_id + "/step", R"({"action": "go_back"})").status, 404);
+}
+
+// Session A deletes listing X, session B deletes listing Y, at the same time, on the same
+// site: each sees only its own deletion.
+TEST_F(EnvServerTest, ConcurrentSessionsSeeOnlyTheirOwnChanges) {
+  auto rows = store().query("main", "classifieds", "SELECT id FROM listings WHERE seller_id = 1 ORDER BY id LIMIT 2");
+  ASSERT_EQ(rows.size(), 2u);
+  const int64_t listing[2] = {rows[0]["id"].get<int64_t>(), rows[1]["id"].get<int64_t>()};
+
+  env_created s[2];
+  for (int i = 0; i < 2; ++i) s[i] = client_.create_session(classifieds_task(k_string_eval, /*require_login=*/true));
+  std::string errors[2];
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 2; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        std::string base = s[i].observation.url;
+        env_step_result r = client_.step(s[i].session_id, "goto [" + base + "/item/" + std::to_string(listing[i]) + "/delete]");
+        int64_t button = find_id(r.observation.text, "button", "Yes, delete this listing");
+        if (button < 0) throw std::runtime_error("no delete button in:\n" + r.observation.text);
+        r = client_.step(s[i].session_id, "click [" + std::to_string(button) + "]");
+        if (r.action_error) throw std::runtime_error(*r.action_error);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(errors[0], "");
+  ASSERT_EQ(errors[1], "");
+
+  for (int i = 0; i < 2; ++i) {
+    std::string base = s[i].observation.url;
+    env_step_result mine = client_.step(s[i].session_id, "goto [" + base + "/item/" + std::to_string(listing[i]) + "]");
+    EXPECT_NE(mine.observation.text.find("no listing"), std::string::npos) << mine.observation.text;
+    env_step_result other = client_.step(s[i].session_id, "goto [" + base + "/item/" + std::to_string(listing[1 - i]) + "]");
+    EXPECT_EQ(other.observation.text.find("no listing"), std::string::npos) << other.observation.text;
+  }
+  std::string t0 = client_.session_info(s[0].session_id).tenant, t1 = client_.session_info(s[1].session_id).tenant;
+  EXPECT_NE(store().content_hash(t0, "classifieds"), store().content_hash(t1, "classifieds"));
+  EXPECT_EQ(store().content_hash("main", "classifieds"), store().snapshot_hash("classifieds"));
+  for (auto& x : s) client_.close(x.session_id);
+}
+
+TEST(EnvServerReaper, IdleSessionsAreClosedAndTheirTenantsDropped) {
+  env_server_options opt;
+  opt.idle_timeout = 100ms;
+  env_server server(opt);
+  server.start();
+  env_client client(server.base_url());
+  env_created c = client.create_session(classifieds_task(k_string_eval));
+  std::string tenant = client.session_info(c.session_id).tenant;
+  for (int i = 0; i < 200 && server.session_count() > 0; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(server.session_count(), 0u);
+  EXPECT_FALSE(server.sites_server()->store().has_tenant(tenant));
+  EXPECT_EQ(client.request("POST", "/v1/sessions/" + c.session_id + "/step", R"({"action": "go_back"})").status, 404);
+}
+
+TEST(EnvServerLimits, FullTableIs503) {
+  env_server_options opt;
+  opt.max_sessions = 1;
+  env_server server(opt);
+  server.start();
+  env_client client(server.base_url(), env_client_options{2000, 30000, 1, 10});
+  env_created c = client.create_session(classifieds_task(k_string_eval));
+  try {
+    client.create_session(classifieds_task(k_string_eval));
+    ADD_FAILURE();
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 503);
+    EXPECT_NE(std::string(e.what()).find("--max-sessions"), std::string::npos) << e.what();
+  }
+  client.close(c.session_id);
+  EXPECT_NO_THROW(client.create_session(classifieds_task(k_string_eval)));
+}
+
+// ---- client
+
+TEST(EnvClient, UnreachableServerGivesAClearErrorAfterRetries) {
+  uint16_t port;
+  {
+    sites::http_server probe({}, [](const sites::http_request&) { return sites::http_response::text("x"); });
+    probe.start();
+    port = probe.port();
+  }  // stopped: nothing listens on `port` now
+  std::string url = "http://127.0.0.1:" + std::to_string(port);
+  env_client client(url, env_client_options{1000, 5000, 3, 10});
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    client.health();
+    ADD_FAILURE() << "no server listens there";
+  } catch (const env_client_error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(e.http_status(), 0);
+    EXPECT_NE(msg.find("env server at " + url + " unreachable after 3 tries"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Connection refused"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("kvarena env-server --port " + std::to_string(port)), std::string::npos) << msg;
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 30ms);  // backoff 10 + 20 ms
+  // A step is retried too when the connection was never made (the action cannot have run).
+  EXPECT_THROW(client.step("s-1", "scroll [down]"), env_client_error);
+  EXPECT_THROW(env_client("127.0.0.1:8090"), std::invalid_argument);
+}
+
+TEST(EnvApiJson, BodiesRoundTrip) {
+  env_step_result r;
+  r.observation = {"Tab 0 (current): x\n\n[1] RootWebArea 'x'", "http://h/a", {"x", "y"}};
+  r.action_error = "no element [3]";
+  r.done = true;
+  r.answer = "42";
+  r.reason = "stop";
+  env_step_result back;
+  from_json_text(to_json_text(r), back);
+  EXPECT_EQ(back.observation.text, r.observation.text);
+  EXPECT_EQ(back.observation.tabs, r.observation.tabs);
+  EXPECT_EQ(back.action_error, r.action_error);
+  EXPECT_EQ(back.answer, r.answer);
+  EXPECT_EQ(back.reason, r.reason);
+
+  eval_result e;
+  e.score = 0.5;
+  e.evaluators = {{"string_match", 1, "ok", eval_status::scored}, {"page_image_query", 0, "n/a", eval_status::unsupported}};
+  e.status = eval_status::unsupported;
+  e.notes = {"note"};
+  eval_result eb;
+  from_json_text(to_json_text(e), eb);
+  EXPECT_EQ(eb.score, 0.5);
+  ASSERT_EQ(eb.evaluators.size(), 2u);
+  EXPECT_EQ(eb.evaluators[1].status, eval_status::unsupported);
+  EXPECT_EQ(eb.status, eval_status::unsupported);
+  EXPECT_EQ(eb.notes, e.notes);
+
+  // Invalid UTF-8 is replaced, never thrown.
+  env_step_request bad{"type [1] [\xff] [0]"};
+  std::string text = to_json_text(bad);
+  env_step_request bad_back;
+  from_json_text(text, bad_back);
+  EXPECT_EQ(bad_back.action, "type [1] [\xef\xbf\xbd] [0]");
+
+  env_evaluate_request none;
+  from_json_text("", none);
+  EXPECT_FALSE(none.answer);
+  EXPECT_THROW(from_json_text("[1]", none), env_api_error);
+
+  env_api_error err = parse_error_body(422, to_json_text(env_api_error(422, "bad task", {"a", "b"})));
+  EXPECT_EQ(std::string(err.what()), "bad task");
+  EXPECT_EQ(err.details().size(), 2u);
+  EXPECT_EQ(std::string(parse_error_body(502, "<html><h1>Bad Gateway</h1></html>").what()), "HTTP 502: Bad Gateway");
+}
+
+// ---- many sessions at once
+
+TEST_F(EnvServerTest, SixteenSessionsStepInParallelWithoutErrors) {
+  constexpr int k_sessions = 16, k_steps = 6;
+  std::atomic<int> errors{0}, steps{0};
+  std::vector<std::string> first_error(k_sessions);
+  std::vector<std::thread> threads;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < k_sessions; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        env_client client(server_->base_url());  // one client per agent, as a runner would
+        env_created c = client.create_session(classifieds_task(k_url_eval, i % 2 == 0, "__CLASSIFIEDS__", i));
+        const std::string base = c.observation.url;
+        const std::string actions[k_steps] = {
+            "click [" + std::to_string(find_id(c.observation.text, "link", "Cars")) + "]",
+            "scroll [down]",
+            "goto [" + base + "/item/" + std::to_string(1 + i) + "]",
+            "go_back",
+            "scroll [up]",
+            "stop [done]"};
+        for (const auto& a : actions) {
+          env_step_result r = client.step(c.session_id, a);
+          if (r.action_error) throw std::runtime_error(a + ": " + *r.action_error);
+          ++steps;
+        }
+        eval_result ev = client.evaluate(c.session_id);
+        if (ev.score != 1.0) throw std::runtime_error("url_match scored " + std::to_string(ev.score));
+        if (!client.close(c.session_id)) throw std::runtime_error("close failed");
+      } catch (const std::exception& e) {
+        ++errors;
+        first_error[i] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (int i = 0; i < k_sessions; ++i) EXPECT_EQ(first_error[i], "") << "session " << i;
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(steps.load(), k_sessions * k_steps);
+  EXPECT_EQ(server_->session_count(), 0u);
+  std::printf("16 sessions x %d steps: %.2f s (%.0f steps/s)\n", k_steps, s, steps.load() / s);
+}
+
+}  // namespace
+}  // namespace kvarena
