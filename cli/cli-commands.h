@@ -16,5 +16,6 @@ void add_logits_command(CLI::App& app, command_fn& run);    // kvarena logits
 void add_generate_command(CLI::App& app, command_fn& run);  // kvarena generate
 void add_bench_command(CLI::App& app, command_fn& run);     // kvarena bench decode
 void add_sites_command(CLI::App& app, command_fn& run);     // kvarena sites
+void add_env_server_command(CLI::App& app, command_fn& run);  // kvarena env-server
 
 }  // namespace kvarena::cli

@@ -79,6 +79,11 @@ void transpose_tile_generic(const float* k, int64_t hd, int64_t nt, float* kt) {
 }
 
 #if KV_ATTN_HAVE_AVX512
+// GCC 12 flags the undefined pass-through operand inside avx512fintrin.h's unpack
+// intrinsics as uninitialised (a false positive with target attributes).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 template <int R>
 KV_ATTN_AVX512 void mac_rows_avx512(const float* const a[4], const float* b, int64_t ldb, int64_t n,
                                     __mmask16 m, float* const out[4]) {
@@ -183,6 +188,7 @@ KV_ATTN_AVX512 void qk_direct_avx512(const float* q, int64_t n_rows, const float
     for (; t < n_keys; ++t) sr[t] = _mm512_reduce_add_ps(dot_partial(qr, k + t * hd, hd));
   }
 }
+#pragma GCC diagnostic pop
 #endif
 
 attn_kernels pick_kernels() {

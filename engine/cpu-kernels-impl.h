@@ -166,21 +166,12 @@ template <class S> struct wrow<S, ggml_type::bf16> {
 };
 
 // ---- small batch: R weight rows x NT tokens, K vectorised, reduced at the end ----------
-// Decode reads every weight once from DRAM. The R rows of a tile are R short streams (a
-// 768-wide F16 row is 24 cache lines), too short for the hardware prefetcher to ramp up on
-// (~40% of bandwidth without help). The rows are contiguous in memory, so each iteration
-// prefetches the bytes it consumes, mv_prefetch_bytes further on.
-#ifndef KV_PFD
-#define KV_PFD 4096
-#endif
-constexpr int64_t mv_prefetch_bytes = KV_PFD;
-
-template <int Bytes>
-inline void prefetch_span(const uint8_t* p) {
-  if constexpr (mv_prefetch_bytes <= 0) return;
-#pragma GCC unroll 8
-  for (int i = 0; i < Bytes; i += 64) _mm_prefetch(reinterpret_cast<const char*>(p) + i, _MM_HINT_T0);
-}
+// Decode reads every weight once from DRAM, and the hardware prefetcher only keeps up with
+// long sequential streams: R interleaved rows are R short streams (a 768-wide F16 row is 24
+// cache lines), which measured ~40% of the bandwidth of one stream. So one token reads its
+// rows one after another (R = 1: rows are contiguous, the whole slice is one stream) with
+// U independent accumulators along K; 2-4 tokens use R = 4 rows so each x vector loaded is
+// used 4 times.
 
 // y[t*ldy + o + r] for r < R, t < NT, from rows o.. of float-like weights.
 template <class S, ggml_type T, int R, int NT>
@@ -188,10 +179,7 @@ inline void mv_float_tile(const weights& w, const float* x, int64_t ldx, int64_t
                           int64_t ldy) {
   using vf = typename S::vf;
   constexpr int W = S::W;
-#ifndef KV_U1
-#define KV_U1 2
-#endif
-  constexpr int U = NT == 1 ? KV_U1 : 1;  // one token: unroll K so U*R FMA chains hide latency
+  constexpr int U = NT == 1 ? 4 : 1;  // one token: 4 FMA chains along K hide the latency
   const int64_t K = w.in;
   const uint8_t* row[R];
   for (int r = 0; r < R; ++r) row[r] = w.data + size_t(o + r) * w.row_bytes;
@@ -199,13 +187,9 @@ inline void mv_float_tile(const weights& w, const float* x, int64_t ldx, int64_t
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t)
       for (int u = 0; u < U; ++u) acc[r][t][u] = S::zero();
-  constexpr int esize = T == ggml_type::f32 ? 4 : 2;
-  const uint8_t* pf = row[0] + mv_prefetch_bytes;
   int64_t k = 0;
   for (; k + U * W <= K; k += U * W) {
-    prefetch_span<R * U * W * esize>(pf);
-    pf += R * U * W * esize;
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int u = 0; u < U; ++u) {
       vf xv[NT];
       for (int t = 0; t < NT; ++t) xv[t] = S::load(x + t * ldx + k + u * W);
@@ -236,17 +220,16 @@ inline void mv_float_tile(const weights& w, const float* x, int64_t ldx, int64_t
 template <class S, int R, int NT>
 inline void mv_q8_0_tile(const weights& w, const block_q8x* xq, int64_t o, float* y,
                          int64_t ldy) {
+  constexpr int U = NT == 1 ? 2 : 1;  // blocks alternate between U accumulators
   const int64_t nb = w.in / 32;
   const block_q8_0* row[R];
   for (int r = 0; r < R; ++r)
     row[r] = reinterpret_cast<const block_q8_0*>(w.data + size_t(o + r) * w.row_bytes);
-  __m256 acc[R][NT];
+  __m256 acc[R][NT][U];
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < NT; ++t) acc[r][t] = _mm256_setzero_ps();
-  const uint8_t* pf = reinterpret_cast<const uint8_t*>(row[0]) + mv_prefetch_bytes;
-  for (int64_t b = 0; b < nb; ++b) {
-    prefetch_span<R * int(sizeof(block_q8_0))>(pf);
-    pf += R * sizeof(block_q8_0);
+    for (int t = 0; t < NT; ++t)
+      for (int u = 0; u < U; ++u) acc[r][t][u] = _mm256_setzero_ps();
+  auto block = [&](int64_t b, int u) {
     __m256i xv[NT];
     for (int t = 0; t < NT; ++t)
       xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t * nb + b].q));
@@ -256,13 +239,22 @@ inline void mv_q8_0_tile(const weights& w, const block_q8x* xq, int64_t o, float
       const float dw = S::half(row[r][b].d);
       for (int t = 0; t < NT; ++t) {
         const __m256i p = S::dot_u8s8(wabs, _mm256_sign_epi8(xv[t], wv));
-        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xq[t * nb + b].d),
-                                    acc[r][t]);
+        acc[r][t][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xq[t * nb + b].d),
+                                       acc[r][t][u]);
       }
     }
-  }
+  };
+  int64_t b = 0;
+  for (; b + U <= nb; b += U)
+#pragma GCC unroll 2
+    for (int u = 0; u < U; ++u) block(b + u, u);
+  for (; b < nb; ++b) block(b, 0);
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < NT; ++t) y[t * ldy + o + r] = S::reduce8(acc[r][t]);
+    for (int t = 0; t < NT; ++t) {
+      __m256 a = acc[r][t][0];
+      for (int u = 1; u < U; ++u) a = _mm256_add_ps(a, acc[r][t][u]);
+      y[t * ldy + o + r] = S::reduce8(a);
+    }
 }
 
 // Q4_0 weights against Q8_0 activations: the nibbles (0..15) are the unsigned operand as
@@ -270,49 +262,52 @@ inline void mv_q8_0_tile(const weights& w, const block_q8x* xq, int64_t o, float
 template <class S, int R, int NT>
 inline void mv_q4_0_tile(const weights& w, const block_q8x* xq, int64_t o, float* y,
                          int64_t ldy) {
+  constexpr int U = NT == 1 ? 2 : 1;  // blocks alternate between U accumulators
   const int64_t nb = w.in / 32;
   const block_q4_0* row[R];
   for (int r = 0; r < R; ++r)
     row[r] = reinterpret_cast<const block_q4_0*>(w.data + size_t(o + r) * w.row_bytes);
   const __m256i lo4 = _mm256_set1_epi8(0x0F);
-  __m256 acc[R][NT];
+  __m256 acc[R][NT][U];
   float corr[R][NT];
   for (int r = 0; r < R; ++r)
     for (int t = 0; t < NT; ++t) {
-      acc[r][t] = _mm256_setzero_ps();
+      for (int u = 0; u < U; ++u) acc[r][t][u] = _mm256_setzero_ps();
       corr[r][t] = 0.0f;
     }
-  const uint8_t* pf = reinterpret_cast<const uint8_t*>(row[0]) + mv_prefetch_bytes;
-  for (int64_t b = 0; b < nb; ++b) {
-    prefetch_span<R * int(sizeof(block_q4_0))>(pf);
-    pf += R * sizeof(block_q4_0);
+  auto block = [&](int64_t b, int u) {
     __m256i xv[NT];
     for (int t = 0; t < NT; ++t)
       xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t * nb + b].q));
     for (int r = 0; r < R; ++r) {
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r][b].q));
-      const __m256i q =
-          _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), lo4);
+      const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), lo4);
       const float dw = S::half(row[r][b].d);
       for (int t = 0; t < NT; ++t) {
         const __m256i p = S::dot_u8s8(q, xv[t]);
-        acc[r][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xq[t * nb + b].d),
-                                    acc[r][t]);
+        acc[r][t][u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(dw * xq[t * nb + b].d),
+                                       acc[r][t][u]);
         corr[r][t] += dw * xq[t * nb + b].s;
       }
     }
-  }
+  };
+  int64_t b = 0;
+  for (; b + U <= nb; b += U)
+#pragma GCC unroll 2
+    for (int u = 0; u < U; ++u) block(b + u, u);
+  for (; b < nb; ++b) block(b, 0);
   for (int r = 0; r < R; ++r)
-    for (int t = 0; t < NT; ++t) y[t * ldy + o + r] = S::reduce8(acc[r][t]) - 8.0f * corr[r][t];
+    for (int t = 0; t < NT; ++t) {
+      __m256 a = acc[r][t][0];
+      for (int u = 1; u < U; ++u) a = _mm256_add_ps(a, acc[r][t][u]);
+      y[t * ldy + o + r] = S::reduce8(a) - 8.0f * corr[r][t];
+    }
 }
 
-#ifndef KV_R1
-#define KV_R1 4
-#endif
 template <class S, int NT>
 inline void mv_rows(const weights& w, const float* x, int64_t ldx, const block_q8x* xq,
                     int64_t r0, int64_t r1, float* y, int64_t ldy) {
-  constexpr int R = NT == 1 ? KV_R1 : 4;
+  constexpr int R = NT == 1 ? 1 : 4;  // see above
   int64_t o = r0;
   switch (w.type) {
     case ggml_type::f32:

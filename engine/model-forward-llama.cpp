@@ -11,7 +11,7 @@ namespace kvarena::detail {
 void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
                    int64_t pos0, logits_mode mode, float* logits) {
   const model_config& c = m.config;
-  const int64_t D = c.dim, KV = c.kv_dim(), F = c.ffn_dim;
+  const int64_t D = c.dim, KV = c.kv_dim();
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
   forward_ops ops(st.pool, st.options());
 
@@ -27,9 +27,7 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     float* q = st.q.data();  // (n, D)
     float* k = st.k.data();  // (n, KV)
     float* v = st.v.data();  // (n, KV)
-    ops.matmul(L.wq, st.xn.data(), n, q);
-    ops.matmul(L.wk, st.xn.data(), n, k);
-    ops.matmul(L.wv, st.xn.data(), n, v);
+    ops.matmul_same_input({{&L.wq, q}, {&L.wk, k}, {&L.wv, v}}, st.xn.data(), n);
     ops.add_bias(q, D, L.bq, n, D);
     ops.add_bias(k, KV, L.bk, n, KV);
     ops.add_bias(v, KV, L.bv, n, KV);
@@ -47,9 +45,7 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     ops.add(xr, st.tmp.data(), nr, D);
 
     ops.rmsnorm(xr, L.ffn_norm, st.xn.data(), nr, D, c.norm_eps);
-    ops.matmul(L.w_gate, st.xn.data(), nr, st.gate.data());  // (nr, F)
-    ops.matmul(L.w_up, st.xn.data(), nr, st.up.data());      // (nr, F)
-    ops.silu_mul(st.gate.data(), st.up.data(), nr * F);
+    ops.swiglu(L.w_gate, L.w_up, st.xn.data(), nr, st.gate.data(), st.up.data());  // (nr, F)
     ops.matmul(L.w_down, st.gate.data(), nr, st.tmp.data());
     ops.add(xr, st.tmp.data(), nr, D);
 

@@ -80,6 +80,88 @@ void forward_ops::matmul(const tensor_view& w, const float* x, int64_t n, float*
   }
 }
 
+namespace {
+
+// Rows [r0, r1) of w as a matrix of its own (no name: nothing to allocate).
+tensor_view row_slice(const tensor_view& w, int64_t r0, int64_t r1) {
+  tensor_view v;
+  v.type = w.type;
+  v.n_dims = 2;
+  v.ne[0] = w.ne[0];
+  v.ne[1] = r1 - r0;
+  v.data = w.data + size_t(r0) * w.row_bytes();
+  v.nbytes = size_t(r1 - r0) * w.row_bytes();
+  return v;
+}
+
+// Rows are handed to threads in multiples of this (the kernels' row tiles divide it).
+constexpr int64_t k_row_align = 16;
+
+}  // namespace
+
+void forward_ops::matmul_same_input(
+    std::initializer_list<std::pair<const tensor_view*, float*>> parts, const float* x, int64_t n) {
+  if (n > 1 || opt_.reference || pool_.size() == 1) {
+    for (const auto& [w, y] : parts) matmul(*w, x, n, y);
+    return;
+  }
+  // One token: the matrices' rows laid end to end, split in aligned ranges; each thread
+  // runs the kernel on its slices (a run() inside a job runs inline).
+  struct job_t {
+    const std::pair<const tensor_view*, float*>* parts;
+    size_t n_parts;
+    int64_t total_units;
+    const float* x;
+    thread_pool* pool;
+  } job{parts.begin(), parts.size(), 0, x, &pool_};
+  for (const auto& [w, y] : parts) job.total_units += (w->rows() + k_row_align - 1) / k_row_align;
+  const job_t* jp = &job;
+  pool_.run([jp](int ith, int nth) {
+    int64_t u0, u1;
+    split_range(jp->total_units, ith, nth, u0, u1);
+    int64_t base = 0;  // first unit of the current part
+    for (size_t p = 0; p < jp->n_parts && u0 < u1; ++p) {
+      const tensor_view& w = *jp->parts[p].first;
+      const int64_t units = (w.rows() + k_row_align - 1) / k_row_align;
+      const int64_t a = std::max(u0, base), b = std::min(u1, base + units);
+      if (a < b) {
+        const int64_t r0 = (a - base) * k_row_align, r1 = std::min(w.rows(), (b - base) * k_row_align);
+        kvarena::matmul(*jp->pool, row_slice(w, r0, r1), jp->x, 1, jp->parts[p].second + r0);
+      }
+      base += units;
+    }
+  });
+}
+
+void forward_ops::swiglu(const tensor_view& w_gate, const tensor_view& w_up, const float* x,
+                         int64_t n, float* gate, float* up) {
+  if (n > 1 || opt_.reference || pool_.size() == 1) {
+    matmul(w_gate, x, n, gate);
+    matmul(w_up, x, n, up);
+    silu_mul(gate, up, n * w_gate.rows());
+    return;
+  }
+  struct job_t {
+    const tensor_view* wg;
+    const tensor_view* wu;
+    const float* x;
+    float* gate;
+    float* up;
+    thread_pool* pool;
+  } job{&w_gate, &w_up, x, gate, up, &pool_};
+  const job_t* jp = &job;
+  pool_.run([jp](int ith, int nth) {
+    const int64_t rows = jp->wg->rows();
+    int64_t u0, u1;
+    split_range((rows + k_row_align - 1) / k_row_align, ith, nth, u0, u1);
+    const int64_t r0 = std::min(rows, u0 * k_row_align), r1 = std::min(rows, u1 * k_row_align);
+    if (r0 >= r1) return;
+    kvarena::matmul(*jp->pool, row_slice(*jp->wg, r0, r1), jp->x, 1, jp->gate + r0);
+    kvarena::matmul(*jp->pool, row_slice(*jp->wu, r0, r1), jp->x, 1, jp->up + r0);
+    kvarena::silu_mul(jp->gate + r0, jp->up + r0, r1 - r0);
+  });
+}
+
 void forward_ops::embed(const tensor_view& w, const int32_t* tokens, int64_t n, float* x) {
   const int64_t dim = w.ne[0];
   for (int64_t i = 0; i < n; ++i) {

@@ -7,6 +7,8 @@
 // allocates nothing. Not here: sampling, tokens -> text, chunking (session does those).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "attention-cpu.h"
@@ -71,6 +73,14 @@ class forward_ops {
 
   // y: (n, out) = x: (n, in) @ w^T
   void matmul(const tensor_view& w, const float* x, int64_t n, float* y);
+  // y_i = x @ w_i^T for up to 3 matrices with the same input (q, k, v): for one token the
+  // rows of all of them are split over the threads in one pool round trip.
+  void matmul_same_input(std::initializer_list<std::pair<const tensor_view*, float*>> parts,
+                         const float* x, int64_t n);
+  // gate = silu(x @ w_gate^T) * (x @ w_up^T): (n, ffn); up: (n, ffn) scratch. For one
+  // token each thread computes and combines its own slice of both, one round trip.
+  void swiglu(const tensor_view& w_gate, const tensor_view& w_up, const float* x, int64_t n,
+              float* gate, float* up);
   // x: (n, dim) = rows tokens[i] of the embedding
   void embed(const tensor_view& w, const int32_t* tokens, int64_t n, float* x);
   // y: (n, dim) = rmsnorm(x) * w, row by row

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <memory>
 #include <sstream>
@@ -115,6 +116,21 @@ TEST_F(EnvServerTest, RequireLoginLogsInAsDefaultAgentUser) {
   env_created c = client_.create_session(classifieds_task(k_string_eval, /*require_login=*/true));
   EXPECT_NE(c.observation.text.find("Signed in as Blake Sullivan"), std::string::npos) << c.observation.text;
   client_.close(c.session_id);
+}
+
+// Every site served logs the agent in as its default user (the login form must accept it).
+TEST_F(EnvServerTest, EverySiteLogsInItsDefaultUser) {
+  for (const std::string& site : client_.health().sites) {
+    nlohmann::json t = parse_json(classifieds_task(k_string_eval, /*require_login=*/true));
+    std::string placeholder = "__" + site + "__";
+    for (char& ch : placeholder) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    t["sites"] = {site};
+    t["start_url"] = placeholder;
+    env_created c;
+    ASSERT_NO_THROW(c = client_.create_session(t.dump())) << site;
+    EXPECT_EQ(c.observation.text.find("] link 'Log in'"), std::string::npos) << site << ":\n" << c.observation.text;
+    client_.close(c.session_id);
+  }
 }
 
 TEST_F(EnvServerTest, SeveralStartTabsFocusTheFirst) {
@@ -426,6 +442,65 @@ TEST_F(EnvServerTest, ConcurrentSessionsSeeOnlyTheirOwnChanges) {
   EXPECT_NE(store().content_hash(t0, "classifieds"), store().content_hash(t1, "classifieds"));
   EXPECT_EQ(store().content_hash("main", "classifieds"), store().snapshot_hash("classifieds"));
   for (auto& x : s) client_.close(x.session_id);
+}
+
+// Requests on one session from two threads are serialised: every step runs, none is lost.
+TEST_F(EnvServerTest, StepsOfOneSessionAreSerialised) {
+  env_create_options opt;
+  opt.early_stop = early_stop_config{0, 0, 0};  // rules off: the interleaving repeats actions
+  env_created c = client_.create_session(classifieds_task(k_string_eval), opt);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      env_client client(server_->base_url());
+      for (int i = 0; i < 10; ++i) {
+        try {
+          env_step_result r = client.step(c.session_id, t == 0 ? "scroll [down]" : "scroll [up]");
+          if (r.action_error) ++errors;
+        } catch (const std::exception&) {
+          ++errors;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(client_.session_info(c.session_id).steps, 20);
+  client_.close(c.session_id);
+}
+
+// --sites-url: sites that run elsewhere, shared by every session (no tenants).
+TEST(EnvServerExternal, UsesTheGivenSitesWithoutTenants) {
+  sites::sites_server sites_server(sites::sites_options{});
+  sites_server.start();
+  const std::string classifieds = sites_server.site_base_url("main", "classifieds");
+
+  env_server_options opt;
+  opt.sites.external_url = sites_server.base_url();
+  env_server server(opt);
+  server.start();
+  env_client client(server.base_url());
+  EXPECT_EQ(client.health().sites_mode, "external");
+  env_created c = client.create_session(classifieds_task(k_string_eval, /*require_login=*/true));
+  EXPECT_EQ(c.observation.url, classifieds);
+  EXPECT_NE(c.observation.text.find("Signed in as Blake Sullivan"), std::string::npos);
+  EXPECT_EQ(client.session_info(c.session_id).tenant, "");
+  EXPECT_TRUE(client.close(c.session_id));
+  EXPECT_EQ(sites_server.store().tenants(), std::vector<std::string>{"main"});
+
+  opt.sites.external_url = "classifieds=" + classifieds + "/";
+  env_server by_name(opt);
+  by_name.start();
+  env_client client2(by_name.base_url());
+  EXPECT_EQ(client2.health().sites, std::vector<std::string>{"classifieds"});
+  c = client2.create_session(classifieds_task(k_url_eval));
+  EXPECT_EQ(c.observation.url, classifieds);
+  client2.close(c.session_id);
+
+  for (const char* bad : {"ftp://x", "classifieds", "classifieds=127.0.0.1:1", ","}) {
+    opt.sites.external_url = bad;
+    EXPECT_THROW(env_server{opt}, std::invalid_argument) << bad;
+  }
 }
 
 TEST(EnvServerReaper, IdleSessionsAreClosedAndTheirTenantsDropped) {

@@ -97,7 +97,9 @@ TEST_P(LlamaCppFixture, AllPositionsMatch) {
     for (int64_t v = 0; v < f.n_vocab; ++v) {
       if (v != ra) second = std::max(second, ref[v]);
     }
-    if (ref[ra] - second > margin) EXPECT_EQ(argmax(our, f.n_vocab), ra) << "position " << p;
+    if (ref[ra] - second > margin) {
+      EXPECT_EQ(argmax(our, f.n_vocab), ra) << "position " << p;
+    }
   }
 }
 

@@ -23,7 +23,12 @@ class bracket_tokenizer : public tokenizer {
  public:
   explicit bracket_tokenizer(int64_t n_vocab, int32_t eos = -1) : n_vocab_(n_vocab), eos_(eos) {}
   std::vector<int32_t> encode(std::string_view, bool, bool) const override { return {1, 2, 3}; }
-  std::string token_to_piece(int32_t id) const override { return "[" + std::to_string(id) + "]"; }
+  std::string token_to_piece(int32_t id) const override {
+    std::string s(1, '[');
+    s += std::to_string(id);
+    s += ']';
+    return s;
+  }
   std::string decode(const std::vector<int32_t>& ids) const override {
     std::string s;
     for (int32_t id : ids) s += token_to_piece(id);

@@ -145,7 +145,8 @@ TEST_F(ShoppingTest, SearchMatchesSqlForEverySort) {
     std::vector<sql_value> params;
     for (const auto& w : words) {
       params.push_back("%" + w + "%");
-      std::string n = "?" + std::to_string(params.size());
+      std::string n = "?";
+      n += std::to_string(params.size());
       where += " AND (p.name LIKE " + n + " OR p.description LIKE " + n + " OR p.sku LIKE " + n + ")";
       rel += " + 2 * (p.name LIKE " + n + ") + (p.description LIKE " + n + ")";
     }
@@ -331,7 +332,7 @@ TEST_F(ShoppingTest, WishListAddMoveRemove) {
   std::string base = fresh("shopping", &t);
   site_client c;
   login(c, base, "emma.lopez");
-  auto listed = ids(sql(t, "SELECT product_id AS id FROM wishlist_items WHERE user_id = 1 ORDER BY id"));
+  auto listed = ids(sql(t, "SELECT product_id AS id FROM wishlist_items w WHERE user_id = 1 ORDER BY w.id"));
   ASSERT_EQ(listed.size(), 3u);
   auto page = c.get(base + "/wishlist");
   ASSERT_EQ(page.status, 200);

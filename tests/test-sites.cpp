@@ -234,6 +234,18 @@ TEST(SitesRouter, PatternsCapturesAnd405) {
   EXPECT_EQ(r.find("GET", "/item").kind, router<int>::match_result::not_found);
 }
 
+TEST(SitesClassifieds, PricesParseAndPrint) {
+  using namespace kvarena::sites::classifieds;
+  EXPECT_EQ(parse_price_cents("250"), 25000);
+  EXPECT_EQ(parse_price_cents("$1,200.5"), 120050);
+  EXPECT_EQ(parse_price_cents(".99"), 99);
+  EXPECT_EQ(parse_price_cents("0"), 0);
+  for (const char* bad : {"", "ten", "-5", "1.234", "1e3", "$", "."}) EXPECT_FALSE(parse_price_cents(bad)) << bad;
+  EXPECT_EQ(price_input_text(25000), "250");
+  EXPECT_EQ(price_input_text(1990), "19.90");
+  EXPECT_EQ(price_input_text(5), "0.05");
+}
+
 // ---- HTTP server ----------------------------------------------------------------------
 
 TEST(SitesServer, TimeoutsLimitsAndHandlerErrors) {

@@ -111,11 +111,10 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
                                    "\"http://127.0.0.1:7770\"}");
     std::vector<env_login> logins;
     if (t.require_login) {
-      for (const std::string& task_site : t.sites) {
-        std::string site = impl_->sites.resolve_site(task_site);
+      for (const std::string& site : t.sites) {
         auto url = lease.urls.find(site);
         if (url == lease.urls.end())
-          throw env_api_error(422, "the task requires login on '" + task_site +
+          throw env_api_error(422, "the task requires login on '" + site +
                                        "', which this env server does not serve (it serves " +
                                        join(impl_->sites.site_names(), ", ") + ")");
         logins.push_back({site, url->second, impl_->sites.default_user(site, lease.tenant)});

@@ -1,7 +1,6 @@
 // env-sites.cpp: tenants of the in-process sites, or the external site map (env-sites.h).
 #include "server/env-sites.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -9,6 +8,7 @@
 
 #include "server/env-api.h"
 #include "sites/site-classifieds.h"
+#include "sites/site-shopping.h"
 
 namespace kvarena {
 namespace {
@@ -30,6 +30,7 @@ bool is_http_url(const std::string& s) { return s.rfind("http://", 0) == 0 || s.
 const std::map<std::string, std::string>& documented_users() {
   static const std::map<std::string, std::string> users = {
       {"classifieds", sites::classifieds::kFixedUsername},
+      {"shopping", sites::shopping::kFixedUsername},
   };
   return users;
 }
@@ -97,13 +98,6 @@ std::vector<std::string> env_sites::site_names() const {
   return names;
 }
 
-std::string env_sites::resolve_site(const std::string& task_site) const {
-  auto names = site_names();
-  auto has = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) != names.end(); };
-  if (task_site == "reddit" && !has("reddit") && has("forum")) return "forum";
-  return task_site;
-}
-
 env_sites::lease env_sites::acquire() {
   lease l;
   if (server_) {
@@ -114,7 +108,6 @@ env_sites::lease env_sites::acquire() {
     l.urls = external_urls_;
     if (!external_home_.empty()) l.urls["homepage"] = external_home_;
   }
-  if (!l.urls.count("reddit") && l.urls.count("forum")) l.urls["reddit"] = l.urls["forum"];
   return l;
 }
 

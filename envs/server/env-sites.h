@@ -11,14 +11,15 @@
 //     one base URL each).
 // In both modes a create request's "sites" overrides single entries of the map.
 //
-// Placeholders: __<SITE>__ for every site served; __REDDIT__ also maps to the "forum" site
-// when no site is called "reddit" (VWA names its forum reddit); __HOMEPAGE__ maps to the
-// index page that lists the sites (in-process: the tenant's index, /<tenant>/).
+// Placeholders: __<SITE>__ for every site served (the forum is named "reddit", as in VWA,
+// so __REDDIT__ works as is); __HOMEPAGE__ maps to the index page that lists the sites
+// (in-process: the tenant's index, /<tenant>/).
 //
 // Login (task.require_login): the agent is logged in, through the site's own login form,
-// as the site's documented default agent user: classifieds -> "blake.sullivan" (user 1 of
-// every seed, site-classifieds.h); a site without a documented one -> its user with id 1
-// (in-process only). The password is the seeded one (site-auth.h: "password").
+// as the site's documented default agent user (kFixedUsername of site-<name>.h, user 1 of
+// every seed): classifieds "blake.sullivan", shopping "emma.lopez"; a site not in that
+// table -> its user with id 1 (in-process only). The password is the seeded one
+// (site-auth.h: "password").
 #pragma once
 #include <map>
 #include <memory>
@@ -58,8 +59,6 @@ class env_sites {
   bool in_process() const { return server_ != nullptr; }
   const char* mode() const { return in_process() ? "in-process" : "external"; }
   std::vector<std::string> site_names() const;
-  // The site a task's site name refers to here ("reddit" -> "forum" when only that exists).
-  std::string resolve_site(const std::string& task_site) const;
 
   // The username the agent is logged in as on `site`; throws env_api_error(422) when
   // there is none known.

@@ -51,13 +51,13 @@ const std::vector<top_def>& catalogue() {
       {"vehicles", "Vehicles",
        {{"cars", "Cars", true,
          {{"Honda Civic", 4500, 18000}, {"Toyota Corolla", 4000, 17000}, {"Ford F-150", 9000, 32000},
-          {"Subaru Outback", 6000, 24000}, {"Tesla Model 3", 21000, 36000}, {"Jeep Wrangler", 12000, 30000},
-          {"Mazda CX-5", 9000, 25000}, {"Chevrolet Malibu", 3500, 15000}},
+          {"Subaru Outback", 6000, 24000}, {"Toyota Camry", 5000, 26000}, {"Jeep Wrangler", 12000, 30000},
+          {"Honda CR-V", 7000, 27000}, {"Chevrolet Malibu", 3500, 15000}},
          {"Clean title, no accidents", "New tires last spring", "Oil changed every 5,000 miles",
           "Heated seats and backup camera", "Two sets of keys included", "Some scratches on the rear bumper"}},
         {"motorcycles", "Motorcycles", true,
-         {{"Honda Rebel 500", 3500, 6500}, {"Yamaha MT-07", 4500, 7500}, {"Kawasaki Ninja 400", 3000, 5500},
-          {"Harley-Davidson Sportster", 5000, 9500}, {"Vespa Primavera scooter", 1800, 4000}},
+         {{"Honda Shadow 750", 2500, 6000}, {"Suzuki SV650", 3000, 7000}, {"Kawasaki Ninja 650", 3000, 7500},
+          {"Harley-Davidson Sportster", 5000, 9500}, {"Vespa scooter", 1500, 4000}},
          {"Garage kept", "Low miles", "New battery", "Comes with a helmet", "Serviced this year"}},
         {"bicycles", "Bicycles", false,
          {{"Trek road bike", 250, 1400}, {"Specialized mountain bike", 300, 1600}, {"Kids bike 20 inch", 40, 150},
@@ -293,8 +293,14 @@ std::vector<std::pair<int64_t, const leaf_def*>> seed_categories(sqlite_db& db) 
   return leaves;
 }
 
-int64_t nice_price_cents(seed_rng& rng, const product& p, std::string_view condition) {
+// A price in the product's range, rounded like people do; vehicles (year > 0) cost more
+// the newer they are.
+int64_t nice_price_cents(seed_rng& rng, const product& p, std::string_view condition, int64_t year) {
   int64_t dollars = rng.uniform(p.lo_dollars, p.hi_dollars);
+  if (year > 0) {
+    int64_t base = p.lo_dollars + (p.hi_dollars - p.lo_dollars) * (year - 2008) / 15;
+    dollars = std::clamp<int64_t>(base * rng.uniform(85, 115) / 100, p.lo_dollars, p.hi_dollars);
+  }
   if (condition == "for-parts") dollars = std::max<int64_t>(1, dollars / 4);
   int64_t step = dollars >= 1000 ? 50 : dollars >= 100 ? 5 : 1;
   dollars = std::max<int64_t>(step, dollars / step * step);
@@ -329,8 +335,9 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
                                            : classifieds::conditions()[rng.index(classifieds::conditions().size())].value;
     if (condition == "for-parts" && rng.chance(0.5)) condition = "used";  // keep "for parts" rare
 
+    int64_t year = leaf->has_year ? rng.uniform(2008, 2023) : 0;
     std::string title = p.title;
-    if (leaf->has_year) title = std::to_string(rng.uniform(2008, 2023)) + " " + title;
+    if (year > 0) title = std::to_string(year) + " " + title;
     if (rng.chance(0.45)) title += std::string(" - ") + char(std::toupper(color[0])) + (color + 1);
     std::string location = rng.chance(0.8) ? seller.location : rng.pick(us_cities()).label();
 
@@ -342,7 +349,7 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
     sql_value image_alt = nullptr;
     if (rng.chance(0.8)) image_alt = "Photo of a " + std::string(color) + " " + lower(p.title);
 
-    ins.bind_all({id, seller.id, category_id, title, description, nice_price_cents(rng, p, condition), condition,
+    ins.bind_all({id, seller.id, category_id, title, description, nice_price_cents(rng, p, condition, year), condition,
                   location, seed_datetime(minutes[size_t(i)]), image_alt});
     ins.step();
     ins.reset();

@@ -109,7 +109,8 @@ product_page find_products(sqlite_db& db, const product_query& f, int per_page) 
   std::vector<sql_value> params;
   for (const auto& w : words_of(f.q)) {
     params.push_back(like_pattern(w));
-    std::string n = "?" + std::to_string(params.size());
+    std::string n = "?";
+    n += std::to_string(params.size());
     where += " AND (p.name LIKE " + n + " ESCAPE '\\' OR p.description LIKE " + n + " ESCAPE '\\' OR p.sku LIKE " +
              n + " ESCAPE '\\')";
     relevance += " + (CASE WHEN p.name LIKE " + n + " ESCAPE '\\' THEN 2 ELSE 0 END)" +
@@ -117,7 +118,8 @@ product_page find_products(sqlite_db& db, const product_query& f, int per_page) 
   }
   if (f.category_id != 0) {
     params.push_back(f.category_id);
-    std::string n = "?" + std::to_string(params.size());
+    std::string n = "?";
+    n += std::to_string(params.size());
     where += " AND p.category_id IN (SELECT id FROM categories WHERE id = " + n + " OR parent_id = " + n + ")";
   }
 
