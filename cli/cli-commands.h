@@ -17,5 +17,7 @@ void add_generate_command(CLI::App& app, command_fn& run);  // kvarena generate
 void add_bench_command(CLI::App& app, command_fn& run);     // kvarena bench decode
 void add_sites_command(CLI::App& app, command_fn& run);     // kvarena sites
 void add_env_server_command(CLI::App& app, command_fn& run);  // kvarena env-server
+void add_tasks_command(CLI::App& app, command_fn& run);       // kvarena tasks generate|validate|list|oracle
+void add_bench_env_command(CLI::App& app, command_fn& run);   // kvarena bench env (after add_bench_command)
 
 }  // namespace kvarena::cli

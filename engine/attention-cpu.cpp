@@ -6,12 +6,15 @@
 // block's queries ("rows"):
 //   1. scores S[row, t] = scale * q[row] . k[g, t], 16 keys at a time: the 16 keys are
 //      transposed into a (head_dim, 16) tile once and reused by every row, so each
-//      multiply-add serves 16 keys and no horizontal sums are needed;
+//      multiply-add serves 16 keys and no horizontal sums are needed (with fewer than 8
+//      rows, as in decode, a tile does not pay for itself: direct dot products instead,
+//      four keys' horizontal sums sharing their shuffles);
 //   2. a max-subtracted softmax per row over its causal length (cpu-kernels softmax);
 //   3. out[row] = sum_t S[row, t] * v[g, t], 16 output dims at a time.
-// Steps 1 and 3 share one micro-kernel: four rows at once, each a broadcast scalar times a
-// shared 16-wide vector, so four FMA chains run independently. An AVX-512 version is used
-// when cpu-kernels picked the AVX-512 variant; otherwise a plain-loop one.
+// Steps 1 and 3 share one micro-kernel: up to four rows at once, each a broadcast scalar
+// times a shared 16-wide vector, so the FMA chains run independently. The AVX-512 versions
+// run when cpu-kernels uses its AVX-512 variant (so KVARENA_CPU_VARIANT and
+// set_cpu_kernel_variant switch attention too); otherwise plain loops.
 #include "attention-cpu.h"
 
 #include <algorithm>
@@ -311,7 +314,7 @@ void attend(thread_pool& pool, const kv_view& view, const float* q, int64_t q_st
   KV_ASSERT(n_heads / view.n_kv_heads <= scratch.group());
   KV_ASSERT(view.n_tokens <= scratch.max_tokens());
   KV_ASSERT(pool.size() <= scratch.n_threads());
-  static const attn_kernels kern = pick_kernels();
+  const attn_kernels kern = pick_kernels();
 
   attend_job job;
   job.view = &view;

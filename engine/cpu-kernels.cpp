@@ -126,9 +126,13 @@ size_t row_bytes_of(ggml_type t, int64_t n) {
   return 0;
 }
 
+[[noreturn]] void bad_weights(const tensor_view& w, const char* op, const std::string& what) {
+  throw engine_error(std::string(op) + ": tensor '" + w.name + "' " + what);
+}
+
+// Checked on every call (hundreds per token): no allocation unless it fails.
 cpu::weights weights_of(const tensor_view& w, const char* op) {
-  const std::string who = std::string(op) + ": tensor '" + w.name + "'";
-  if (!w.data) throw engine_error(who + " is absent");
+  if (!w.data) bad_weights(w, op, "is absent");
   switch (w.type) {
     case ggml_type::f32:
     case ggml_type::f16:
@@ -136,12 +140,12 @@ cpu::weights weights_of(const tensor_view& w, const char* op) {
     case ggml_type::q8_0:
     case ggml_type::q4_0: break;
     default:
-      throw engine_error(who + " has ggml type " + std::to_string(uint32_t(w.type)) +
-                         ", which the CPU kernels do not support (F32, F16, BF16, Q8_0, Q4_0)");
+      bad_weights(w, op, "has ggml type " + std::to_string(uint32_t(w.type)) +
+                             ", which the CPU kernels do not support (F32, F16, BF16, Q8_0, Q4_0)");
   }
   if (is_quantized(w.type) && w.ne[0] % 32 != 0)
-    throw engine_error(who + " has rows of " + std::to_string(w.ne[0]) +
-                       " elements, not a multiple of the 32-element block");
+    bad_weights(w, op, "has rows of " + std::to_string(w.ne[0]) +
+                           " elements, not a multiple of the 32-element block");
   return cpu::weights{w.type, w.ne[0], w.rows(), row_bytes_of(w.type, w.ne[0]), w.data};
 }
 

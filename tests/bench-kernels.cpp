@@ -196,7 +196,7 @@ void register_all() {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   kvarena::register_all();
-  std::printf("kernel variant: %s\n", kvarena::cpu_kernel_variant().c_str());
+  std::fprintf(stderr, "kernel variant: %s\n", kvarena::cpu_kernel_variant().c_str());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

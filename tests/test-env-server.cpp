@@ -367,6 +367,36 @@ TEST_F(EnvServerTest, PlaceholderWithoutASiteIs422) {
   EXPECT_EQ(server_->session_count(), 0u);
 }
 
+TEST_F(EnvServerTest, RequestSitesOverrideTheServersMap) {
+  env_create_options opt;
+  opt.sites["classifieds"] = classifieds_base("main");
+  env_created c = client_.create_session(classifieds_task(k_string_eval), opt);
+  EXPECT_EQ(c.observation.url, classifieds_base("main"));
+  client_.close(c.session_id);
+
+  opt.sites["classifieds"] = "not-a-url";
+  EXPECT_THROW(client_.create_session(classifieds_task(k_string_eval), opt), env_client_error);
+}
+
+TEST_F(EnvServerTest, UnreachableStartUrlIs502AndLeaksNoTenant) {
+  size_t tenants = store().tenants().size();
+  uint16_t dead_port;
+  {
+    sites::http_server probe({}, [](const sites::http_request&) { return sites::http_response::text("x"); });
+    probe.start();
+    dead_port = probe.port();
+  }
+  auto r = client_.request("POST", "/v1/sessions",
+                           nlohmann::json{{"task", parse_json(classifieds_task(
+                                                       k_string_eval, false,
+                                                       "http://127.0.0.1:" + std::to_string(dead_port) + "/"))}}
+                               .dump());
+  EXPECT_EQ(r.status, 502) << r.body;
+  EXPECT_NE(r.body.find("start_url"), std::string::npos) << r.body;
+  EXPECT_EQ(store().tenants().size(), tenants);
+  EXPECT_EQ(server_->session_count(), 0u);
+}
+
 TEST_F(EnvServerTest, OversizedBodyIs413) {
   std::string big = R"({"action": ")" + std::string(100 << 10, 'x') + "\"}";
   auto r = client_.request("POST", "/v1/sessions/s-0000000000000000/step", big);

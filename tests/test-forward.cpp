@@ -251,26 +251,32 @@ TEST(Attention, MatchesReference) {
   };
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.0f, 1.0f);
-  for (const auto& c : cases) {
-    const int64_t capacity = c.n_tokens + 13;  // head_stride larger than the valid tokens
-    std::vector<float> k(size_t(c.n_kv_heads * capacity * c.head_dim)), v(k.size());
-    for (auto& x : k) x = nd(rng);
-    for (auto& x : v) x = nd(rng);
-    const int64_t q_stride = c.n_heads * c.head_dim + 5;  // rows with padding
-    std::vector<float> q(size_t(c.n_q * q_stride));
-    for (auto& x : q) x = 2.0f * nd(rng);
-    kv_view view{k.data(), v.data(), c.n_kv_heads, c.head_dim, capacity * c.head_dim, c.n_tokens};
-    const float scale = 1.0f / std::sqrt(float(c.head_dim));
-    const int64_t out_stride = c.n_heads * c.head_dim;
-    std::vector<float> out(size_t(c.n_q * out_stride), NAN), want(out.size(), NAN);
-    thread_pool pool(c.threads);
-    attention_scratch scratch(c.threads, c.n_tokens + 3, c.head_dim, c.n_heads / c.n_kv_heads);
-    attend(pool, view, q.data(), q_stride, c.n_q, c.n_heads, scale, out.data(), out_stride, scratch);
-    ref::attend(view, q.data(), q_stride, c.n_q, c.n_heads, scale, want.data(), out_stride);
-    const auto d = compare(out, want);
-    EXPECT_LE(d.max_abs_diff, 1e-5) << "heads " << c.n_heads << "/" << c.n_kv_heads << " head_dim "
-                                    << c.head_dim << " tokens " << c.n_tokens << " queries " << c.n_q;
+  const std::string variant = cpu_kernel_variant();
+  for (const auto& name : cpu_kernel_variants_supported()) {
+    set_cpu_kernel_variant(name);
+    for (const auto& c : cases) {
+      const int64_t capacity = c.n_tokens + 13;  // head_stride larger than the valid tokens
+      std::vector<float> k(size_t(c.n_kv_heads * capacity * c.head_dim)), v(k.size());
+      for (auto& x : k) x = nd(rng);
+      for (auto& x : v) x = nd(rng);
+      const int64_t q_stride = c.n_heads * c.head_dim + 5;  // rows with padding
+      std::vector<float> q(size_t(c.n_q * q_stride));
+      for (auto& x : q) x = 2.0f * nd(rng);
+      kv_view view{k.data(), v.data(), c.n_kv_heads, c.head_dim, capacity * c.head_dim, c.n_tokens};
+      const float scale = 1.0f / std::sqrt(float(c.head_dim));
+      const int64_t out_stride = c.n_heads * c.head_dim;
+      std::vector<float> out(size_t(c.n_q * out_stride), NAN), want(out.size(), NAN);
+      thread_pool pool(c.threads);
+      attention_scratch scratch(c.threads, c.n_tokens + 3, c.head_dim, c.n_heads / c.n_kv_heads);
+      attend(pool, view, q.data(), q_stride, c.n_q, c.n_heads, scale, out.data(), out_stride, scratch);
+      ref::attend(view, q.data(), q_stride, c.n_q, c.n_heads, scale, want.data(), out_stride);
+      const auto d = compare(out, want);
+      EXPECT_LE(d.max_abs_diff, 1e-5) << name << ": heads " << c.n_heads << "/" << c.n_kv_heads
+                                      << " head_dim " << c.head_dim << " tokens " << c.n_tokens
+                                      << " queries " << c.n_q;
+    }
   }
+  set_cpu_kernel_variant(variant);
 }
 
 TEST(Attention, CausalMaskIgnoresLaterKeys) {

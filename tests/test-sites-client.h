@@ -2,13 +2,13 @@
 // a libcurl client that keeps its cookies and connection like one browser, a server
 // fixture on loopback (port 0) with a fresh tenant per test, and small page scrapers.
 #pragma once
+#include <curl/curl.h>
+
 #include <cstdint>
 #include <regex>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <curl/curl.h>
 
 #include "sites/site-server.h"
 #include "test-util.h"
@@ -18,7 +18,7 @@ namespace kvarena::test {
 struct reply {
   long status = 0;
   std::string body;
-  std::string headers;  // raw header block(s)
+  std::string headers;                                 // raw header block(s)
   std::string header(const std::string& name) const {  // first match, case-insensitive
     std::smatch m;
     std::regex re("(^|\\n)" + name + ":\\s*([^\\r\\n]*)", std::regex::icase);

@@ -36,7 +36,7 @@ std::string port_of(const std::string& base_url) {
 // One attempt's outcome.
 struct attempt {
   CURLcode code = CURLE_OK;
-  bool connected = false;  // the connection was made: the server may have seen the request
+  bool sent = false;  // the request (or part of it) was sent: the server may have acted on it
   long status = 0;
   std::string body;
   std::string error;  // transport failure, readable
@@ -108,16 +108,17 @@ env_client::raw_response env_client::request(const std::string& method, const st
     }
     a.code = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
-    curl_off_t connect_us = 0;
-    curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &connect_us);
-    a.connected = connect_us > 0 || a.status > 0;
+    // Whether any byte of the request left: only then may the server have acted on it.
+    long request_bytes = 0;
+    curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_bytes);
+    a.sent = request_bytes > 0 || a.status > 0;
     if (a.code != CURLE_OK) {
       long os_errno = 0;
       curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
       if (a.code == CURLE_COULDNT_CONNECT && os_errno != 0) a.error = std::strerror(static_cast<int>(os_errno));
       else if (errbuf[0]) a.error = errbuf;
       else a.error = curl_easy_strerror(a.code);
-      if (a.code == CURLE_COULDNT_CONNECT || a.code == CURLE_COULDNT_RESOLVE_HOST) a.connected = false;
+      if (a.code == CURLE_COULDNT_CONNECT || a.code == CURLE_COULDNT_RESOLVE_HOST) a.sent = false;
     }
     curl_slist_free_all(headers);
     release_handle(h);
@@ -132,7 +133,7 @@ env_client::raw_response env_client::request(const std::string& method, const st
     out.tries = t;
     bool retry;
     if (a.code != CURLE_OK)
-      retry = !a.connected || policy == retry_policy::transport_and_5xx;
+      retry = !a.sent || policy == retry_policy::transport_and_5xx;
     else
       retry = policy == retry_policy::transport_and_5xx ? a.status >= 500 : a.status == 503;
     if (!retry || t == opt_.tries) break;
@@ -141,7 +142,7 @@ env_client::raw_response env_client::request(const std::string& method, const st
   }
   if (a.code != CURLE_OK) {
     std::string tries = std::to_string(out.tries) + (out.tries == 1 ? " try" : " tries");
-    if (!a.connected) {
+    if (!a.sent) {
       std::string port = port_of(base_url_);
       throw env_client_error("env server at " + base_url_ + " unreachable after " + tries + ": " + a.error +
                                  "; start it with `kvarena env-server" + (port.empty() ? "" : " --port " + port) +

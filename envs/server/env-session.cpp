@@ -6,6 +6,7 @@
 #include "eval/action-parse.h"
 #include "sites/http-message.h"
 #include "sites/site-auth.h"
+#include "sites/site-eval-helpers.h"
 
 namespace kvarena {
 
@@ -106,6 +107,7 @@ eval_result env_session::evaluate(const std::optional<std::string>& answer) {
   eval_inputs in;
   in.answer = answer ? *answer : answer_.value_or("");
   in.page = &probe;
+  in.helpers = &sites::site_eval_helpers();  // func: helpers of the local sites
   eval_result r = evaluate_task(task_, in);
   touch();
   return r;

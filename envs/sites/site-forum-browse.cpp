@@ -38,8 +38,8 @@ html listing(const page_context& ctx, const post_filter& f, const std::string& b
 html forum_sidebar(const page_context& ctx, const forum_row& f) {
   return element("aside", {{"aria-label", "About this forum"}},
                  element("h2", text("About f/" + f.name)) + element("p", text(f.description)) +
-                     element("p", text(std::to_string(f.posts) + (f.posts == 1 ? " post" : " posts") +
-                                       ". Created " + f.created_at.substr(0, 10) + ".")) +
+                     element("p", text(std::to_string(f.posts) + (f.posts == 1 ? " post" : " posts") + ". Created " +
+                                       f.created_at.substr(0, 10) + ".")) +
                      element("p", link(ctx.url("/submit/" + f.name), "Submit a new post")));
 }
 
@@ -58,7 +58,6 @@ void site_forum::add_browse_routes(site_router& r) const {
   }
 
   r.add("GET", "/forums", [this](page_context& ctx) {
-    std::vector<std::vector<html>> rows;
     html body;
     for (const auto& f : load_forums(ctx.db))
       body += element("tr", element("td", link(ctx.url("/f/" + f.name), "f/" + f.name)) + element("td", text(f.title)) +
@@ -75,13 +74,14 @@ void site_forum::add_browse_routes(site_router& r) const {
     std::string pattern = sort == "hot" ? "/f/{forum}" : "/f/{forum}/" + sort;
     r.add("GET", pattern, [this, sort](page_context& ctx) {
       auto f = find_forum(ctx.db, ctx.params["forum"]);
-      if (!f) return error_page(ctx, 404, "There is no forum named '" + ctx.params["forum"] + "'. See the list of forums.");
+      if (!f)
+        return error_page(ctx, 404, "There is no forum named '" + ctx.params["forum"] + "'. See the list of forums.");
       std::string base = "/f/" + f->name;
       if (f->name != ctx.params["forum"]) {  // another capitalisation: one canonical URL
         size_t q = ctx.req.target.find('?');
-        return http_response::redirect(
-            ctx.url(sort == "hot" ? base : base + "/" + sort) + (q == std::string::npos ? "" : ctx.req.target.substr(q)),
-            302);
+        return http_response::redirect(ctx.url(sort == "hot" ? base : base + "/" + sort) +
+                                           (q == std::string::npos ? "" : ctx.req.target.substr(q)),
+                                       302);
       }
       post_filter pf;
       pf.forum_id = f->id;
@@ -107,8 +107,8 @@ void site_forum::add_browse_routes(site_router& r) const {
     content += paragraphs(p->body);
     content += vote_box(ctx, ctx.url(here + "/vote"), p->score, p->my_vote, p->title);
     if (ctx.user && ctx.user->id == p->user_id)
-      content += list({link(ctx.url(here + "/edit"), "Edit post"), link(ctx.url(here + "/delete"), "Delete post")}, "ul",
-                      "actions");
+      content += list({link(ctx.url(here + "/edit"), "Edit post"), link(ctx.url(here + "/delete"), "Delete post")},
+                      "ul", "actions");
     html add = ctx.user ? comment_form(ctx, here + "/comment", "comment-body", "Comment", "", "", "Post comment")
                         : element("p", link(ctx.url("/login?next=" + url_encode(canonical)), "Log in to comment"));
     auto comments = post_comments(ctx.db, p->id, viewer(ctx));
@@ -137,15 +137,18 @@ void site_forum::add_browse_routes(site_router& r) const {
       if (x.id != c->id) thread.push_back(x);
     html content = element("p", text("Comment on ") + link(ctx.url(post_path(*p)), p->title) + text(" in ") +
                                     link(ctx.url("/f/" + p->forum_name), "f/" + p->forum_name));
-    if (c->parent_id != 0) content += element("p", link(ctx.url("/comment/" + std::to_string(c->parent_id)), "Parent comment"));
+    if (c->parent_id != 0)
+      content += element("p", link(ctx.url("/comment/" + std::to_string(c->parent_id)), "Parent comment"));
     content += comment_tree(ctx, thread, -1);
     std::string here = "/comment/" + std::to_string(c->id);
-    if (c->deleted) content += element("p", text("This comment was deleted; it cannot be replied to."));
+    if (c->deleted)
+      content += element("p", text("This comment was deleted; it cannot be replied to."));
     else if (ctx.user)
-      content += element("section", element("h2", text("Reply")) +
-                                        comment_form(ctx, here + "/reply", "reply-body", "Reply to " + c->username, "",
-                                                     "", "Post reply"));
-    else content += element("p", link(ctx.url("/login?next=" + url_encode(here)), "Log in to reply"));
+      content += element("section",
+                         element("h2", text("Reply")) + comment_form(ctx, here + "/reply", "reply-body",
+                                                                     "Reply to " + c->username, "", "", "Post reply"));
+    else
+      content += element("p", link(ctx.url("/login?next=" + url_encode(here)), "Log in to reply"));
     std::string who = c->deleted ? "[deleted]" : c->username;
     return render(ctx, "Comment by " + who + " on " + p->title, content);
   });
@@ -154,9 +157,9 @@ void site_forum::add_browse_routes(site_router& r) const {
     auto user = find_user(ctx.db, ctx.params["username"]);
     if (!user) return error_page(ctx, 404, "There is no user named '" + ctx.params["username"] + "'.");
     auto joined = ctx.db.query("SELECT joined_at FROM users WHERE id = ?1", {user->id});
-    int64_t karma = ctx.db.query_int("SELECT COALESCE(SUM(score), 0) FROM posts WHERE user_id = ?1", {user->id}) +
-                    ctx.db.query_int("SELECT COALESCE(SUM(score), 0) FROM comments WHERE user_id = ?1 AND deleted = 0",
-                                     {user->id});
+    int64_t karma =
+        ctx.db.query_int("SELECT COALESCE(SUM(score), 0) FROM posts WHERE user_id = ?1", {user->id}) +
+        ctx.db.query_int("SELECT COALESCE(SUM(score), 0) FROM comments WHERE user_id = ?1 AND deleted = 0", {user->id});
     post_filter f;
     f.user_id = user->id;
     f.sort = "new";
@@ -176,20 +179,21 @@ void site_forum::add_browse_routes(site_router& r) const {
       comments.push_back(element(
           "article",
           element("p", {{"class", "meta"}},
-                  text("On ") + link(ctx.url(post_path(p)), p.title) + text(" in f/" + p.forum_name + ", " +
-                                                                           std::to_string(st.int64(2)) + " points, " +
-                                                                           st.text(3))) +
-              paragraphs(st.text(1)) + element("p", link(ctx.url("/comment/" + std::to_string(st.int64(0))), "Permalink"))));
+                  text("On ") + link(ctx.url(post_path(p)), p.title) +
+                      text(" in f/" + p.forum_name + ", " + std::to_string(st.int64(2)) + " points, " + st.text(3))) +
+              paragraphs(st.text(1)) +
+              element("p", link(ctx.url("/comment/" + std::to_string(st.int64(0))), "Permalink"))));
     }
     html content =
-        element("p", text("Joined " + std::get<std::string>(joined[0][0]).substr(0, 10) + ". Karma: " +
-                          std::to_string(karma) + ".")) +
+        element("p", text("Joined " + std::get<std::string>(joined[0][0]).substr(0, 10) +
+                          ". Karma: " + std::to_string(karma) + ".")) +
         element("section", {{"aria-labelledby", "posts-heading"}},
                 element("h2", {{"id", "posts-heading"}}, text("Submissions (" + std::to_string(posts.total) + ")")) +
                     post_list(ctx, posts.rows) + pagination(ctx, posts, "/user/" + user->username, "")) +
-        element("section", {{"aria-labelledby", "comments-heading"}},
-                element("h2", {{"id", "comments-heading"}}, text("Comments")) +
-                    (comments.empty() ? element("p", text("No comments yet.")) : list(comments, "ol", "user-comments")));
+        element(
+            "section", {{"aria-labelledby", "comments-heading"}},
+            element("h2", {{"id", "comments-heading"}}, text("Comments")) +
+                (comments.empty() ? element("p", text("No comments yet.")) : list(comments, "ol", "user-comments")));
     return render(ctx, user->username, content);
   });
 

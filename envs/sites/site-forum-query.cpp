@@ -40,8 +40,8 @@ const char* kPostColumns = R"sql(
     JOIN users u ON u.id = p.user_id)sql";
 
 post_row post_from(sqlite_stmt& st) {
-  return {st.int64(0),  st.int64(1),  st.int64(2),  st.text(3),  st.text(4),  st.text(5),  st.text(6),
-          st.text(7),   st.int64(8),  st.int64(9),  st.text(10), st.text(11), st.int64(12), int(st.int64(13))};
+  return {st.int64(0), st.int64(1), st.int64(2), st.text(3),  st.text(4),  st.text(5),   st.text(6),
+          st.text(7),  st.int64(8), st.int64(9), st.text(10), st.text(11), st.int64(12), int(st.int64(13))};
 }
 
 const char* kCommentColumns = R"sql(
@@ -52,9 +52,8 @@ const char* kCommentColumns = R"sql(
     JOIN users u ON u.id = c.user_id)sql";
 
 comment_row comment_from(sqlite_stmt& st) {
-  return {st.int64(0), st.int64(1), st.int64(2),      st.int64(3), st.text(4),
-          st.text(5),  st.int64(6), st.int64(7),      st.text(8),  st.text(9),
-          st.int64(10) != 0, int(st.int64(11))};
+  return {st.int64(0), st.int64(1), st.int64(2), st.int64(3), st.text(4),        st.text(5),
+          st.int64(6), st.int64(7), st.text(8),  st.text(9),  st.int64(10) != 0, int(st.int64(11))};
 }
 
 std::string like_pattern(std::string_view word) {
@@ -140,7 +139,8 @@ post_page find_posts(sqlite_db& db, const post_filter& f, int64_t viewer_id, int
 
 int page_param(const param_list& q) {
   std::string page = q.get("page", "1");
-  if (page.empty() || page.size() > 5 || !std::all_of(page.begin(), page.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (page.empty() || page.size() > 5 ||
+      !std::all_of(page.begin(), page.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return 1;
   return std::max(1, std::stoi(page));
 }
@@ -164,9 +164,12 @@ std::string slugify(std::string_view title) {
   std::string s;
   for (char ch : title) {
     unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) && c < 128) s += char(std::tolower(c));
-    else if (ch == '\'') continue;  // "what's" -> "whats"
-    else if (!s.empty() && s.back() != '-') s += '-';
+    if (std::isalnum(c) && c < 128)
+      s += char(std::tolower(c));
+    else if (ch == '\'')
+      continue;  // "what's" -> "whats"
+    else if (!s.empty() && s.back() != '-')
+      s += '-';
   }
   while (!s.empty() && s.back() == '-') s.pop_back();
   if (s.size() > 80) {
@@ -182,9 +185,7 @@ std::string post_path(const post_row& p) {
 
 std::string time_ago(int64_t created_min) {
   int64_t d = std::max<int64_t>(0, kSeedNowMinutes - created_min);
-  auto unit = [](int64_t n, const char* one) {
-    return std::to_string(n) + " " + one + (n == 1 ? "" : "s") + " ago";
-  };
+  auto unit = [](int64_t n, const char* one) { return std::to_string(n) + " " + one + (n == 1 ? "" : "s") + " ago"; };
   if (d < 1) return "just now";
   if (d < 60) return unit(d, "minute");
   if (d < 24 * 60) return unit(d / 60, "hour");

@@ -104,9 +104,12 @@ int64_t seed_users(sqlite_db& db, seed_rng& rng) {
     if (a == b) continue;
     int style = int(rng.uniform(0, 2));
     std::string name;
-    if (style == 0) name = a + b + std::to_string(rng.uniform(1, 999));
-    else if (style == 1) name = a + "_" + b;
-    else name = "The" + a + b;
+    if (style == 0)
+      name = a + b + std::to_string(rng.uniform(1, 999));
+    else if (style == 1)
+      name = a + "_" + b;
+    else
+      name = "The" + a + b;
     if (style == 1)
       for (auto& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
     if (!taken.count(name)) add(name);
@@ -166,8 +169,9 @@ std::vector<seeded_post> seed_posts(sqlite_db& db, seed_rng& rng, int64_t n_user
     sql_value url = nullptr;
     std::string body;
     if (rng.chance(0.25)) {
-      url = "https://" + std::string(rng.pick(forum::link_domains())) + "/" + def.name + "/" +
-            forum::slugify(title).substr(0, 40);
+      std::string slug = forum::slugify(title).substr(0, 40);
+      while (slug.size() > 1 && slug.back() == '-') slug.pop_back();
+      url = "https://" + std::string(rng.pick(forum::link_domains())) + "/" + def.name + "/" + slug;
     } else {
       body = fill(rng.pick(def.bodies), topic);
       if (rng.chance(0.6)) body += "\n" + fill(rng.pick(def.comments), topic);
@@ -212,9 +216,12 @@ std::vector<seeded_comment> seed_comments(sqlite_db& db, seed_rng& rng, const st
       }
       int64_t user = id % 40 == 11 ? 1 : rng.uniform(2, n_users);  // user 1 comments now and then
       std::string body;
-      if (parent != 0 && rng.chance(0.6)) body = rng.pick(forum::reply_texts());
-      else if (rng.chance(0.5)) body = fill(rng.pick(p.def->comments), p.topic);
-      else body = fill(rng.pick(forum::generic_comments()), p.topic);
+      if (parent != 0 && rng.chance(0.6))
+        body = rng.pick(forum::reply_texts());
+      else if (rng.chance(0.5))
+        body = fill(rng.pick(p.def->comments), p.topic);
+      else
+        body = fill(rng.pick(forum::generic_comments()), p.topic);
       body = capitalized(body);
       ins.bind_all({id, p.id, parent ? sql_value(parent) : sql_value(nullptr), user, body, draw_score(rng, 6),
                     times[size_t(k)], seed_datetime(times[size_t(k)])});

@@ -19,11 +19,12 @@ std::string domain_of(std::string_view url) {
 
 html vote_button(std::string_view action, std::string_view next, std::string_view direction, bool pressed,
                  const std::string& aria_label, std::string_view label) {
-  return element("form", {{"method", "post"}, {"action", std::string(action)}, {"class", "inline"}},
-                 hidden_input("direction", direction) + hidden_input("next", next) +
-                     element("button",
-                             {{"type", "submit"}, {"aria-pressed", pressed ? "true" : "false"}, {"aria-label", aria_label}},
-                             text(label)));
+  return element(
+      "form", {{"method", "post"}, {"action", std::string(action)}, {"class", "inline"}},
+      hidden_input("direction", direction) + hidden_input("next", next) +
+          element("button",
+                  {{"type", "submit"}, {"aria-pressed", pressed ? "true" : "false"}, {"aria-label", aria_label}},
+                  text(label)));
 }
 
 }  // namespace
@@ -65,9 +66,10 @@ html post_list(const page_context& ctx, const std::vector<post_row>& rows) {
     html heading = link(ctx.url(path), p.title);
     if (!p.url.empty())
       heading += text(" ") + element("a", {{"href", p.url}, {"class", "domain"}}, text("(" + domain_of(p.url) + ")"));
-    html card = element("h3", heading) + post_summary_line(ctx, p) +
-                vote_box(ctx, ctx.url("/post/" + std::to_string(p.id) + "/vote"), p.score, p.my_vote, p.title) +
-                element("p", link(ctx.url(path), std::to_string(p.comments) + (p.comments == 1 ? " comment" : " comments")));
+    html card =
+        element("h3", heading) + post_summary_line(ctx, p) +
+        vote_box(ctx, ctx.url("/post/" + std::to_string(p.id) + "/vote"), p.score, p.my_vote, p.title) +
+        element("p", link(ctx.url(path), std::to_string(p.comments) + (p.comments == 1 ? " comment" : " comments")));
     items.push_back(element("article", card));
   }
   return list(items, "ol", "posts");
@@ -98,9 +100,8 @@ void render_children(const page_context& ctx, const std::multimap<int64_t, const
       body = element("p", {{"class", "meta"}}, text("[deleted] " + time_ago(c.created_min))) +
              element("p", text("[deleted]"));
     } else {
-      html meta = link(ctx.url("/user/" + c.username), c.username) + text(" " + points(c.score) + " " +
-                                                                             time_ago(c.created_min) + " (" +
-                                                                             c.created_at + ")");
+      html meta = link(ctx.url("/user/" + c.username), c.username) +
+                  text(" " + time_ago(c.created_min) + " (" + c.created_at + ")");
       if (!c.edited_at.empty()) meta += text(" (edited " + c.edited_at + ")");
       std::vector<html> actions = {link(ctx.url("/comment/" + id), "Reply")};
       if (ctx.user && ctx.user->id == c.user_id) {
@@ -118,8 +119,8 @@ void render_children(const page_context& ctx, const std::multimap<int64_t, const
       nested = element("p", link(ctx.url("/comment/" + id), "Continue this thread"));
     }
     std::string who = c.deleted ? "[deleted]" : c.username;
-    items += element("li", element("article", {{"id", "comment-" + id}, {"aria-label", "Comment by " + who}}, body) +
-                               nested);
+    items += element("li",
+                     element("article", {{"id", "comment-" + id}, {"aria-label", "Comment by " + who}}, body) + nested);
   }
   out += element("ul", {{"class", "comments"}}, items);
 }

@@ -52,8 +52,8 @@ class site_forum : public site {
   page_chrome chrome(const page_context& ctx) const override;
 
  private:
-  void add_browse_routes(site_router& r) const;   // -browse.cpp
-  void add_action_routes(site_router& r) const;   // -actions.cpp
+  void add_browse_routes(site_router& r) const;  // -browse.cpp
+  void add_action_routes(site_router& r) const;  // -actions.cpp
 };
 
 namespace forum {
@@ -69,7 +69,7 @@ struct forum_row {
   std::string name, title, description, created_at;
   int64_t posts = 0;
 };
-std::vector<forum_row> load_forums(sqlite_db& db);  // by name, case-insensitive
+std::vector<forum_row> load_forums(sqlite_db& db);                          // by name, case-insensitive
 std::optional<forum_row> find_forum(sqlite_db& db, std::string_view name);  // case-insensitive
 
 struct post_row {

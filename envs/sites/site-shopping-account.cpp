@@ -41,7 +41,8 @@ namespace {
 
 std::map<std::string, std::string> validate_review(const review_input& in) {
   std::map<std::string, std::string> e;
-  if (in.rating.size() != 1 || in.rating[0] < '1' || in.rating[0] > '5') e["rating"] = "Choose a rating from 1 to 5 stars.";
+  if (in.rating.size() != 1 || in.rating[0] < '1' || in.rating[0] > '5')
+    e["rating"] = "Choose a rating from 1 to 5 stars.";
   if (in.nickname.empty() || in.nickname.size() > 40) e["nickname"] = "Enter a nickname of at most 40 characters.";
   if (in.title.empty() || in.title.size() > 100) e["title"] = "Enter a summary of at most 100 characters.";
   if (in.body.size() < 5 || in.body.size() > 5000)
@@ -58,8 +59,8 @@ html orders_table(const page_context& ctx, const std::vector<order_row>& orders)
   if (orders.empty()) return element("p", text("You have placed no orders."));
   std::vector<std::vector<html>> rows;
   for (const auto& o : orders)
-    rows.push_back({text(o.number), text(o.created_at.substr(0, 10)), text(o.ship_name), text(format_money(o.total_cents)),
-                    text(o.status),
+    rows.push_back({text(o.number), text(o.created_at.substr(0, 10)), text(o.ship_name),
+                    text(format_money(o.total_cents)), text(o.status),
                     element("a", {{"href", ctx.url("/orders/" + o.number)}, {"aria-label", "View order " + o.number}},
                             text("View Order"))});
   return data_table({"Order #", "Date", "Ship To", "Order Total", "Status", "Action"}, rows);
@@ -75,11 +76,12 @@ void site_shopping::add_account_routes(site_router& r) const {
     auto orders = user_orders(ctx.db, ctx.user->id);
     if (orders.size() > 5) orders.resize(5);
     html content =
-        element("section", element("h2", text("Contact Information")) +
-                               element("p", text(ctx.user->display_name)) + element("p", text(email))) +
-        element("section", element("h2", text("Account")) +
-                               list({link(ctx.url("/orders"), "My Orders"), link(ctx.url("/wishlist"), "My Wish List"),
-                                     link(ctx.url("/reviews"), "My Product Reviews"), link(ctx.url("/cart"), "My Cart")})) +
+        element("section", element("h2", text("Contact Information")) + element("p", text(ctx.user->display_name)) +
+                               element("p", text(email))) +
+        element("section",
+                element("h2", text("Account")) +
+                    list({link(ctx.url("/orders"), "My Orders"), link(ctx.url("/wishlist"), "My Wish List"),
+                          link(ctx.url("/reviews"), "My Product Reviews"), link(ctx.url("/cart"), "My Cart")})) +
         element("section", element("h2", text("Recent Orders")) + orders_table(ctx, orders));
     return render(ctx, "My Account", content);
   });

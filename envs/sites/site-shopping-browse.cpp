@@ -70,8 +70,8 @@ std::optional<http_response> canonical_redirect(const page_context& ctx, const s
   return http_response::redirect(ctx.url(path) + canonical, 302);
 }
 
-html results_section(const page_context& ctx, const product_page& page, const std::string& path,
-                     const product_query& f, const std::vector<std::string>& sorts) {
+html results_section(const page_context& ctx, const product_page& page, const std::string& path, const product_query& f,
+                     const std::vector<std::string>& sorts) {
   return element("section", {{"aria-labelledby", "results-heading"}},
                  element("h2", {{"id", "results-heading"}}, text("Products")) + result_summary(page) +
                      sort_form(ctx, path, f, sorts) + product_grid(ctx, page.rows) +
@@ -82,13 +82,12 @@ html review_list(const std::vector<review_row>& reviews) {
   if (reviews.empty()) return element("p", text("No reviews yet. Be the first to review this product."));
   std::vector<html> items;
   for (const auto& r : reviews)
-    items.push_back(element("article", element("h3", text(r.title)) +
-                                           element("p", {{"class", "rating"}},
-                                                   text("Rating: " + std::to_string(r.rating) + " out of 5")) +
-                                           paragraphs(r.body) +
-                                           element("p", {{"class", "meta"}},
-                                                   text("Review by " + r.nickname + ", posted on " +
-                                                        r.created_at.substr(0, 10)))));
+    items.push_back(element(
+        "article", element("h3", text(r.title)) +
+                       element("p", {{"class", "rating"}}, text("Rating: " + std::to_string(r.rating) + " out of 5")) +
+                       paragraphs(r.body) +
+                       element("p", {{"class", "meta"}},
+                               text("Review by " + r.nickname + ", posted on " + r.created_at.substr(0, 10)))));
   return list(items, "ol", "reviews");
 }
 
@@ -111,10 +110,11 @@ html buy_box(const page_context& ctx, const product_row& p) {
   std::string here = "/product/" + std::to_string(p.id);
   html out = element("p", {{"class", "price"}}, text(format_money(p.price_cents))) + rating_summary(p);
   if (p.stock > 0) {
-    out += element("form", {{"method", "post"}, {"action", ctx.url("/cart/add")}},
-                   hidden_input("product_id", std::to_string(p.id)) + hidden_input("next", here) +
-                       labeled_input("qty", "Qty", "qty", "1", field_opts().input_type("number").attribute("min", "1")) +
-                       submit_button("Add to Cart"));
+    out +=
+        element("form", {{"method", "post"}, {"action", ctx.url("/cart/add")}},
+                hidden_input("product_id", std::to_string(p.id)) + hidden_input("next", here) +
+                    labeled_input("qty", "Qty", "qty", "1", field_opts().input_type("number").attribute("min", "1")) +
+                    submit_button("Add to Cart"));
   } else {
     out += element("p", {{"class", "stock"}}, text("Out of stock: this product cannot be added to the cart."));
   }
@@ -196,12 +196,14 @@ void site_shopping::add_browse_routes(site_router& r) const {
     content += buy_box(ctx, *p);
     content += element("section", element("h2", text("Details")) + paragraphs(p->description));
     content += element("section", element("h2", text("More Information")) + detail_list(ctx, *p));
-    html write = ctx.user ? review_form(ctx, p->id, {"", ctx.user->display_name.substr(0, ctx.user->display_name.find(' ')), "", ""}, {})
-                          : element("p", link(ctx.url("/login?next=" + url_encode(here)), "Log in to write a review"));
-    content += element("section", {{"id", "reviews"}, {"aria-labelledby", "reviews-heading"}},
-                       element("h2", {{"id", "reviews-heading"}},
-                               text("Customer Reviews (" + std::to_string(p->review_count) + ")")) +
-                           review_list(product_reviews(ctx.db, p->id)));
+    html write = ctx.user
+                     ? review_form(ctx, p->id,
+                                   {"", ctx.user->display_name.substr(0, ctx.user->display_name.find(' ')), "", ""}, {})
+                     : element("p", link(ctx.url("/login?next=" + url_encode(here)), "Log in to write a review"));
+    content += element(
+        "section", {{"id", "reviews"}, {"aria-labelledby", "reviews-heading"}},
+        element("h2", {{"id", "reviews-heading"}}, text("Customer Reviews (" + std::to_string(p->review_count) + ")")) +
+            review_list(product_reviews(ctx.db, p->id)));
     content += element("section", element("h2", text("Write Your Own Review")) + write);
     return render(ctx, p->name, content);
   });

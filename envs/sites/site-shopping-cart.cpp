@@ -86,7 +86,8 @@ address_input default_address(page_context& ctx) {
 
 std::map<std::string, std::string> validate_address(const address_input& in) {
   std::map<std::string, std::string> e;
-  if (in.name.size() < 2 || in.name.size() > 80) e["name"] = "Enter the full name of the recipient (2 to 80 characters).";
+  if (in.name.size() < 2 || in.name.size() > 80)
+    e["name"] = "Enter the full name of the recipient (2 to 80 characters).";
   if (in.street.size() < 3 || in.street.size() > 120) e["street"] = "Enter a street address (3 to 120 characters).";
   if (in.city.size() < 2 || in.city.size() > 60) e["city"] = "Enter a city (2 to 60 characters).";
   const auto& states = us_state_codes();
@@ -98,10 +99,13 @@ std::map<std::string, std::string> validate_address(const address_input& in) {
   int digits = 0;
   bool phone_chars = true;
   for (char c : in.phone) {
-    if (c >= '0' && c <= '9') ++digits;
-    else if (std::string_view(" -+().").find(c) == std::string_view::npos) phone_chars = false;
+    if (c >= '0' && c <= '9')
+      ++digits;
+    else if (std::string_view(" -+().").find(c) == std::string_view::npos)
+      phone_chars = false;
   }
-  if (!phone_chars || digits < 7 || digits > 15) e["phone"] = "Enter a phone number of 7 to 15 digits, e.g. 412-555-0134.";
+  if (!phone_chars || digits < 7 || digits > 15)
+    e["phone"] = "Enter a phone number of 7 to 15 digits, e.g. 412-555-0134.";
   if (!find_shipping_method(in.method)) e["method"] = "Choose a shipping method.";
   return e;
 }
@@ -163,10 +167,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
               labeled_input("qty-" + id, "Quantity of " + l.name, "qty", std::to_string(l.qty),
                             field_opts().input_type("number").attribute("min", "0")) +
               element("button", {{"type", "submit"}, {"aria-label", "Update quantity of " + l.name}}, text("Update")));
-      rows.push_back({link(product_href(ctx, l.product_id), l.name) + element("small", text(" SKU: " + l.sku)),
-                      text(format_money(l.price_cents)), qty_form, text(format_money(l.price_cents * l.qty)),
-                      action_button(ctx.url("/cart/remove"), "Remove", "Remove " + l.name + " from cart",
-                                    {{"product_id", id}})});
+      rows.push_back(
+          {link(product_href(ctx, l.product_id), l.name) + element("small", text(" SKU: " + l.sku)),
+           text(format_money(l.price_cents)), qty_form, text(format_money(l.price_cents * l.qty)),
+           action_button(ctx.url("/cart/remove"), "Remove", "Remove " + l.name + " from cart", {{"product_id", id}})});
     }
     html content = data_table({"Item", "Price", "Qty", "Subtotal", "Action"}, rows) +
                    element("section", {{"aria-label", "Summary"}},
@@ -185,8 +189,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
     auto qty = parse_qty(ctx.req.form.get("qty", "1"));
     int64_t have = qty_in_cart(ctx.db, ctx.user->id, p->id);
     std::string message;
-    if (!qty || *qty < 1) message = "Enter a quantity from 1 to " + std::to_string(kMaxQtyPerLine) + ".";
-    else if (p->stock == 0) message = p->name + " is out of stock.";
+    if (!qty || *qty < 1)
+      message = "Enter a quantity from 1 to " + std::to_string(kMaxQtyPerLine) + ".";
+    else if (p->stock == 0)
+      message = p->name + " is out of stock.";
     else if (have + *qty > p->stock)
       message = "The requested quantity is not available: only " + std::to_string(p->stock) + " of " + p->name +
                 " are in stock" + (have ? " and " + std::to_string(have) + " are already in your cart." : ".");
@@ -207,7 +213,8 @@ void site_shopping::add_cart_routes(site_router& r) const {
     auto qty = parse_qty(ctx.req.form.get("qty"));
     auto p = pid ? get_product(ctx.db, *pid) : std::nullopt;
     if (!p || qty_in_cart(ctx.db, ctx.user->id, p->id) == 0)
-      return problem_page(ctx, *this, "Cart not updated", "That product is not in your cart.", "/cart", "Back to the cart");
+      return problem_page(ctx, *this, "Cart not updated", "That product is not in your cart.", "/cart",
+                          "Back to the cart");
     if (!qty)
       return problem_page(ctx, *this, "Cart not updated",
                           "Enter a quantity from 0 to " + std::to_string(kMaxQtyPerLine) + " (0 removes the item).",
@@ -221,7 +228,8 @@ void site_shopping::add_cart_routes(site_router& r) const {
       ctx.db.query("DELETE FROM cart_items WHERE user_id = ?1 AND product_id = ?2", {ctx.user->id, p->id});
       ctx.flash("You removed " + p->name + " from your shopping cart.");
     } else {
-      ctx.db.query("UPDATE cart_items SET qty = ?3 WHERE user_id = ?1 AND product_id = ?2", {ctx.user->id, p->id, *qty});
+      ctx.db.query("UPDATE cart_items SET qty = ?3 WHERE user_id = ?1 AND product_id = ?2",
+                   {ctx.user->id, p->id, *qty});
       ctx.flash("You updated the quantity of " + p->name + " to " + std::to_string(*qty) + ".");
     }
     return http_response::redirect(ctx.url("/cart"));
@@ -240,8 +248,8 @@ void site_shopping::add_cart_routes(site_router& r) const {
 
   r.add("GET", "/wishlist", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
-    auto st = ctx.db.prepare(
-        "SELECT w.product_id, w.added_at FROM wishlist_items w WHERE w.user_id = ?1 ORDER BY w.id");
+    auto st =
+        ctx.db.prepare("SELECT w.product_id, w.added_at FROM wishlist_items w WHERE w.user_id = ?1 ORDER BY w.id");
     st.bind(1, ctx.user->id);
     std::vector<std::vector<html>> rows;
     while (st.step()) {
@@ -252,7 +260,8 @@ void site_shopping::add_cart_routes(site_router& r) const {
                                    {{"product_id", id}});
       if (p->stock > 0)
         actions = action_button(ctx.url("/wishlist/move"), "Add to Cart", "Move " + p->name + " to cart",
-                                {{"product_id", id}}) + actions;
+                                {{"product_id", id}}) +
+                  actions;
       rows.push_back({link(product_href(ctx, p->id), p->name), text(format_money(p->price_cents)),
                       text(p->stock > 0 ? "In stock" : "Out of stock"), text(st.text(1).substr(0, 10)), actions});
     }
@@ -333,8 +342,8 @@ void site_shopping::add_cart_routes(site_router& r) const {
         stock_problems.push_back("Only " + std::to_string(l.stock) + " of " + l.name +
                                  " are in stock; change the quantity in your cart.");
     if (!errors.empty() || !stock_problems.empty())
-      return render(ctx, "Checkout", error_summary(stock_problems) + order_summary(lines) + checkout_form(ctx, in, errors),
-                    422);
+      return render(ctx, "Checkout",
+                    error_summary(stock_problems) + order_summary(lines) + checkout_form(ctx, in, errors), 422);
     const shipping_method* method = find_shipping_method(in.method);
     int64_t subtotal = cart_subtotal_cents(lines);
     transaction tx(ctx.db);
@@ -347,9 +356,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
         {id, number, ctx.user->id, seed_now(), in.name, in.street, in.city, in.state, in.zip, in.phone,
          std::string(method->value), subtotal, method->cents, subtotal + method->cents});
     for (const auto& l : lines) {
-      ctx.db.query("INSERT INTO order_items (order_id, product_id, sku, name, price_cents, qty) "
-                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                   {id, l.product_id, l.sku, l.name, l.price_cents, l.qty});
+      ctx.db.query(
+          "INSERT INTO order_items (order_id, product_id, sku, name, price_cents, qty) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+          {id, l.product_id, l.sku, l.name, l.price_cents, l.qty});
       ctx.db.query("UPDATE products SET stock = stock - ?2 WHERE id = ?1", {l.product_id, l.qty});
     }
     ctx.db.query("DELETE FROM cart_items WHERE user_id = ?1", {ctx.user->id});
@@ -365,7 +375,8 @@ void site_shopping::add_cart_routes(site_router& r) const {
     html content = element("p", text("Thank you for your purchase!")) +
                    element("p", text("Your order number is: ") +
                                     link(ctx.url("/orders/" + order->number), order->number) + text(".")) +
-                   element("p", text("Order total: " + format_money(order->total_cents) + ". We'll email you an order "
+                   element("p", text("Order total: " + format_money(order->total_cents) +
+                                     ". We'll email you an order "
                                      "confirmation with details and tracking info.")) +
                    element("p", link(ctx.url("/"), "Continue Shopping"));
     return render(ctx, "Thank you for your purchase!", content);

@@ -39,8 +39,8 @@ const char* kProductColumns = R"sql(
       ON r.product_id = p.id)sql";
 
 product_row row_from(sqlite_stmt& st) {
-  return {st.int64(0), st.text(1),  st.text(2), st.text(3),  st.int64(4),  st.int64(5),
-          st.int64(6), st.text(7),  st.int64(8), st.text(9), st.int64(10), st.int64(11)};
+  return {st.int64(0), st.text(1), st.text(2),  st.text(3), st.int64(4),  st.int64(5),
+          st.int64(6), st.text(7), st.int64(8), st.text(9), st.int64(10), st.int64(11)};
 }
 
 // LIKE pattern matching `word` literally anywhere (escape char '\').
@@ -111,8 +111,8 @@ product_page find_products(sqlite_db& db, const product_query& f, int per_page) 
     params.push_back(like_pattern(w));
     std::string n = "?";
     n += std::to_string(params.size());
-    where += " AND (p.name LIKE " + n + " ESCAPE '\\' OR p.description LIKE " + n + " ESCAPE '\\' OR p.sku LIKE " +
-             n + " ESCAPE '\\')";
+    where += " AND (p.name LIKE " + n + " ESCAPE '\\' OR p.description LIKE " + n + " ESCAPE '\\' OR p.sku LIKE " + n +
+             " ESCAPE '\\')";
     relevance += " + (CASE WHEN p.name LIKE " + n + " ESCAPE '\\' THEN 2 ELSE 0 END)" +
                  " + (CASE WHEN p.description LIKE " + n + " ESCAPE '\\' THEN 1 ELSE 0 END)";
   }
@@ -131,8 +131,7 @@ product_page find_products(sqlite_db& db, const product_query& f, int per_page) 
   std::string order = " ORDER BY p.name COLLATE NOCASE ASC, p.id ASC";
   if (f.sort == "price_asc") order = " ORDER BY p.price_cents ASC, p.id ASC";
   if (f.sort == "price_desc") order = " ORDER BY p.price_cents DESC, p.id ASC";
-  if (f.sort == "rating")
-    order = " ORDER BY r.n IS NULL, CAST(r.s AS REAL) / r.n DESC, r.n DESC, p.id ASC";
+  if (f.sort == "rating") order = " ORDER BY r.n IS NULL, CAST(r.s AS REAL) / r.n DESC, r.n DESC, p.id ASC";
   if (f.sort == "relevance") order = " ORDER BY (" + relevance + ") DESC, p.id ASC";
   auto st = db.prepare(std::string(kProductColumns) + where + order + " LIMIT " + std::to_string(per_page) +
                        " OFFSET " + std::to_string((out.page - 1) * per_page));
@@ -239,7 +238,7 @@ const char* kOrderColumns =
     "shipping_method, subtotal_cents, shipping_cents, total_cents, user_id FROM orders";
 
 order_row order_from(sqlite_stmt& st) {
-  return {st.int64(0), st.text(1), st.text(2),  st.text(3),   st.text(4),   st.text(5),   st.text(6),   st.text(7),
+  return {st.int64(0), st.text(1), st.text(2),  st.text(3),   st.text(4),   st.text(5),   st.text(6),  st.text(7),
           st.text(8),  st.text(9), st.text(10), st.int64(11), st.int64(12), st.int64(13), st.int64(14)};
 }
 }  // namespace
@@ -260,7 +259,8 @@ std::optional<order_row> get_order(sqlite_db& db, std::string_view number) {
 }
 
 std::vector<order_item> order_items(sqlite_db& db, int64_t order_id) {
-  auto st = db.prepare("SELECT product_id, sku, name, price_cents, qty FROM order_items WHERE order_id = ?1 ORDER BY id");
+  auto st =
+      db.prepare("SELECT product_id, sku, name, price_cents, qty FROM order_items WHERE order_id = ?1 ORDER BY id");
   st.bind(1, order_id);
   std::vector<order_item> out;
   while (st.step()) out.push_back({st.int64(0), st.text(1), st.text(2), st.int64(3), st.int64(4)});

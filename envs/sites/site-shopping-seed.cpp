@@ -200,8 +200,8 @@ std::vector<seeded_product> seed_products(sqlite_db& db, seed_rng& rng,
       int64_t stock = rng.chance(0.06) ? 0 : rng.chance(0.1) ? rng.uniform(1, 5) : rng.uniform(6, 500);
       size_t f1 = rng.index(leaf->features.size());
       size_t f2 = (f1 + 1 + rng.index(leaf->features.size() - 1)) % leaf->features.size();
-      size_t f3 = (f2 + 1) % leaf->features.size() == f1 ? (f2 + 2) % leaf->features.size()
-                                                          : (f2 + 1) % leaf->features.size();
+      size_t f3 =
+          (f2 + 1) % leaf->features.size() == f1 ? (f2 + 2) % leaf->features.size() : (f2 + 1) % leaf->features.size();
       std::string description = "The " + brand + " " + kind.noun + " (" + leaf->variants[v] + ").\n" +
                                 leaf->features[f1] + ". " + leaf->features[f2] + ". " + leaf->features[f3] + ".\n" +
                                 "Every " + brand + " product comes with a 30-day return policy.";
@@ -233,7 +233,10 @@ void seed_reviews(sqlite_db& db, seed_rng& rng, const std::vector<seeded_product
     int base = int(rng.uniform(2, 5));
     int64_t n = rng.uniform(1, 9);
     for (int64_t i = 0; i < n; ++i) {
-      int rating = std::clamp(base + int(rng.uniform(-1, 1)) + (rng.chance(0.3) ? 1 : 0), 1, 5);
+      // One draw per statement: the order of operands of + is unspecified.
+      int rating = base + int(rng.uniform(-1, 1));
+      if (rng.chance(0.3)) ++rating;
+      rating = std::clamp(rating, 1, 5);
       // User 1 wrote a few reviews, so "My Product Reviews" is never empty.
       int64_t user = all.size() % 97 == 5 ? 1 : users[1 + rng.index(users.size() - 1)].id;
       all.push_back({rng.uniform(0, kSeedNowMinutes - 24 * 60), p.id, user, rating});
@@ -270,16 +273,18 @@ void seed_orders(sqlite_db& db, seed_rng& rng, const std::vector<seeded_product>
   // Each user keeps one street address and phone across orders.
   std::vector<std::string> streets, phones, zips;
   for (size_t u = 0; u < users.size(); ++u) {
-    std::string street = std::to_string(rng.uniform(10, 9999)) + " " + rng.pick(shopping::street_names());
-    streets.push_back(street);
-    phones.push_back("555-" + std::to_string(rng.uniform(200, 999)) + "-" + std::to_string(rng.uniform(1000, 9999)));
+    // One draw per statement: the order of operands of + is unspecified.
+    std::string number = std::to_string(rng.uniform(10, 9999));
+    streets.push_back(number + " " + rng.pick(shopping::street_names()));
+    std::string exchange = std::to_string(rng.uniform(200, 999));
+    phones.push_back("555-" + exchange + "-" + std::to_string(rng.uniform(1000, 9999)));
     zips.push_back(std::to_string(rng.uniform(10000, 99999)));
   }
   for (int i = 0; i < kOrders; ++i) {
     int64_t id = i + 1;
     const seeded_user& user = i % 15 == 4 ? users[0] : users[1 + rng.index(users.size() - 1)];
     int64_t age_minutes = kSeedNowMinutes - minutes[size_t(i)];
-    std::string status = age_minutes < 3 * 24 * 60  ? "Pending"
+    std::string status = age_minutes < 3 * 24 * 60   ? "Pending"
                          : age_minutes < 8 * 24 * 60 ? "Processing"
                          : rng.chance(0.12)          ? "Canceled"
                                                      : "Complete";
@@ -312,7 +317,8 @@ void seed_orders(sqlite_db& db, seed_rng& rng, const std::vector<seeded_product>
 void seed_lists(sqlite_db& db, seed_rng& rng, const std::vector<seeded_product>& products,
                 const std::vector<seeded_user>& users) {
   auto wish = db.prepare("INSERT OR IGNORE INTO wishlist_items (user_id, product_id, added_at) VALUES (?1, ?2, ?3)");
-  auto cart = db.prepare("INSERT OR IGNORE INTO cart_items (user_id, product_id, qty, added_at) VALUES (?1, ?2, ?3, ?4)");
+  auto cart =
+      db.prepare("INSERT OR IGNORE INTO cart_items (user_id, product_id, qty, added_at) VALUES (?1, ?2, ?3, ?4)");
   for (const auto& user : users) {
     // User 1: three wished products and an empty cart (tasks start from there).
     int64_t wishes = user.id == 1 ? 3 : rng.uniform(0, 4);

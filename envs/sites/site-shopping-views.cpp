@@ -60,8 +60,9 @@ html result_summary(const product_page& p) {
   if (p.total == 0) return element("p", {{"class", "summary"}}, text("0 items found."));
   int64_t first = int64_t(p.page - 1) * kProductsPerPage + 1;
   int64_t last = first + int64_t(p.rows.size()) - 1;
-  return element("p", {{"class", "summary"}},
-                 text("Items " + std::to_string(first) + "-" + std::to_string(last) + " of " + std::to_string(p.total)));
+  return element(
+      "p", {{"class", "summary"}},
+      text("Items " + std::to_string(first) + "-" + std::to_string(last) + " of " + std::to_string(p.total)));
 }
 
 html pagination(const page_context& ctx, const product_page& p, std::string_view path, const product_query& f,

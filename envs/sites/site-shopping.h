@@ -70,7 +70,7 @@ struct category {
   int64_t id = 0;
   int64_t parent_id = 0;  // 0 for a top category
   std::string slug, name;
-  int64_t products = 0;   // subcategories included
+  int64_t products = 0;  // subcategories included
 };
 std::vector<category> load_categories(sqlite_db& db);  // top categories first, each followed by its children
 const category* find_category(const std::vector<category>& cats, int64_t id);
@@ -131,7 +131,7 @@ struct cart_line {
   int64_t price_cents = 0, qty = 0, stock = 0;
 };
 std::vector<cart_line> load_cart(sqlite_db& db, int64_t user_id);  // in the order added
-int64_t cart_quantity(sqlite_db& db, int64_t user_id);            // items, counting quantities
+int64_t cart_quantity(sqlite_db& db, int64_t user_id);             // items, counting quantities
 int64_t cart_subtotal_cents(const std::vector<cart_line>& lines);
 
 struct shipping_method {

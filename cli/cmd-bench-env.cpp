@@ -1,0 +1,32 @@
+// cmd-bench-env.cpp: `kvarena bench env [--env-url URL] [--seconds 2] [--sessions 1,8,64]`:
+// reset and step latency of the env HTTP API and steps/s at several session counts
+// (tasks/bench-env.h). One JSON object on stdout. Registered under the `bench` command
+// that cmd-bench.cpp creates (main() adds this after it).
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+
+#include "bench-env.h"
+#include "cli-commands.h"
+
+namespace kvarena::cli {
+
+void add_bench_env_command(CLI::App& app, command_fn& run) {
+  CLI::App* bench = app.get_subcommand("bench");  // throws if cmd-bench.cpp did not add it
+  auto* sub = bench->add_subcommand("env", "Env API reset/step latency and steps/s with 1, 8 and 64 sessions");
+  auto o = std::make_shared<tasks::bench_env_options>();
+  sub->add_option("--env-url", o->env_url, "An env server to measure (default: start one with in-process sites)");
+  sub->add_option("--sessions", o->sessions, "Concurrent session counts")->delimiter(',');
+  sub->add_option("--seconds", o->seconds, "Seconds per concurrency level")->check(CLI::PositiveNumber);
+  sub->add_option("--resets", o->resets, "Samples for reset_ms_median")->check(CLI::PositiveNumber);
+  sub->add_option("--steps", o->steps, "Samples for step_ms_median")->check(CLI::PositiveNumber);
+  sub->callback([&run, o] {
+    run = [o] {
+      auto r = tasks::run_bench_env(*o);
+      std::printf("%s\n", tasks::bench_env_json(r).c_str());
+      return 0;
+    };
+  });
+}
+
+}  // namespace kvarena::cli

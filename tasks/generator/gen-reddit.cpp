@@ -1,0 +1,11 @@
+// gen-reddit.cpp: reddit task templates.
+#include "generator/gen-templates.h"
+
+namespace kvarena::tasks::gen {
+
+void reddit_templates(const site_data& data, std::vector<draft>& out) {
+  (void)data;
+  (void)out;
+}
+
+}  // namespace kvarena::tasks::gen
