@@ -4,7 +4,8 @@
 //   matvec/<type>/<in>x<out>    decode (n_tok 1); weights cycle through >= 192 MB of copies so
 //                               they come from DRAM as in a real decode; GB/s of weights read
 //   gemm/<type>/<in>x<out>/<n>  prefill; GFLOP/s = 2 in out n_tok / time
-//   model_decode / model_prefill  every matmul of the 125M model for 1 / 512 tokens: tok/s
+//   model_decode / model_prefill512  the 125M model's matmuls for 1 / 512 tokens: tok/s (an
+//                               upper bound for the whole forward pass, attention excluded)
 // Not a test: run by hand, e.g.
 //   build/tests/bench-kernels --benchmark_filter='matvec/f16' --benchmark_repetitions=5
 // Numbers drift with other load on the machine: alternate runs, compare medians.
@@ -138,7 +139,7 @@ void bm_gemm(benchmark::State& state, ggml_type t, int64_t in, int64_t out) {
 }
 
 // Every matmul of the 125M model (12 layers of q, k, v, o 768x768, gate/up 768->2048,
-// down 2048->768, then the 32000x768 output) for n_tok tokens.
+// down 2048->768) for n_tok tokens, then the 32000x768 output for the last token.
 void bm_model(benchmark::State& state, ggml_type t, int64_t n_tok) {
   const int threads = int(state.range(0));
   struct shape { int64_t in, out; };
@@ -156,7 +157,9 @@ void bm_model(benchmark::State& state, ggml_type t, int64_t n_tok) {
   const std::vector<float> x = random_x(size_t(2048 * n_tok));
   std::vector<float> y(static_cast<size_t>(32000 * n_tok));
   for (auto _ : state) {
-    for (const auto& w : *ws) matmul(pool_of(threads), w.views[0], x.data(), n_tok, y.data());
+    for (size_t i = 0; i + 1 < ws->size(); ++i) matmul(pool_of(threads), (*ws)[i].views[0], x.data(), n_tok, y.data());
+    // Logits only for the last token, as llama.cpp's prompt processing does.
+    matmul(pool_of(threads), ws->back().views[0], x.data(), 1, y.data());
     benchmark::ClobberMemory();
   }
   state.counters["tok/s"] = benchmark::Counter(double(n_tok), benchmark::Counter::kIsIterationInvariantRate);

@@ -8,6 +8,7 @@
 
 #include "server/env-api.h"
 #include "sites/site-classifieds.h"
+#include "sites/site-forum.h"
 #include "sites/site-shopping.h"
 
 namespace kvarena {
@@ -31,6 +32,7 @@ const std::map<std::string, std::string>& documented_users() {
   static const std::map<std::string, std::string> users = {
       {"classifieds", sites::classifieds::kFixedUsername},
       {"shopping", sites::shopping::kFixedUsername},
+      {"reddit", sites::forum::kFixedUsername},
   };
   return users;
 }

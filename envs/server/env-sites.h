@@ -17,9 +17,9 @@
 //
 // Login (task.require_login): the agent is logged in, through the site's own login form,
 // as the site's documented default agent user (kFixedUsername of site-<name>.h, user 1 of
-// every seed): classifieds "blake.sullivan", shopping "emma.lopez"; a site not in that
-// table -> its user with id 1 (in-process only). The password is the seeded one
-// (site-auth.h: "password").
+// every seed): classifieds "blake.sullivan", shopping "emma.lopez", reddit (the forum)
+// "MarvelsGrantMan136"; a site not in that table -> its user with id 1 (in-process only).
+// The password is the seeded one (site-auth.h: "password").
 #pragma once
 #include <map>
 #include <memory>

@@ -123,7 +123,7 @@ std::string draft::intent() const {
       if (close != std::string::npos) {
         std::string key = intent_template.substr(i + 1, close - i - 1);
         if (instantiation.contains(key)) {
-          const ojson& v = instantiation[key];
+          const json& v = instantiation[key];
           out += v.is_string() ? v.get<std::string>() : v.dump();
           i = close;
           continue;
@@ -260,6 +260,11 @@ std::string str(const json& row, const char* key) {
 }
 
 int64_t num(const json& row, const char* key) { return row.at(key).get<int64_t>(); }
+
+const json& spread(const std::vector<json>& v, size_t k, size_t n, const char* what) {
+  if (v.empty()) throw std::runtime_error(std::string("generator: nothing fits a template: ") + what);
+  return v[(k * v.size()) / n % v.size()];
+}
 
 std::string sql_text(const std::string& s) {
   std::string out = "'";

@@ -65,7 +65,7 @@ struct draft {
   std::vector<std::string> sites;
   std::string start_url;
   std::string intent_template;
-  ojson instantiation = ojson::object();
+  json instantiation = json::object();  // keys sorted, as the loader writes them back
   int template_id = 0;
   std::string template_name;  // "classifieds.cheapest_in_category"
   task_eval eval;
@@ -101,6 +101,9 @@ std::string price_input(int64_t cents);  // "1250", "19.99": what a price field 
 std::string price_alternatives(int64_t cents);
 std::string str(const json& row, const char* key);
 int64_t num(const json& row, const char* key);
+// The k-th of n picks spread evenly over `v` (v[k * size / n]): deterministic variety.
+// Throws std::runtime_error naming `what` when v is empty.
+const json& spread(const std::vector<json>& v, size_t k, size_t n, const char* what = "data");
 // A SQL string literal: 'it''s'.
 std::string sql_text(const std::string& s);
 

@@ -15,7 +15,6 @@ namespace cl = sites::classifieds;
 
 const char* const k_site = "classifieds";
 const char* const k_home = "__CLASSIFIEDS__";
-constexpr int64_t k_me = 1;  // blake.sullivan, the user the agent is logged in as
 
 draft base(const std::string& name, int template_id, const std::string& intent_template) {
   draft d;
@@ -27,9 +26,11 @@ draft base(const std::string& name, int template_id, const std::string& intent_t
   return d;
 }
 
+}  // namespace
+
 // The site search's result count for `q` (every word in the title or the description),
 // as find_listings computes it.
-int64_t search_count(const site_data& data, const std::string& q) {
+int64_t classifieds_search_count(const site_data& data, const std::string& q) {
   std::string where = "1";
   size_t i = 0;
   while (i < q.size()) {
@@ -43,32 +44,27 @@ int64_t search_count(const site_data& data, const std::string& q) {
   return num(data.row(k_site, "SELECT COUNT(*) AS n FROM listings WHERE " + where), "n");
 }
 
-const char* const k_listing_sql =
+const char* const k_classifieds_listing_sql =
     "SELECT l.id, l.title, l.description, l.price_cents, l.condition, l.location, l.posted_at, "
     "u.username, u.display_name, c.slug AS category_slug, c.name AS category_name, l.seller_id "
     "FROM listings l JOIN users u ON u.id = l.seller_id JOIN categories c ON c.id = l.category_id ";
 
-// Listings another user sells whose title is unique and that the site search by title
-// shows on its first page: the ones a question can name by title. In id order.
-std::vector<json> nameable_listings(const site_data& data) {
-  json rows = data.rows(k_site, std::string(k_listing_sql) +
+std::vector<json> classifieds_nameable_listings(const site_data& data) {
+  json rows = data.rows(k_site, std::string(k_classifieds_listing_sql) +
                                     "WHERE l.seller_id != 1 AND (SELECT COUNT(*) FROM listings o WHERE o.title = "
                                     "l.title) = 1 ORDER BY l.id");
   std::vector<json> out;
   for (const json& r : rows)
-    if (search_count(data, str(r, "title")) <= cl::kListingsPerPage) out.push_back(r);
+    if (classifieds_search_count(data, str(r, "title")) <= cl::kListingsPerPage) out.push_back(r);
   return out;
 }
 
-// The k-th element of `v` spread over its length (k of n picks): deterministic variety.
-const json& spread(const std::vector<json>& v, size_t k, size_t n) {
-  if (v.empty()) throw std::runtime_error("generator: classifieds has no listing that fits a template");
-  return v[(k * v.size()) / n % v.size()];
-}
-
-void find_by_title(plan_builder& p, const std::string& title) {
+void classifieds_find_listing(plan_builder& p, const std::string& title) {
   p.type("searchbox", "Search", title, true).click("link", title);
 }
+
+namespace {
+
 
 std::string url(const std::string& rel) { return std::string(k_home) + rel; }
 
@@ -162,7 +158,7 @@ void cheapest_and_counts(const site_data& data, std::vector<draft>& out) {
   }
   for (size_t k = 0; k < 3; ++k) {
     const json& r = spread(unique_lo, k, 3);
-    json item = data.row(k_site, std::string(k_listing_sql) + "WHERE c.slug = " + sql_text(str(r, "slug")) +
+    json item = data.row(k_site, std::string(k_classifieds_listing_sql) + "WHERE c.slug = " + sql_text(str(r, "slug")) +
                                      " ORDER BY l.price_cents, l.posted_at DESC, l.id DESC LIMIT 1");
     draft d = base("cheapest_price", 103, "What is the price of the cheapest listing in the {category} category?");
     d.instantiation = {{"category", str(r, "name")}};
@@ -180,7 +176,7 @@ void cheapest_and_counts(const site_data& data, std::vector<draft>& out) {
   // The most expensive listing of a subcategory: open it (url_match, exact).
   for (size_t k = 0; k < 2; ++k) {
     const json& r = spread(unique_hi, k + 1, 4);
-    json item = data.row(k_site, std::string(k_listing_sql) + "WHERE c.slug = " + sql_text(str(r, "slug")) +
+    json item = data.row(k_site, std::string(k_classifieds_listing_sql) + "WHERE c.slug = " + sql_text(str(r, "slug")) +
                                      " ORDER BY l.price_cents DESC, l.posted_at DESC, l.id DESC LIMIT 1");
     draft d = base("open_most_expensive", 104, "Open the most expensive listing in the {category} category.");
     d.instantiation = {{"category", str(r, "name")}};
@@ -209,14 +205,14 @@ void cheapest_and_counts(const site_data& data, std::vector<draft>& out) {
 }
 
 void listing_questions(const site_data& data, std::vector<draft>& out) {
-  std::vector<json> items = nameable_listings(data);
+  std::vector<json> items = classifieds_nameable_listings(data);
   const size_t n = 6;
   {
     const json& r = spread(items, 0, n);
     draft d = base("listing_seller", 106, "Who is selling \"{title}\"? Give the seller's name.");
     d.instantiation = {{"title", str(r, "title")}};
     expect_must_include(d, {str(r, "display_name")});
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.expect(str(r, "display_name")).stop(str(r, "display_name"));
     out.push_back(d);
   }
@@ -226,7 +222,7 @@ void listing_questions(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"title", str(r, "title")}};
     std::string label = condition_label(str(r, "condition"));
     expect_exact(d, label);
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.expect(label).stop(label);
     out.push_back(d);
   }
@@ -236,7 +232,7 @@ void listing_questions(const site_data& data, std::vector<draft>& out) {
     draft d = base("listing_location", 108, "In which city is \"{title}\" offered?");
     d.instantiation = {{"title", str(r, "title")}};
     expect_must_include(d, {city});
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.expect(str(r, "location")).stop(str(r, "location"));
     out.push_back(d);
   }
@@ -246,7 +242,7 @@ void listing_questions(const site_data& data, std::vector<draft>& out) {
     draft d = base("listing_date", 109, "On which date was \"{title}\" posted? Answer as YYYY-MM-DD.");
     d.instantiation = {{"title", str(r, "title")}};
     expect_must_include(d, {day});
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.expect(str(r, "posted_at")).stop(day);
     out.push_back(d);
   }
@@ -261,7 +257,7 @@ void listing_questions(const site_data& data, std::vector<draft>& out) {
                    "pickup place?");
     d.instantiation = {{"title", str(r, "title")}};
     expect_fuzzy(d, {features});
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.expect(features).stop(features);
     d.reasoning = "medium";
     d.overall = "medium";
@@ -272,7 +268,7 @@ void listing_questions(const site_data& data, std::vector<draft>& out) {
     draft d = base("seller_profile", 111, "Open the profile page of the seller of \"{title}\".");
     d.instantiation = {{"title", str(r, "title")}};
     expect_url(d, url("/user/" + str(r, "username")));
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.click("link", str(r, "display_name")).expect("Member since").stop();
     out.push_back(d);
   }
@@ -352,7 +348,7 @@ void post_listings(const site_data& data, std::vector<draft>& out) {
 }
 
 void change_own_listings(const site_data& data, std::vector<draft>& out) {
-  json mine = data.rows(k_site, std::string(k_listing_sql) + "WHERE l.seller_id = 1 ORDER BY l.id");
+  json mine = data.rows(k_site, std::string(k_classifieds_listing_sql) + "WHERE l.seller_id = 1 ORDER BY l.id");
   if (mine.size() < 3) throw std::runtime_error("generator: the classifieds user has fewer than 3 listings");
   {
     const json& r = mine.at(1);
@@ -404,7 +400,7 @@ void change_own_listings(const site_data& data, std::vector<draft>& out) {
 }
 
 void contact_sellers(const site_data& data, std::vector<draft>& out) {
-  std::vector<json> items = nameable_listings(data);
+  std::vector<json> items = classifieds_nameable_listings(data);
   const char* const messages[] = {"Hi, is this still available? I could pick it up on Saturday.",
                                   "Would you take 10% less if I pay in cash today?"};
   for (size_t k = 0; k < 2; ++k) {
@@ -413,7 +409,7 @@ void contact_sellers(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"title", str(r, "title")}, {"message", messages[k]}};
     auto sent = html_target(url("/my/messages"), qs("main section:nth-of-type(2) tbody tr:first-child"));
     expect_html(d, {with_must_include(sent, {messages[k], str(r, "title"), str(r, "display_name")})});
-    find_by_title(d.plan, str(r, "title"));
+    classifieds_find_listing(d.plan, str(r, "title"));
     d.plan.type("textbox", "Message to " + str(r, "display_name") + " (required)", messages[k])
         .click("button", "Send message")
         .expect("Your message was sent")
@@ -425,7 +421,7 @@ void contact_sellers(const site_data& data, std::vector<draft>& out) {
 
 void infeasible(const site_data& data, std::vector<draft>& out) {
   {
-    if (search_count(data, "Ferrari") != 0) throw std::runtime_error("generator: a Ferrari listing exists");
+    if (classifieds_search_count(data, "Ferrari") != 0) throw std::runtime_error("generator: a Ferrari listing exists");
     draft d = base("missing_listing", 118, "What is the asking price of the {item} listed on the classifieds?");
     d.instantiation = {{"item", "Ferrari 488"}};
     expect_na(d, "There is no Ferrari listing on the site.");

@@ -27,13 +27,15 @@ draft base(const std::string& name, int template_id, const std::string& intent_t
 
 std::string url(const std::string& rel) { return std::string(k_home) + rel; }
 
-const char* const k_post_sql =
+}  // namespace
+
+const char* const k_reddit_post_sql =
     "SELECT p.id, p.title, p.body, p.url, p.score, p.user_id, u.username, f.name AS forum, f.title AS forum_title, "
     "(SELECT COUNT(*) FROM comments c WHERE c.post_id = p.id AND c.deleted = 0) AS comments, "
     "(SELECT COUNT(*) FROM post_votes v WHERE v.post_id = p.id AND v.user_id = 1) AS my_votes "
     "FROM posts p JOIN users u ON u.id = p.user_id JOIN forums f ON f.id = p.forum_id ";
 
-std::string post_path(const json& p) {
+std::string reddit_post_path(const json& p) {
   fo::post_row r;
   r.id = num(p, "id");
   r.forum_name = str(p, "forum");
@@ -42,7 +44,7 @@ std::string post_path(const json& p) {
 }
 
 // The forum search's result count for `q` (every word in the title or the body).
-int64_t search_count(const site_data& data, const std::string& q) {
+int64_t reddit_search_count(const site_data& data, const std::string& q) {
   std::string where = "1";
   size_t i = 0;
   while (i < q.size()) {
@@ -58,31 +60,32 @@ int64_t search_count(const site_data& data, const std::string& q) {
   return num(data.row(k_site, "SELECT COUNT(*) AS n FROM posts WHERE " + where), "n");
 }
 
-// Posts with a unique title that the forum search by title lists on its first page.
-std::vector<json> nameable_posts(const site_data& data, const std::string& extra_where = "1") {
-  json rows = data.rows(k_site, std::string(k_post_sql) + "WHERE (SELECT COUNT(*) FROM posts o WHERE o.title = "
+std::vector<json> reddit_nameable_posts(const site_data& data, const std::string& extra_where) {
+  json rows = data.rows(k_site, std::string(k_reddit_post_sql) + "WHERE (SELECT COUNT(*) FROM posts o WHERE o.title = "
                                     "p.title) = 1 AND " + extra_where + " ORDER BY p.id");
   std::vector<json> out;
   for (const json& r : rows)
-    if (search_count(data, str(r, "title")) <= fo::kPostsPerPage) out.push_back(r);
+    if (reddit_search_count(data, str(r, "title")) <= fo::kPostsPerPage) out.push_back(r);
   if (out.empty()) throw std::runtime_error("generator: no forum post fits: " + extra_where);
   return out;
 }
 
-const json& spread(const std::vector<json>& v, size_t k, size_t n) { return v[(k * v.size()) / n % v.size()]; }
-
-void find_post(plan_builder& p, const std::string& title) {
+void reddit_find_post(plan_builder& p, const std::string& title) {
   p.type("searchbox", "Search", title, true).click("link", title);
 }
 
-void open_forum(plan_builder& p, const std::string& forum) { p.click("link", "Forums").click("link", "f/" + forum); }
+void reddit_open_forum(plan_builder& p, const std::string& forum) {
+  p.click("link", "Forums").click("link", "f/" + forum);
+}
+
+namespace {
 
 // Forums whose top post (by score) is unique.
 std::vector<json> forums_with_clear_top(const site_data& data) {
   json forums = data.rows(k_site, "SELECT id, name, title FROM forums ORDER BY name COLLATE NOCASE, id");
   std::vector<json> out;
   for (const json& f : forums) {
-    json top = data.rows(k_site, std::string(k_post_sql) + "WHERE p.forum_id = " + std::to_string(num(f, "id")) +
+    json top = data.rows(k_site, std::string(k_reddit_post_sql) + "WHERE p.forum_id = " + std::to_string(num(f, "id")) +
                                      " ORDER BY p.score DESC, p.created_min DESC, p.id DESC LIMIT 2");
     if (top.size() == 2 && num(top[0], "score") > num(top[1], "score")) out.push_back({f, top[0]});
   }
@@ -105,7 +108,7 @@ void navigation(const site_data& data, std::vector<draft>& out) {
     draft d = base("forum_sorted", 301, "Show me the {forum} forum {order}.");
     d.instantiation = {{"forum", str(f, "title")}, {"order", s.words}};
     expect_url(d, url("/f/" + str(f, "name") + "/" + s.sort));
-    open_forum(d.plan, str(f, "name"));
+    reddit_open_forum(d.plan, str(f, "name"));
     d.plan.click("link", s.link).stop();
     out.push_back(d);
   }
@@ -126,18 +129,18 @@ void questions(const site_data& data, std::vector<draft>& out) {
     draft d = base("most_upvoted", 303, "Which post in f/{forum} has the most upvotes? Give its title.");
     d.instantiation = {{"forum", str(f, "name")}};
     expect_must_include(d, {str(p, "title")});
-    open_forum(d.plan, str(f, "name"));
+    reddit_open_forum(d.plan, str(f, "name"));
     d.plan.click("link", "Top").expect(str(p, "title")).stop(str(p, "title"));
     d.reasoning = "medium";
     out.push_back(d);
   }
-  std::vector<json> posts = nameable_posts(data, "p.user_id != 1");
+  std::vector<json> posts = reddit_nameable_posts(data, "p.user_id != 1");
   for (size_t k = 0; k < 2; ++k) {
     const json& p = spread(posts, k * 5 + 2, 10);
     draft d = base("post_author", 304, "Who submitted the post \"{title}\"? Give the username.");
     d.instantiation = {{"title", str(p, "title")}};
     expect_must_include(d, {str(p, "username")});
-    find_post(d.plan, str(p, "title"));
+    reddit_find_post(d.plan, str(p, "title"));
     d.plan.expect(str(p, "username")).stop(str(p, "username"));
     out.push_back(d);
   }
@@ -147,7 +150,7 @@ void questions(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"title", str(p, "title")}};
     std::string n = std::to_string(num(p, "comments"));
     expect_required_values(d, {"== " + n});
-    find_post(d.plan, str(p, "title"));
+    reddit_find_post(d.plan, str(p, "title"));
     d.plan.expect(n + (num(p, "comments") == 1 ? " comment" : " comments")).stop(n);
     out.push_back(d);
   }
@@ -157,7 +160,7 @@ void questions(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"title", str(p, "title")}};
     std::string n = std::to_string(num(p, "score"));
     expect_required_values(d, {"== " + n});
-    find_post(d.plan, str(p, "title"));
+    reddit_find_post(d.plan, str(p, "title"));
     d.plan.expect(n + " points").stop(n + " points");
     out.push_back(d);
   }
@@ -168,7 +171,7 @@ void questions(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"forum", str(f, "name")}};
     std::string n = std::to_string(num(f, "n"));
     expect_required_values(d, {"== " + n});
-    open_forum(d.plan, str(f, "name"));
+    reddit_open_forum(d.plan, str(f, "name"));
     d.plan.expect(n + " posts.").stop(n);
     out.push_back(d);
   }
@@ -217,7 +220,7 @@ void submissions(const site_data& data, std::vector<draft>& out) {
     if (s.form == 0) {
       d.plan.click("link", "Submit").type("combobox", "Forum (required)", std::string("f/") + s.forum);
     } else {
-      open_forum(d.plan, s.forum);
+      reddit_open_forum(d.plan, s.forum);
       d.plan.click("link", "Submit a new post");
     }
     d.plan.type("textbox", "Title (required)", s.title);
@@ -231,16 +234,16 @@ void submissions(const site_data& data, std::vector<draft>& out) {
 }
 
 void comments_and_votes(const site_data& data, std::vector<draft>& out) {
-  std::vector<json> posts = nameable_posts(data, "p.user_id != 1");
+  std::vector<json> posts = reddit_nameable_posts(data, "p.user_id != 1");
   const char* const texts[] = {"Thanks for sharing, this was a great read.", "I had the same experience last year."};
   for (size_t k = 0; k < 2; ++k) {
     const json& p = spread(posts, k * 3 + 1, 9);
     draft d = base("comment", 310, "Comment \"{text}\" on the post \"{title}\".");
     d.instantiation = {{"text", texts[k]}, {"title", str(p, "title")}};
     auto mine = html_target("func:reddit_get_latest_comment_url('__REDDIT__')", qs("main", "innerText"));
-    auto thread = html_target(url(post_path(p)), "");
+    auto thread = html_target(url(reddit_post_path(p)), "");
     expect_html(d, {with_must_include(mine, {texts[k], str(p, "title")}), with_must_include(thread, {texts[k]})});
-    find_post(d.plan, str(p, "title"));
+    reddit_find_post(d.plan, str(p, "title"));
     d.plan.type("textbox", "Comment (required)", texts[k]).click("button", "Post comment").stop();
     d.overall = "medium";
     out.push_back(d);
@@ -262,7 +265,7 @@ void comments_and_votes(const site_data& data, std::vector<draft>& out) {
     auto mine = html_target("func:reddit_get_latest_comment_url('__REDDIT__')", qs("main", "innerText"));
     auto parent = html_target(url("/comment/" + std::to_string(num(c, "id"))), qs("main", "innerText"));
     expect_html(d, {with_must_include(mine, {text, "Parent comment"}), with_must_include(parent, {text})});
-    find_post(d.plan, str(p, "title"));
+    reddit_find_post(d.plan, str(p, "title"));
     d.plan.click("link", "Reply")
         .type("textbox", "Reply to " + str(c, "username") + " (required)", text)
         .click("button", "Post reply")
@@ -271,7 +274,7 @@ void comments_and_votes(const site_data& data, std::vector<draft>& out) {
     d.overall = "medium";
     out.push_back(d);
   }
-  std::vector<json> unvoted = nameable_posts(data, "p.user_id != 1 AND p.id NOT IN (SELECT post_id FROM post_votes "
+  std::vector<json> unvoted = reddit_nameable_posts(data, "p.user_id != 1 AND p.id NOT IN (SELECT post_id FROM post_votes "
                                                    "WHERE user_id = 1)");
   const struct {
     const char* verb;
@@ -282,20 +285,20 @@ void comments_and_votes(const site_data& data, std::vector<draft>& out) {
     const json& p = spread(unvoted, k * 4 + 1, 12);
     draft d = base(std::string(votes[k].verb) == "Upvote" ? "upvote" : "downvote", 312, "{verb} the post \"{title}\".");
     d.instantiation = {{"verb", votes[k].verb}, {"title", str(p, "title")}};
-    auto score = html_target(url(post_path(p)), qs("main > .vote .score"));
+    auto score = html_target(url(reddit_post_path(p)), qs("main > .vote .score"));
     expect_html(d, {with_exact(score, std::to_string(num(p, "score") + votes[k].delta) + " points")});
     if (k == 2) {  // from the list of search results instead of the post page
       d.intent_template = "{verb} the post \"{title}\" in f/{forum}.";
       d.instantiation["forum"] = str(p, "forum");
       d.plan.type("searchbox", "Search", str(p, "title"), true);
     } else {
-      find_post(d.plan, str(p, "title"));
+      reddit_find_post(d.plan, str(p, "title"));
     }
     d.plan.click("button", std::string(votes[k].button) + " " + str(p, "title")).stop();
     out.push_back(d);
   }
   {
-    json mine = data.rows(k_site, std::string(k_post_sql) + "WHERE p.user_id = 1 AND (SELECT COUNT(*) FROM posts o "
+    json mine = data.rows(k_site, std::string(k_reddit_post_sql) + "WHERE p.user_id = 1 AND (SELECT COUNT(*) FROM posts o "
                                                           "WHERE o.user_id = 1 AND o.title = p.title) = 1 "
                                                           "ORDER BY p.created_min DESC, p.id DESC");
     if (mine.size() < 3) throw std::runtime_error("generator: the forum user has fewer than 3 posts");
@@ -329,12 +332,12 @@ void infeasible(const site_data& data, std::vector<draft>& out) {
     out.push_back(d);
   }
   {
-    std::vector<json> posts = nameable_posts(data, "p.user_id != 1");
+    std::vector<json> posts = reddit_nameable_posts(data, "p.user_id != 1");
     const json& p = spread(posts, 8, 10);
     draft d = base("edit_others_post", 315, "Edit the post \"{title}\" so that its title ends with \" (solved)\".");
     d.instantiation = {{"title", str(p, "title")}};
     expect_na(d, "The post was submitted by " + str(p, "username") + "; only its author can edit it.");
-    find_post(d.plan, str(p, "title"));
+    reddit_find_post(d.plan, str(p, "title"));
     d.plan.stop("N/A");
     d.reasoning = "hard";
     out.push_back(d);

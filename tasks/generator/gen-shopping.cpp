@@ -28,14 +28,16 @@ draft base(const std::string& name, int template_id, const std::string& intent_t
 
 std::string url(const std::string& rel) { return std::string(k_home) + rel; }
 
-const char* const k_product_sql =
+}  // namespace
+
+const char* const k_shopping_product_sql =
     "SELECT p.id, p.sku, p.name, p.price_cents, p.stock, p.category_id, c.name AS category_name, c.parent_id, "
     "t.name AS parent_name, (SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id) AS reviews, "
     "(SELECT COALESCE(SUM(rating), 0) FROM reviews r WHERE r.product_id = p.id) AS rating_sum "
     "FROM products p JOIN categories c ON c.id = p.category_id JOIN categories t ON t.id = c.parent_id ";
 
 // The site search's result count for `q`, as find_products computes it.
-int64_t search_count(const site_data& data, const std::string& q) {
+int64_t shopping_search_count(const site_data& data, const std::string& q) {
   std::string where = "1";
   size_t i = 0;
   while (i < q.size()) {
@@ -51,41 +53,41 @@ int64_t search_count(const site_data& data, const std::string& q) {
   return num(data.row(k_site, "SELECT COUNT(*) AS n FROM products WHERE " + where), "n");
 }
 
-// Products with a unique name that the site search by name shows on its first page.
-std::vector<json> nameable_products(const site_data& data, const std::string& extra_where = "1") {
-  json rows = data.rows(k_site, std::string(k_product_sql) + "WHERE (SELECT COUNT(*) FROM products o WHERE o.name = "
+std::vector<json> shopping_nameable_products(const site_data& data, const std::string& extra_where) {
+  json rows = data.rows(k_site, std::string(k_shopping_product_sql) + "WHERE (SELECT COUNT(*) FROM products o WHERE o.name = "
                                     "p.name) = 1 AND " + extra_where + " ORDER BY p.id");
   std::vector<json> out;
   for (const json& r : rows)
-    if (search_count(data, str(r, "name")) <= sh::kProductsPerPage) out.push_back(r);
+    if (shopping_search_count(data, str(r, "name")) <= sh::kProductsPerPage) out.push_back(r);
   if (out.empty()) throw std::runtime_error("generator: no shopping product fits: " + extra_where);
   return out;
 }
 
-const json& spread(const std::vector<json>& v, size_t k, size_t n) { return v[(k * v.size()) / n % v.size()]; }
-
-void find_product(plan_builder& p, const std::string& name) {
+void shopping_find_product(plan_builder& p, const std::string& name) {
   p.type("searchbox", "Search", name, true).click("link", name);
 }
+
+std::string shopping_rating(const json& p) { return sh::rating_text(num(p, "rating_sum"), num(p, "reviews")); }
+
+namespace {
 
 // Subcategory pages: the top category in the navigation, then the subcategory link.
 void open_category(plan_builder& p, const json& cat) {
   p.click("link", str(cat, "parent_name")).click("link", str(cat, "name"));
 }
 
-std::string rating(const json& p) { return sh::rating_text(num(p, "rating_sum"), num(p, "reviews")); }
 
 // -------------------------------------------------------------------------------------------
 
 void product_questions(const site_data& data, std::vector<draft>& out) {
-  std::vector<json> items = nameable_products(data);
-  std::vector<json> reviewed = nameable_products(data, "(SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id) >= 2");
+  std::vector<json> items = shopping_nameable_products(data);
+  std::vector<json> reviewed = shopping_nameable_products(data, "(SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id) >= 2");
   for (size_t k = 0; k < 3; ++k) {
     const json& r = spread(items, k * 2, 7);
     draft d = base("product_price", 201, "What is the price of \"{product}\"?");
     d.instantiation = {{"product", str(r, "name")}};
     expect_must_include(d, {price_alternatives(num(r, "price_cents"))});
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.expect(money(num(r, "price_cents"))).stop(money(num(r, "price_cents")));
     out.push_back(d);
   }
@@ -93,9 +95,9 @@ void product_questions(const site_data& data, std::vector<draft>& out) {
     const json& r = spread(reviewed, k * 3 + 1, 6);
     draft d = base("product_rating", 202, "What is the average customer rating of \"{product}\" (out of 5)?");
     d.instantiation = {{"product", str(r, "name")}};
-    expect_must_include(d, {rating(r)});
-    find_product(d.plan, str(r, "name"));
-    d.plan.expect("Rating: " + rating(r) + " out of 5").stop(rating(r) + " out of 5");
+    expect_must_include(d, {shopping_rating(r)});
+    shopping_find_product(d.plan, str(r, "name"));
+    d.plan.expect("Rating: " + shopping_rating(r) + " out of 5").stop(shopping_rating(r) + " out of 5");
     out.push_back(d);
   }
   {
@@ -104,7 +106,7 @@ void product_questions(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"product", str(r, "name")}};
     std::string n = std::to_string(num(r, "reviews"));
     expect_required_values(d, {"== " + n});
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.expect("(" + n + " reviews)").stop(n);
     out.push_back(d);
   }
@@ -113,7 +115,7 @@ void product_questions(const site_data& data, std::vector<draft>& out) {
     draft d = base("product_sku", 204, "What is the SKU of \"{product}\"?");
     d.instantiation = {{"product", str(r, "name")}};
     expect_exact(d, str(r, "sku"));
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.expect(str(r, "sku")).stop(str(r, "sku"));
     out.push_back(d);
   }
@@ -167,10 +169,10 @@ void category_pages(const site_data& data, std::vector<draft>& out) {
   std::vector<json> cheap, best;
   for (const json& c : cats) {
     std::string id = std::to_string(num(c, "id"));
-    json lo = data.rows(k_site, std::string(k_product_sql) + "WHERE p.category_id = " + id +
+    json lo = data.rows(k_site, std::string(k_shopping_product_sql) + "WHERE p.category_id = " + id +
                                     " ORDER BY p.price_cents, p.id LIMIT 2");
     if (lo.size() == 2 && num(lo[0], "price_cents") < num(lo[1], "price_cents")) cheap.push_back({c, lo[0]});
-    json top = data.rows(k_site, std::string(k_product_sql) + "WHERE p.category_id = " + id +
+    json top = data.rows(k_site, std::string(k_shopping_product_sql) + "WHERE p.category_id = " + id +
                                      " AND (SELECT COUNT(*) FROM reviews r WHERE r.product_id = p.id) > 0 ORDER BY "
                                      "rating_sum * 1.0 / reviews DESC, reviews DESC, p.id LIMIT 2");
     if (top.size() == 2 && num(top[0], "rating_sum") * num(top[1], "reviews") >
@@ -204,7 +206,7 @@ void category_pages(const site_data& data, std::vector<draft>& out) {
     d.plan.type("combobox", "Sort by", "Customer rating")
         .click("button", "Sort")
         .click("link", str(p, "name"))
-        .expect("Rating: " + rating(p) + " out of 5")
+        .expect("Rating: " + shopping_rating(p) + " out of 5")
         .stop(str(p, "name"));
     d.reasoning = "medium";
     d.overall = "medium";
@@ -214,7 +216,7 @@ void category_pages(const site_data& data, std::vector<draft>& out) {
 
 // Products the user has neither in the cart nor in the wish list, in stock.
 std::vector<json> buyable(const site_data& data) {
-  return nameable_products(data,
+  return shopping_nameable_products(data,
                            "p.stock >= 10 AND p.id NOT IN (SELECT product_id FROM cart_items WHERE user_id = 1) AND "
                            "p.id NOT IN (SELECT product_id FROM wishlist_items WHERE user_id = 1)");
 }
@@ -245,7 +247,7 @@ void cart_and_wishlist(const site_data& data, std::vector<draft>& out) {
           .expect("You updated the quantity")
           .stop();
     } else {
-      find_product(d.plan, str(r, "name"));
+      shopping_find_product(d.plan, str(r, "name"));
       if (qty > 1) d.plan.clear("spinbutton", "Qty").type("spinbutton", "Qty", std::to_string(qty));
       d.plan.click("button", "Add to Cart").expect("You added").stop();
     }
@@ -258,7 +260,7 @@ void cart_and_wishlist(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"product", str(r, "name")}};
     auto listed = html_target(url("/wishlist"), k == 0 ? "" : qs("main table", "textContent"));
     expect_html(d, {with_must_include(listed, {str(r, "name")})});
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.click("button", "Add to Wish List").expect("has been added to your wish list").stop();
     out.push_back(d);
   }
@@ -269,7 +271,7 @@ void cart_and_wishlist(const site_data& data, std::vector<draft>& out) {
     draft d = base("remove_from_wishlist", 211, "Remove \"{product}\" from my wish list.");
     d.instantiation = {{"product", str(wish[1], "name")}};
     auto listed = html_target(url("/wishlist"), qs("main", "innerText"));
-    auto kept = html_target("last", qs("main", "innerText"));
+    auto kept = html_target("last", "func:get_query_text(__page__, 'main table')");
     expect_html(d, {with_must_exclude(listed, {str(wish[1], "name")}), with_must_include(kept, {str(wish[0], "name")})});
     d.plan.click("link", "My Wish List")
         .click("button", "Remove " + str(wish[1], "name") + " from wish list")
@@ -305,7 +307,7 @@ void orders(const site_data& data, std::vector<draft>& out) {
     expect_html(d, {with_must_include(order, {str(r, "name")}),
                     with_must_include(totals, {money(num(r, "price_cents") + m.cents)}),
                     with_must_include(method, {m.label})});
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.click("button", "Add to Cart")
         .click_containing("link", "My Cart")
         .click("link", "Proceed to Checkout")
@@ -318,8 +320,10 @@ void orders(const site_data& data, std::vector<draft>& out) {
     out.push_back(d);
   }
   {
-    json wish = data.rows(k_site, "SELECT p.name FROM wishlist_items w JOIN products p ON p.id = w.product_id WHERE "
-                                  "w.user_id = 1 AND p.stock > 0 ORDER BY w.id");
+    json wish = data.rows(k_site, "SELECT p.name, p.stock FROM wishlist_items w JOIN products p ON p.id = "
+                                  "w.product_id WHERE w.user_id = 1 ORDER BY w.id");
+    for (const json& w : wish)
+      if (num(w, "stock") == 0) throw std::runtime_error("generator: a wish list product is out of stock: " + str(w, "name"));
     const sh::shipping_method& m = sh::shipping_methods().at(2);
     draft d = base("order_wishlist", 214, "Buy everything on my wish list, one of each, with {method}.");
     d.instantiation = {{"method", m.label}};
@@ -389,7 +393,7 @@ void orders(const site_data& data, std::vector<draft>& out) {
 }
 
 void reviews(const site_data& data, std::vector<draft>& out) {
-  std::vector<json> items = nameable_products(data, "p.id NOT IN (SELECT product_id FROM reviews WHERE user_id = 1)");
+  std::vector<json> items = shopping_nameable_products(data, "p.id NOT IN (SELECT product_id FROM reviews WHERE user_id = 1)");
   const struct {
     int stars;
     const char* title;
@@ -405,7 +409,7 @@ void reviews(const site_data& data, std::vector<draft>& out) {
     auto mine = html_target(url("/reviews"), qs("main table"));
     expect_html(d, {with_must_include(mine, {str(r, "name"), rv.title, rv.body,
                                              std::to_string(rv.stars) + " out of 5"})});
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.type("combobox", "Rating (required)", std::to_string(rv.stars) + " stars")
         .type("textbox", "Summary (required)", rv.title)
         .type("textbox", "Review (required)", rv.body)
@@ -418,18 +422,18 @@ void reviews(const site_data& data, std::vector<draft>& out) {
 
 void infeasible(const site_data& data, std::vector<draft>& out) {
   {
-    std::vector<json> gone = nameable_products(data, "p.stock = 0");
+    std::vector<json> gone = shopping_nameable_products(data, "p.stock = 0");
     const json& r = spread(gone, 1, 3);
     draft d = base("out_of_stock", 220, "Add \"{product}\" to my cart.");
     d.instantiation = {{"product", str(r, "name")}};
     expect_na(d, "\"" + str(r, "name") + "\" is out of stock, so it cannot be added to the cart.");
-    find_product(d.plan, str(r, "name"));
+    shopping_find_product(d.plan, str(r, "name"));
     d.plan.expect("Out of stock").stop("N/A");
     d.reasoning = "medium";
     out.push_back(d);
   }
   {
-    if (search_count(data, "rocket skates") != 0) throw std::runtime_error("generator: the store sells rocket skates");
+    if (shopping_search_count(data, "rocket skates") != 0) throw std::runtime_error("generator: the store sells rocket skates");
     draft d = base("missing_product", 221, "What is the price of the {product}?");
     d.instantiation = {{"product", "Acme rocket skates"}};
     expect_na(d, "The store does not sell rocket skates.");

@@ -1,0 +1,71 @@
+// kv-policy-confkv.cpp: CONF-KV (kvarena's definitions, specs/kv-policies.md). Each decode
+// step's confidence c picks the budget: n_high (tight) when c >= tau, else n_low; prefill
+// chunks reuse the last decode step's budget (n_low before the first). Over budget: keep the
+// protected P newest, then the top by rank = ema + beta * recency, ema the moving average
+// (decay 0.9) of the attention mass per KV head (mean over the group), recency = pos /
+// (seq_len - 1). Forward-only: evicted tokens never return. With int8 the W newest kept
+// tokens stay FP16 and older ones go INT8 (the store freezes blocks of 32). confkv-l splits
+// the step budget across layers as a pyramid (pyramid_budgets) with the same total.
+#include <algorithm>
+
+#include "kv-policy.h"
+
+namespace kvarena {
+
+namespace {
+class kv_policy_confkv final : public kv_policy_topk {
+ public:
+  kv_policy_confkv(const kv_policy_options& o, bool pyramid)
+      : tau_(o.tau == -2.f ? 0.6f : o.tau), n_high_(o.n_high), n_low_(o.n_low), protect_(o.protect),
+        decay_(o.ema_decay), beta_(o.beta), int8_(o.int8), int8_window_(o.int8_window),
+        n_layers_(o.n_layers), pyramid_(pyramid), step_budget_(o.n_low) {
+    if (pyramid_) {
+      high_ = pyramid_budgets(n_high_, protect_, n_layers_);
+      low_ = pyramid_budgets(n_low_, protect_, n_layers_);
+    }
+  }
+  const char* name() const override { return pyramid_ ? "confkv-l" : "confkv"; }
+  kv_policy_needs needs() const override {
+    return {.attention_mass = true, .logits_confidence = true};
+  }
+  void on_step(const step_signals& s) override {
+    if (s.decode) step_budget_ = s.confidence >= tau_ ? n_high_ : n_low_;
+  }
+  int64_t budget(int64_t layer) const override { return budget_for(layer, 0); }
+  int64_t step_budget() const { return step_budget_; }
+
+ protected:
+  void update_scores(int64_t, const kv_layer_meta& meta) override {
+    const float w = (1.f - decay_) / float(meta.group);
+    for (const kv_head_meta& h : meta.heads)
+      if (h.mass)
+        for (int64_t i = 0; i < h.n; ++i) h.score[i] = decay_ * h.score[i] + w * h.mass[i];
+  }
+  float rank(const kv_layer_meta& meta, const kv_head_meta& h, int64_t i) const override {
+    const float recency = float(h.pos[i]) / float(std::max<int64_t>(1, meta.seq_len - 1));
+    return h.score[i] + beta_ * recency;
+  }
+  int64_t recent(int64_t, int64_t) const override { return protect_; }
+  int64_t budget_for(int64_t layer, int64_t) const override {
+    if (!pyramid_) return step_budget_;
+    return (step_budget_ == n_high_ ? high_ : low_)[size_t(layer)];
+  }
+  int64_t fp16_window() const override { return int8_ ? int8_window_ : -1; }
+
+ private:
+  float tau_;
+  int64_t n_high_, n_low_, protect_;
+  float decay_, beta_;
+  bool int8_;
+  int64_t int8_window_, n_layers_;
+  bool pyramid_;
+  int64_t step_budget_;
+  std::vector<int64_t> high_, low_;  // (n_layers,) pyramid budgets for n_high / n_low
+};
+}  // namespace
+
+std::unique_ptr<kv_policy> make_kv_policy_confkv(const kv_policy_options& o, bool pyramid) {
+  return std::make_unique<kv_policy_confkv>(o, pyramid);
+}
+
+}  // namespace kvarena

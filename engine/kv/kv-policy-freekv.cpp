@@ -1,0 +1,144 @@
+// kv-policy-freekv.cpp: FreeKV retrieval; nothing is dropped (the host pool holds it all).
+// Per layer and KV head the device holds at most B tokens: the sink pages (first S tokens),
+// the recent window (the kv_store's kept tokens: at most W, from a page boundary, so every
+// token is in exactly one of sink pages, candidate pages or the window) and the k best
+// candidate pages, k = (B - S - window tokens) / p. Page score for query head q:
+// scale * sum_i max(q_i*max_i, q_i*min_i) (Quest's bound), softmax over candidates, mean
+// over the group. Speculative: attention at step t uses the pages chosen with q_{t-1};
+// heads whose mean cosine(q_t, q_{t-1}) over the group is < tau are corrected (chosen with
+// q_t). The choice with q_{t-1} is made over the current candidates (the session may run
+// it early to overlap the recall); the incremental recall itself is kv-freekv-recall.h.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine-error.h"
+#include "kv-policy.h"
+
+namespace kvarena {
+
+namespace {
+class kv_policy_freekv final : public kv_policy {
+ public:
+  explicit kv_policy_freekv(const kv_policy_options& o)
+      : n_heads_(o.n_heads), n_kv_(o.n_kv_heads), d_(o.head_dim), B_(o.budget),
+        S_(o.sinks < 0 ? 512 : o.sinks), W_(o.window), p_(o.page),
+        tau_(o.tau == -2.f ? 0.9f : o.tau), dense0_(o.dense_layer0),
+        prev_q_(size_t(o.n_layers)), digests_(size_t(o.n_layers)),
+        corrections_(size_t(o.n_layers), 0), head_steps_(size_t(o.n_layers), 0) {}
+  const char* name() const override { return "freekv"; }
+  kv_policy_needs needs() const override { return {.queries = true, .host_offload = true}; }
+  int64_t budget(int64_t layer) const override { return dense0_ && layer == 0 ? -1 : B_; }
+  void on_step(const step_signals& s) override { queries_ = s.queries; }
+  void set_digests(int64_t layer, const kv_page_digests& d) override { digests_[layer] = d; }
+  float correction_rate(int64_t layer) const {
+    return head_steps_[layer] ? float(corrections_[layer]) / float(head_steps_[layer]) : 0.f;
+  }
+
+  keep_decision select(int64_t layer, const kv_layer_meta& meta) override {
+    keep_decision d;
+    if (dense0_ && layer == 0) return d;
+    const kv_page_digests& dg = digests_[layer];
+    KV_ASSERT(dg.page == p_);
+    const int64_t s = meta.seq_len;
+    // Window start: page-aligned from above so the window holds at most W tokens, and
+    // never past the last full host page (tokens not yet paged stay in the window).
+    int64_t wstart = std::max<int64_t>(0, (s - W_ + p_ - 1) / p_ * p_);
+    wstart = std::min(wstart, dg.n_pages * p_);
+    const int64_t n_sink = std::min(S_ / p_, wstart / p_);
+    const int64_t k = std::max<int64_t>(0, (B_ - n_sink * p_ - (s - wstart)) / p_);
+    std::vector<int32_t> cand;  // candidate page ids, ascending
+    for (int64_t j = n_sink; j < wstart / p_; ++j) cand.push_back(int32_t(j));
+
+    d.keep_all = false;
+    d.keep.resize(size_t(n_kv_));
+    d.pages.resize(size_t(n_kv_));
+    d.corrected.assign(size_t(n_kv_), false);
+    const float* q = layer < int64_t(queries_.size()) ? queries_[layer] : nullptr;
+    std::vector<float>& prev = prev_q_[layer];
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      const kv_head_meta& h = meta.heads[g];
+      for (int64_t i = 0; i < h.n; ++i)
+        if (h.pos[i] >= wstart) d.keep[g].push_back(int32_t(i));
+      KV_ASSERT(q != nullptr);  // needs().queries: the session must pass them
+      // The correction test runs every step (when all candidates fit it costs no recall).
+      const bool have_prev = !prev.empty();
+      const bool correct = have_prev && group_cosine(q, prev.data(), g) < tau_;
+      if (have_prev) {
+        corrections_[layer] += correct;
+        head_steps_[layer] += 1;
+        d.corrected[g] = correct;
+      }
+      std::vector<int32_t> chosen;
+      if (int64_t(cand.size()) <= k) chosen = cand;
+      else chosen = top_pages(correct || !have_prev ? q : prev.data(), g, dg, cand, k);
+      for (int64_t j = 0; j < n_sink; ++j) d.pages[g].push_back(int32_t(j));
+      d.pages[g].insert(d.pages[g].end(), chosen.begin(), chosen.end());
+    }
+    prev.assign(q, q + n_heads_ * d_);
+    return d;
+  }
+
+ private:
+  int64_t group() const { return n_heads_ / n_kv_; }
+  // Mean over KV head g's query heads of cosine(a_h, b_h), clamped to [-1, 1].
+  float group_cosine(const float* a, const float* b, int64_t g) const {
+    double sum = 0;
+    for (int64_t h = g * group(); h < (g + 1) * group(); ++h) {
+      double ab = 0, aa = 0, bb = 0;
+      for (int64_t c = 0; c < d_; ++c) {
+        const double x = a[h * d_ + c], y = b[h * d_ + c];
+        ab += x * y, aa += x * x, bb += y * y;
+      }
+      sum += aa > 0 && bb > 0 ? ab / std::sqrt(aa * bb) : 0.0;
+    }
+    return float(std::clamp(sum / double(group()), -1.0, 1.0));
+  }
+  // The k best candidate pages for KV head g under query q (n_heads, d), ascending ids.
+  std::vector<int32_t> top_pages(const float* q, int64_t g, const kv_page_digests& dg,
+                                 const std::vector<int32_t>& cand, int64_t k) const {
+    const int64_t n = int64_t(cand.size());
+    const float scale = 1.f / std::sqrt(float(d_));
+    std::vector<double> mean(static_cast<size_t>(n), 0.0), s(static_cast<size_t>(n));
+    for (int64_t h = g * group(); h < (g + 1) * group(); ++h) {
+      double mx = -1e300, z = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const float* mn = dg.kmin + (int64_t(cand[j]) * n_kv_ + g) * d_;
+        const float* mxk = dg.kmax + (int64_t(cand[j]) * n_kv_ + g) * d_;
+        double b = 0;
+        for (int64_t c = 0; c < d_; ++c) {
+          const double qc = q[h * d_ + c];
+          b += std::max(qc * mxk[c], qc * mn[c]);
+        }
+        s[j] = b * scale;
+        mx = std::max(mx, s[j]);
+      }
+      for (int64_t j = 0; j < n; ++j) z += (s[j] = std::exp(s[j] - mx));
+      for (int64_t j = 0; j < n; ++j) mean[j] += s[j] / z / double(group());
+    }
+    std::vector<int32_t> idx(static_cast<size_t>(n));
+    std::iota(idx.begin(), idx.end(), 0);
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
+      return mean[a] != mean[b] ? mean[a] > mean[b] : a < b;
+    });
+    std::vector<int32_t> out;
+    for (int64_t j = 0; j < k; ++j) out.push_back(cand[idx[j]]);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  int64_t n_heads_, n_kv_, d_, B_, S_, W_, p_;
+  float tau_;
+  bool dense0_;
+  std::vector<const float*> queries_;            // (n_layers,) this step's (n_heads, d)
+  std::vector<std::vector<float>> prev_q_;       // (n_layers,) (n_heads*d) last step's query
+  std::vector<kv_page_digests> digests_;         // (n_layers,)
+  std::vector<int64_t> corrections_, head_steps_;  // (n_layers,) counts over heads and steps
+};
+}  // namespace
+
+std::unique_ptr<kv_policy> make_kv_policy_freekv(const kv_policy_options& o) {
+  return std::make_unique<kv_policy_freekv>(o);
+}
+
+}  // namespace kvarena

@@ -1,0 +1,44 @@
+// kv-policy-h2o.cpp: Heavy-Hitter Oracle. A token's score is the attention probability it
+// has received since it entered the cache, per KV head (mean over the group's query heads).
+// When over budget: keep the `recent` newest plus the `heavy` highest-scored of the rest.
+// Sizes in tokens, or (both 0) 10% of the sequence seen so far each, at least 1.
+#include <algorithm>
+
+#include "kv-policy.h"
+
+namespace kvarena {
+
+namespace {
+class kv_policy_h2o final : public kv_policy_topk {
+ public:
+  explicit kv_policy_h2o(const kv_policy_options& o) : heavy_(o.heavy), recent_(o.recent) {}
+  const char* name() const override { return "h2o"; }
+  kv_policy_needs needs() const override { return {.attention_mass = true}; }
+  // With fractions the budget grows with the sequence; the session sizes capacity per chunk.
+  int64_t budget(int64_t) const override { return heavy_ > 0 ? heavy_ + recent_ : -1; }
+
+ protected:
+  void update_scores(int64_t, const kv_layer_meta& meta) override {
+    const float inv = 1.f / float(meta.group);
+    for (const kv_head_meta& h : meta.heads)
+      if (h.mass)
+        for (int64_t i = 0; i < h.n; ++i) h.score[i] += h.mass[i] * inv;
+  }
+  int64_t tenth(int64_t seq_len) const { return std::max<int64_t>(1, seq_len / 10); }
+  int64_t recent(int64_t, int64_t seq_len) const override {
+    return recent_ > 0 ? recent_ : tenth(seq_len);
+  }
+  int64_t budget_for(int64_t, int64_t seq_len) const override {
+    return heavy_ > 0 ? heavy_ + recent_ : 2 * tenth(seq_len);
+  }
+
+ private:
+  int64_t heavy_, recent_;
+};
+}  // namespace
+
+std::unique_ptr<kv_policy> make_kv_policy_h2o(const kv_policy_options& o) {
+  return std::make_unique<kv_policy_h2o>(o);
+}
+
+}  // namespace kvarena

@@ -1,0 +1,32 @@
+// kv-policy-window.cpp: sliding window with optional attention sinks (StreamingLLM): the
+// first `sinks` tokens (default 0) and the last `window` (default 512), the same tokens in
+// every layer and head. Evicts as soon as the cache is over sinks + window, prefill chunks
+// included. Needs no signals: the base's top-k never has a free slot to rank.
+#include "kv-policy.h"
+
+namespace kvarena {
+
+namespace {
+class kv_policy_window final : public kv_policy_topk {
+ public:
+  explicit kv_policy_window(const kv_policy_options& o)
+      : window_(o.window), sinks_(o.sinks < 0 ? 0 : o.sinks) {}
+  const char* name() const override { return "window"; }
+  kv_policy_needs needs() const override { return {}; }
+  int64_t budget(int64_t) const override { return sinks_ + window_; }
+
+ protected:
+  int64_t sinks(int64_t) const override { return sinks_; }
+  int64_t recent(int64_t, int64_t) const override { return window_; }
+  int64_t budget_for(int64_t, int64_t) const override { return sinks_ + window_; }
+
+ private:
+  int64_t window_, sinks_;
+};
+}  // namespace
+
+std::unique_ptr<kv_policy> make_kv_policy_window(const kv_policy_options& o) {
+  return std::make_unique<kv_policy_window>(o);
+}
+
+}  // namespace kvarena

@@ -1,0 +1,118 @@
+// kv-policy.h: the KV-cache policy interface. A policy decides, never stores: each step it
+// sees the signals it declared it needs (kv_policy_needs; the session computes only those),
+// and per layer it returns which kept tokens stay, where they live (FP16 or INT8), and for
+// freekv which host pages must be on the device. Memory is kv_store's (kv-store.h).
+// One file per policy: kv-policy-{full,window,h2o,confkv,freekv}.cpp; make_kv_policy is
+// the only way to build one, and it validates the options.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kv-store.h"
+
+namespace kvarena {
+
+struct kv_policy_needs {
+  bool attention_mass = false;     // per-key attention probability from the kernel
+  bool queries = false;            // the last token's query vectors per layer
+  bool host_offload = false;       // a host pool of head-major pages (kv-host-pool.h)
+  bool logits_confidence = false;  // confidence_from_logits of each decode step
+};
+
+// What the session hands the policy once per forward step (a decode step or a prefill chunk).
+struct step_signals {
+  bool decode = true;        // false for a prefill chunk (no logits of its own)
+  float confidence = 0.f;    // confidence_from_logits of this step (decode, when needed)
+  // queries[l]: (n_heads, head_dim) the last token's query of layer l (when needed)
+  std::vector<const float*> queries;
+};
+
+// Page digests of one layer (freekv): per page and KV head, per-channel key min and max.
+struct kv_page_digests {
+  int64_t n_pages = 0;            // full pages in the host pool
+  int64_t page = 32;              // tokens per page
+  const float* kmin = nullptr;    // (n_pages, n_kv_heads, head_dim)
+  const float* kmax = nullptr;    // (n_pages, n_kv_heads, head_dim)
+};
+
+struct keep_decision {
+  bool keep_all = true;                 // nothing evicted in this layer
+  std::vector<std::vector<int32_t>> keep;  // (n_kv_heads,) ascending kept indices that stay
+  int64_t fp16_window = -1;             // the W most recent stay FP16, older INT8; -1: all FP16
+  // freekv: (n_kv_heads,) ascending host page ids to have on the device for this step's
+  // attention, and which heads were corrected (selection redone with this step's query).
+  std::vector<std::vector<int32_t>> pages;
+  std::vector<bool> corrected;
+};
+
+struct kv_policy_options {
+  // Model shape (required).
+  int64_t n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  // window; freekv also reads `window` (its recent window W)
+  int64_t window = 512;
+  int64_t sinks = -1;           // window: 0; freekv: 512 (tokens, a multiple of page)
+  // h2o: tokens; 0 = 10% of the sequence seen so far
+  int64_t heavy = 0, recent = 0;
+  // confkv / confkv-l
+  float tau = -2.f;             // -2: default (confkv 0.6, freekv 0.9)
+  int64_t n_high = 256, n_low = 1024, protect = 64;
+  float ema_decay = 0.9f, beta = 0.1f;
+  bool int8 = false;
+  int64_t int8_window = 128;
+  // freekv
+  int64_t budget = 2048, page = 32;
+  bool dense_layer0 = false;
+};
+
+class kv_policy {
+ public:
+  virtual ~kv_policy() = default;
+  virtual const char* name() const = 0;
+  virtual kv_policy_needs needs() const = 0;
+  virtual void on_step(const step_signals&) {}
+  // Most tokens layer `layer` may hold per head after select (the store's capacity must be
+  // at least this plus the next chunk). <0: unbounded.
+  virtual int64_t budget(int64_t layer) const = 0;
+  // Folds the last chunk's attention mass into meta's scores, then decides.
+  virtual keep_decision select(int64_t layer, const kv_layer_meta& meta) = 0;
+  // freekv only: the host page digests select() scores pages with.
+  virtual void set_digests(int64_t layer, const kv_page_digests&) {}
+};
+
+// The common shape of most policies: keep sinks (pos < sinks) and the `recent` newest tokens,
+// and fill the rest of the budget with the highest-ranked others (ties: the newer wins).
+// A policy writes update_scores (fold this step's mass) and rank, and the three sizes.
+class kv_policy_topk : public kv_policy {
+ public:
+  keep_decision select(int64_t layer, const kv_layer_meta& meta) override;
+
+ protected:
+  virtual void update_scores(int64_t layer, const kv_layer_meta& meta) {}
+  virtual float rank(const kv_layer_meta& meta, const kv_head_meta& h, int64_t i) const {
+    return h.score[i];
+  }
+  virtual int64_t sinks(int64_t layer) const { return 0; }
+  virtual int64_t recent(int64_t layer, int64_t seq_len) const = 0;
+  virtual int64_t budget_for(int64_t layer, int64_t seq_len) const = 0;  // <0: unbounded
+  virtual int64_t fp16_window() const { return -1; }
+};
+
+// Builds a policy by name: full, window, h2o, confkv, confkv-l, freekv. Throws engine_error
+// naming the bad option and the valid range.
+std::unique_ptr<kv_policy> make_kv_policy(const std::string& name, const kv_policy_options& opt);
+
+// Per-layer budgets of confkv-l (PyramidKV): budget B and protected P per layer on average;
+// min = (B-P)/20, max = 2(B-P) - min, linear from layer 0 (max) to the last (min), plus P;
+// rounded down, the remainder given to the first layers so the sum is exactly n_layers*B.
+std::vector<int64_t> pyramid_budgets(int64_t budget, int64_t protect, int64_t n_layers);
+
+// Per-policy constructors (make_kv_policy validates before calling them).
+std::unique_ptr<kv_policy> make_kv_policy_full(const kv_policy_options&);
+std::unique_ptr<kv_policy> make_kv_policy_window(const kv_policy_options&);
+std::unique_ptr<kv_policy> make_kv_policy_h2o(const kv_policy_options&);
+std::unique_ptr<kv_policy> make_kv_policy_confkv(const kv_policy_options&, bool pyramid);
+std::unique_ptr<kv_policy> make_kv_policy_freekv(const kv_policy_options&);
+
+}  // namespace kvarena

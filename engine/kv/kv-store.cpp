@@ -1,0 +1,279 @@
+// kv-store.cpp: append, compaction, INT8 blocking and byte accounting of kv_store.
+#include "kv-store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine-error.h"
+#include "ggml-types.h"
+
+namespace kvarena {
+
+namespace {
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+// Allocation (in tokens) for `need` tokens after `have`: grow by half, in blocks of 32,
+// never past the layer capacity (0 = unbounded).
+int64_t grown(int64_t have, int64_t need, int64_t cap) {
+  int64_t a = std::max(need, have + have / 2);
+  a = round_up(std::max<int64_t>(a, kv_int8_block), kv_int8_block);
+  if (cap > 0) a = std::min(a, std::max(cap, need));
+  return a;
+}
+}  // namespace
+
+void kv_quantize_block(const float* x, int64_t n, int64_t d, int8_t* q, float* scale) {
+  for (int64_t c = 0; c < d; ++c) {
+    float amax = 0.f;
+    for (int64_t t = 0; t < n; ++t) amax = std::max(amax, std::fabs(x[t * d + c]));
+    scale[c] = amax / 127.f;
+  }
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t c = 0; c < d; ++c) {
+      float s = scale[c];
+      float r = s > 0.f ? std::nearbyint(x[t * d + c] / s) : 0.f;
+      q[t * d + c] = int8_t(std::clamp(r, -127.f, 127.f));
+    }
+}
+
+kv_store::kv_store(const kv_store_config& cfg) : cfg_(cfg) {
+  KV_ASSERT(cfg.n_layers > 0 && cfg.n_kv_heads > 0 && cfg.head_dim > 0 && cfg.group > 0);
+  KV_ASSERT(cfg.layer_capacity.empty() || int64_t(cfg.layer_capacity.size()) == cfg.n_layers);
+  KV_ASSERT(!cfg.int8 || (cfg.head_dim % kv_int8_block == 0 && cfg.fp16_window >= 0));
+  layers_.resize(size_t(cfg.n_layers));
+  for (int64_t l = 0; l < cfg.n_layers; ++l) {
+    layers_[l].heads.resize(size_t(cfg.n_kv_heads));
+    layers_[l].capacity = cfg.layer_capacity.empty() ? 0 : cfg.layer_capacity[l];
+  }
+}
+
+void kv_store::track(int64_t delta) {
+  device_bytes_ = size_t(int64_t(device_bytes_) + delta);
+  peak_device_bytes_ = std::max(peak_device_bytes_, device_bytes_);
+}
+
+template <class T>
+void kv_store::resize_buf(buf<T>& b, int64_t elems, int64_t keep_elems) {
+  if (elems == b.alloc) return;
+  std::unique_ptr<T[]> p(elems > 0 ? new T[size_t(elems)]() : nullptr);
+  if (keep_elems > 0) std::memcpy(p.get(), b.p.get(), size_t(keep_elems) * sizeof(T));
+  track((elems - b.alloc) * int64_t(sizeof(T)));
+  b.p = std::move(p);
+  b.alloc = elems;
+}
+
+// Makes room for n_int8 + n_fp16 tokens (contents of the current counts are kept).
+void kv_store::ensure_tokens(layer_store& L, head_store& h, int64_t n8, int64_t n16) {
+  const int64_t d = cfg_.head_dim, n = n8 + n16, cur = h.n_int8 + h.n_fp16;
+  if (n > h.pos.alloc) {
+    int64_t a = grown(h.pos.alloc, n, L.capacity);
+    resize_buf(h.pos, a, cur);
+    resize_buf(h.score, a, cur);
+    resize_buf(h.mass, a, cur);
+  }
+  if (n16 * d > h.k16.alloc) {
+    int64_t a = grown(h.k16.alloc / d, n16, L.capacity);
+    resize_buf(h.k16, a * d, h.n_fp16 * d);
+    resize_buf(h.v16, a * d, h.n_fp16 * d);
+  }
+  if (n8 * d > h.k_q.alloc) {
+    int64_t a = grown(h.k_q.alloc / d, n8, L.capacity);
+    resize_buf(h.k_q, a * d, h.n_int8 * d);
+    resize_buf(h.v_q, a * d, h.n_int8 * d);
+    resize_buf(h.block, a, h.n_int8);
+  }
+  int64_t need_blocks = h.n_blocks + (n8 > h.n_int8 ? 1 : 0);
+  if (need_blocks * d > h.k_scale.alloc) {
+    int64_t a = std::max(need_blocks, h.k_scale.alloc / d * 3 / 2 + 1);
+    resize_buf(h.k_scale, a * d, h.n_blocks * d);
+    resize_buf(h.v_scale, a * d, h.n_blocks * d);
+  }
+}
+
+// After compaction: give memory back when a buffer is less than half used (the confkv
+// "sawtooth" must show in the bytes), keeping a quarter of headroom.
+void kv_store::shrink_if_sparse(layer_store& L, head_store& h) {
+  const int64_t d = cfg_.head_dim;
+  auto target = [](int64_t n) { return round_up(std::max<int64_t>(n + n / 4, 1), kv_int8_block); };
+  const int64_t n = h.n_int8 + h.n_fp16;
+  if (n * 2 < h.pos.alloc && target(n) < h.pos.alloc) {
+    resize_buf(h.pos, target(n), n);
+    resize_buf(h.score, target(n), n);
+    resize_buf(h.mass, target(n), n);
+  }
+  if (h.n_fp16 * 2 * d < h.k16.alloc && target(h.n_fp16) * d < h.k16.alloc) {
+    resize_buf(h.k16, target(h.n_fp16) * d, h.n_fp16 * d);
+    resize_buf(h.v16, target(h.n_fp16) * d, h.n_fp16 * d);
+  }
+  if (h.n_int8 * 2 * d < h.k_q.alloc && target(h.n_int8) * d < h.k_q.alloc) {
+    resize_buf(h.k_q, target(h.n_int8) * d, h.n_int8 * d);
+    resize_buf(h.v_q, target(h.n_int8) * d, h.n_int8 * d);
+    resize_buf(h.block, target(h.n_int8), h.n_int8);
+  }
+  if (h.n_blocks * 2 * d < h.k_scale.alloc) {
+    resize_buf(h.k_scale, h.n_blocks * d, h.n_blocks * d);
+    resize_buf(h.v_scale, h.n_blocks * d, h.n_blocks * d);
+  }
+}
+
+void kv_store::append(int64_t layer, int64_t pos0, int64_t n, const float* k, const float* v,
+                      int64_t ld) {
+  KV_ASSERT(layer >= 0 && layer < cfg_.n_layers && n >= 0);
+  layer_store& L = layers_[layer];
+  KV_ASSERT(pos0 >= L.seq_len);  // positions only grow
+  const int64_t d = cfg_.head_dim;
+  for (int64_t g = 0; g < cfg_.n_kv_heads; ++g) {
+    head_store& h = L.heads[g];
+    const int64_t cur = h.n_int8 + h.n_fp16;
+    KV_ASSERT(L.capacity == 0 || cur + n <= L.capacity);  // the policy evicts before appending
+    ensure_tokens(L, h, h.n_int8, h.n_fp16 + n);
+    for (int64_t t = 0; t < n; ++t) {
+      const float* kr = k + t * ld + g * d;
+      const float* vr = v + t * ld + g * d;
+      uint16_t* kd = h.k16.p.get() + (h.n_fp16 + t) * d;
+      uint16_t* vd = h.v16.p.get() + (h.n_fp16 + t) * d;
+      for (int64_t c = 0; c < d; ++c) {
+        kd[c] = fp32_to_fp16(kr[c]);
+        vd[c] = fp32_to_fp16(vr[c]);
+      }
+      h.pos.p[cur + t] = int32_t(pos0 + t);
+      h.score.p[cur + t] = 0.f;
+      h.mass.p[cur + t] = 0.f;
+    }
+    h.n_fp16 += n;
+  }
+  L.seq_len = pos0 + n;
+  quantize_old(layer);
+}
+
+void kv_store::quantize_old(int64_t layer) {
+  if (!cfg_.int8) return;
+  layer_store& L = layers_[layer];
+  const int64_t d = cfg_.head_dim, B = kv_int8_block;
+  std::vector<float> x(size_t(B * d));  // (32, head_dim) the block being frozen
+  for (head_store& h : L.heads) {
+    while (h.n_fp16 >= cfg_.fp16_window + B) {
+      ensure_tokens(L, h, h.n_int8 + B, h.n_fp16);
+      for (int kv = 0; kv < 2; ++kv) {
+        const uint16_t* src = (kv ? h.v16 : h.k16).p.get();
+        for (int64_t i = 0; i < B * d; ++i) x[i] = fp16_to_fp32(src[i]);
+        int8_t* q = (kv ? h.v_q : h.k_q).p.get() + h.n_int8 * d;
+        float* s = (kv ? h.v_scale : h.k_scale).p.get() + h.n_blocks * d;
+        kv_quantize_block(x.data(), B, d, q, s);
+      }
+      for (int64_t t = 0; t < B; ++t) h.block.p[h.n_int8 + t] = int32_t(h.n_blocks);
+      // The FP16 segment loses its oldest 32 tokens; positions/scores keep their order
+      // (INT8 first), so only the FP16 payload moves.
+      std::memmove(h.k16.p.get(), h.k16.p.get() + B * d, size_t((h.n_fp16 - B) * d) * 2);
+      std::memmove(h.v16.p.get(), h.v16.p.get() + B * d, size_t((h.n_fp16 - B) * d) * 2);
+      h.n_int8 += B;
+      h.n_fp16 -= B;
+      h.n_blocks += 1;
+    }
+  }
+}
+
+void kv_store::compact(int64_t layer, const std::vector<std::vector<int32_t>>& keep) {
+  KV_ASSERT(layer >= 0 && layer < cfg_.n_layers && int64_t(keep.size()) == cfg_.n_kv_heads);
+  layer_store& L = layers_[layer];
+  const int64_t d = cfg_.head_dim;
+  for (int64_t g = 0; g < cfg_.n_kv_heads; ++g) {
+    head_store& h = L.heads[g];
+    const std::vector<int32_t>& ks = keep[g];
+    const int64_t n = h.n_int8 + h.n_fp16;
+    if (int64_t(ks.size()) == n) continue;  // ascending and unique, so it is everything
+    int64_t n8 = 0, n16 = 0;
+    std::vector<int32_t> block_map(size_t(h.n_blocks), -1);  // old block -> new block
+    int32_t n_blocks = 0;
+    for (size_t j = 0; j < ks.size(); ++j) {
+      const int64_t i = ks[j];
+      KV_ASSERT(i >= 0 && i < n && (j == 0 || ks[j - 1] < i));
+      // Dense moves only go down (j <= i), so copying in order is safe in place.
+      h.pos.p[j] = h.pos.p[i];
+      h.score.p[j] = h.score.p[i];
+      h.mass.p[j] = h.mass.p[i];
+      if (i < h.n_int8) {
+        int32_t b = h.block.p[i];
+        if (block_map[b] < 0) {
+          block_map[b] = n_blocks;
+          std::memmove(h.k_scale.p.get() + n_blocks * d, h.k_scale.p.get() + b * d, size_t(d) * 4);
+          std::memmove(h.v_scale.p.get() + n_blocks * d, h.v_scale.p.get() + b * d, size_t(d) * 4);
+          ++n_blocks;
+        }
+        std::memmove(h.k_q.p.get() + n8 * d, h.k_q.p.get() + i * d, size_t(d));
+        std::memmove(h.v_q.p.get() + n8 * d, h.v_q.p.get() + i * d, size_t(d));
+        h.block.p[n8] = block_map[b];
+        ++n8;
+      } else {
+        const int64_t f = i - h.n_int8;
+        std::memmove(h.k16.p.get() + n16 * d, h.k16.p.get() + f * d, size_t(d) * 2);
+        std::memmove(h.v16.p.get() + n16 * d, h.v16.p.get() + f * d, size_t(d) * 2);
+        ++n16;
+      }
+    }
+    h.n_int8 = n8;
+    h.n_fp16 = n16;
+    h.n_blocks = n_blocks;
+    shrink_if_sparse(L, h);
+  }
+}
+
+kv_head_view kv_store::head_view(int64_t layer, int64_t head) {
+  head_store& h = layers_[layer].heads[head];
+  kv_head_view v;
+  v.n_int8 = h.n_int8;
+  v.n_fp16 = h.n_fp16;
+  v.head_dim = cfg_.head_dim;
+  v.k_q = h.k_q.p.get();
+  v.v_q = h.v_q.p.get();
+  v.block = h.block.p.get();
+  v.k_scale = h.k_scale.p.get();
+  v.v_scale = h.v_scale.p.get();
+  v.k16 = h.k16.p.get();
+  v.v16 = h.v16.p.get();
+  v.pos = h.pos.p.get();
+  v.mass = h.mass.p.get();
+  return v;
+}
+
+kv_layer_meta kv_store::layer_meta(int64_t layer) {
+  layer_store& L = layers_[layer];
+  kv_layer_meta m;
+  m.layer = layer;
+  m.seq_len = L.seq_len;
+  m.group = cfg_.group;
+  for (head_store& h : L.heads)
+    m.heads.push_back({h.n_int8 + h.n_fp16, h.pos.p.get(), h.score.p.get(), h.mass.p.get()});
+  return m;
+}
+
+void kv_store::clear_mass(int64_t layer) {
+  for (head_store& h : layers_[layer].heads)
+    if (h.mass.alloc) std::fill(h.mass.p.get(), h.mass.p.get() + h.mass.alloc, 0.f);
+}
+
+int64_t kv_store::n_kept(int64_t layer, int64_t head) const {
+  const head_store& h = layers_[layer].heads[head];
+  return h.n_int8 + h.n_fp16;
+}
+int64_t kv_store::capacity(int64_t layer) const { return layers_[layer].capacity; }
+void kv_store::set_capacity(int64_t layer, int64_t tokens) { layers_[layer].capacity = tokens; }
+
+size_t kv_store::recount_device_bytes() const {
+  size_t b = 0;
+  for (const layer_store& L : layers_)
+    for (const head_store& h : L.heads)
+      b += size_t(h.k_q.alloc + h.v_q.alloc) + size_t(h.block.alloc + h.pos.alloc) * 4 +
+           size_t(h.k_scale.alloc + h.v_scale.alloc + h.score.alloc + h.mass.alloc) * 4 +
+           size_t(h.k16.alloc + h.v16.alloc) * 2;
+  return b;
+}
+
+size_t kv_store::fp16_token_bytes() const {
+  return size_t(cfg_.head_dim) * 2 * 2 + sizeof(int32_t) + 2 * sizeof(float);
+}
+size_t kv_store::int8_token_bytes() const {
+  return size_t(cfg_.head_dim) * 2 + 2 * sizeof(int32_t) + 2 * sizeof(float);
+}
+
+}  // namespace kvarena

@@ -1,0 +1,131 @@
+// kv-store.h: the memory of the KV cache, per layer and KV head: the kept tokens with
+// their original positions (keys stored after RoPE, so positions never change), a recent
+// FP16 segment and an older INT8 segment, and a per-token score column the policy owns.
+// Compaction keeps the kept tokens dense (INT8 values move byte for byte with their
+// frozen block scale: nothing is ever re-quantised). Byte accounting is of these buffers.
+// Not here: which tokens stay (kv-policy.h), the FreeKV host pool (kv-host-pool.h), the
+// attention itself (kv-attention-ref.h now, the backend kernels later).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace kvarena {
+
+constexpr int64_t kv_int8_block = 32;  // tokens per INT8 scale block
+
+// One layer's tokens of one KV head as an attention kernel reads them. Kept index i runs
+// over the INT8 segment first (older tokens) then the FP16 segment, in position order.
+struct kv_head_view {
+  int64_t n_int8 = 0;               // tokens in the INT8 segment
+  int64_t n_fp16 = 0;               // tokens in the FP16 segment
+  int64_t head_dim = 0;
+  const int8_t* k_q = nullptr;      // (n_int8, head_dim) token-major
+  const int8_t* v_q = nullptr;      // (n_int8, head_dim)
+  const int32_t* block = nullptr;   // (n_int8,) scale block of each INT8 token
+  const float* k_scale = nullptr;   // (n_blocks, head_dim): x = q * scale[block][c]
+  const float* v_scale = nullptr;   // (n_blocks, head_dim)
+  const uint16_t* k16 = nullptr;    // (n_fp16, head_dim) fp16, token-major
+  const uint16_t* v16 = nullptr;    // (n_fp16, head_dim)
+  const int32_t* pos = nullptr;     // (n_int8 + n_fp16,) original positions, ascending
+  float* mass = nullptr;            // (n_int8 + n_fp16,) the kernel adds attention mass here
+                                    // (summed over the group's query heads and the queries)
+  int64_t n() const { return n_int8 + n_fp16; }
+};
+
+// The policy's view of one layer: positions, its score column (which it updates in place;
+// the store moves it with the tokens), and the attention mass of the last forward chunk.
+struct kv_head_meta {
+  int64_t n = 0;
+  const int32_t* pos = nullptr;   // (n,) original positions, ascending
+  float* score = nullptr;         // (n,) policy-owned running score (h2o sum, confkv ema)
+  const float* mass = nullptr;    // (n,) attention mass of the last chunk, summed over the group
+};
+struct kv_layer_meta {
+  int64_t layer = 0;
+  int64_t seq_len = 0;            // tokens seen so far (the next position)
+  int64_t group = 1;              // query heads per KV head: mean mass = mass / group
+  std::vector<kv_head_meta> heads;  // (n_kv_heads,)
+};
+
+struct kv_store_config {
+  int64_t n_layers = 0, n_kv_heads = 0, head_dim = 0;
+  int64_t group = 1;                    // n_heads / n_kv_heads
+  std::vector<int64_t> layer_capacity;  // (n_layers,) max kept tokens per head; empty: unbounded
+  bool int8 = false;                    // older tokens in INT8 (head_dim % 32 == 0)
+  int64_t fp16_window = 128;            // with int8: the W most recent kept tokens stay FP16
+};
+
+class kv_store {
+ public:
+  kv_store() = default;
+  explicit kv_store(const kv_store_config& cfg);
+
+  // Appends n tokens at positions [pos0, pos0+n) to `layer`: k, v are token-major rows
+  // (n, n_kv_heads*head_dim), ld floats apart, keys already rotated. Aborts over capacity
+  // (the policy evicts between chunks). Scores of new tokens start at 0.
+  void append(int64_t layer, int64_t pos0, int64_t n, const float* k, const float* v, int64_t ld);
+
+  // Keeps, for each KV head of `layer`, the kept indices listed (ascending, no duplicates);
+  // everything else is dropped and the rest is made dense again. keep: (n_kv_heads,) lists.
+  void compact(int64_t layer, const std::vector<std::vector<int32_t>>& keep);
+
+  // Moves the oldest FP16 tokens of every head of `layer` into INT8, a whole block of 32 at a
+  // time, while more than fp16_window (+31) tokens are FP16. No-op without int8.
+  void quantize_old(int64_t layer);
+
+  kv_head_view head_view(int64_t layer, int64_t head);  // mass writable
+  kv_layer_meta layer_meta(int64_t layer);
+  void clear_mass(int64_t layer);  // zero the mass column before a forward chunk
+
+  int64_t n_kept(int64_t layer, int64_t head) const;
+  int64_t seq_len(int64_t layer) const { return layers_[layer].seq_len; }
+  int64_t capacity(int64_t layer) const;
+  void set_capacity(int64_t layer, int64_t tokens);  // per-layer budget (pyramid)
+  const kv_store_config& config() const { return cfg_; }
+
+  size_t device_bytes() const { return device_bytes_; }   // allocated now, all buffers
+  size_t recount_device_bytes() const;  // walks every buffer: must equal device_bytes()
+  size_t peak_device_bytes() const { return peak_device_bytes_; }
+  // Bytes one kept FP16 token of one head holds (k, v, position, score, mass).
+  size_t fp16_token_bytes() const;
+  size_t int8_token_bytes() const;  // without its share of the block scales
+
+ private:
+  // A buffer of T that grows geometrically (capped), shrinks when mostly empty, and reports
+  // its allocation to the store's byte counter.
+  template <class T>
+  struct buf {
+    std::unique_ptr<T[]> p;
+    int64_t alloc = 0;  // elements allocated
+  };
+  struct head_store {
+    buf<int8_t> k_q, v_q;       // (alloc_tokens, head_dim)
+    buf<int32_t> block;         // (alloc_tokens,)
+    buf<float> k_scale, v_scale;  // (alloc_blocks, head_dim)
+    buf<uint16_t> k16, v16;     // (alloc_tokens, head_dim)
+    buf<int32_t> pos;           // (alloc_tokens,) INT8 segment then FP16 segment
+    buf<float> score, mass;     // (alloc_tokens,)
+    int64_t n_int8 = 0, n_fp16 = 0, n_blocks = 0;
+  };
+  struct layer_store {
+    std::vector<head_store> heads;  // (n_kv_heads,)
+    int64_t capacity = 0;
+    int64_t seq_len = 0;
+  };
+  template <class T>
+  void resize_buf(buf<T>& b, int64_t elems, int64_t cap_elems);
+  void ensure_tokens(layer_store& L, head_store& h, int64_t n_int8, int64_t n_fp16);
+  void shrink_if_sparse(layer_store& L, head_store& h);
+  void track(int64_t delta_bytes);
+
+  kv_store_config cfg_;
+  std::vector<layer_store> layers_;  // (n_layers,)
+  size_t device_bytes_ = 0, peak_device_bytes_ = 0;
+};
+
+// Symmetric per-channel INT8 quantisation of one block of n <= 32 tokens:
+// scale[c] = max_t |x[t][c]| / 127, q = round(x / scale). |x - q*scale| <= scale/2.
+void kv_quantize_block(const float* x, int64_t n, int64_t head_dim, int8_t* q, float* scale);
+
+}  // namespace kvarena

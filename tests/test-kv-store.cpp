@@ -1,0 +1,286 @@
+// test-kv-store.cpp: kv_store (compaction, INT8 blocks, byte accounting), the reference
+// attention over FP16+INT8 storage against a plain FP32 attention written here, and the
+// FreeKV host pool's head-major pages against their token-major source.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "ggml-types.h"
+#include "kv/kv-attention-ref.h"
+#include "kv/kv-host-pool.h"
+#include "kv/kv-store.h"
+
+using namespace kvarena;
+
+namespace {
+
+kv_store_config cfg(int64_t layers, int64_t kv, int64_t d, bool int8 = false, int64_t w = 128) {
+  kv_store_config c;
+  c.n_layers = layers, c.n_kv_heads = kv, c.head_dim = d, c.int8 = int8, c.fp16_window = w;
+  return c;
+}
+
+// Token-major rows (n, kv*d) of uniform values in [-1, 1].
+std::vector<float> random_rows(std::mt19937& rng, int64_t n, int64_t row) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> x(size_t(n * row));
+  for (float& f : x) f = u(rng);
+  return x;
+}
+
+float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+
+}  // namespace
+
+TEST(KvStore, CompactionKeepsTokensPositionsAndScores) {
+  const int64_t d = 32, kv = 2, n = 10;
+  kv_store s(cfg(1, kv, d));
+  // Key channel c of token t, head g = t + 16g + c (small integers: exact in fp16); value = -key.
+  std::vector<float> k(size_t(n * kv * d)), v(k.size());
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t g = 0; g < kv; ++g)
+      for (int64_t c = 0; c < d; ++c) {
+        k[(t * kv + g) * d + c] = float(t + 16 * g + c);
+        v[(t * kv + g) * d + c] = -float(t + 16 * g + c);
+      }
+  s.append(0, 100, n, k.data(), v.data(), kv * d);  // positions 100..109
+  kv_layer_meta m = s.layer_meta(0);
+  for (int64_t g = 0; g < kv; ++g)
+    for (int64_t i = 0; i < n; ++i) m.heads[g].score[i] = float(1000 * g + i);
+  s.compact(0, {{0, 3, 9}, {1, 2}});
+  ASSERT_EQ(s.n_kept(0, 0), 3);
+  ASSERT_EQ(s.n_kept(0, 1), 2);
+  const std::vector<std::vector<int>> want = {{0, 3, 9}, {1, 2}};
+  m = s.layer_meta(0);
+  std::vector<float> key(d), val(d);
+  for (int64_t g = 0; g < kv; ++g) {
+    kv_head_view hv = s.head_view(0, g);
+    for (size_t j = 0; j < want[g].size(); ++j) {
+      const int t = want[g][j];
+      EXPECT_EQ(hv.pos[j], 100 + t);
+      EXPECT_EQ(m.heads[g].score[j], float(1000 * g + t));
+      kv_load_key(hv, int64_t(j), key.data());
+      kv_load_value(hv, int64_t(j), val.data());
+      for (int64_t c = 0; c < d; ++c) {
+        EXPECT_EQ(key[c], float(t + 16 * g + c));
+        EXPECT_EQ(val[c], -float(t + 16 * g + c));
+      }
+    }
+  }
+  EXPECT_EQ(s.seq_len(0), 110);
+}
+
+// INT8 bound: with scale[c] = max_t |x[t][c]| / 127 and q = round(x/scale) (|q| <= 127 needs no
+// clamp), |x - q*scale| <= scale[c]/2 for every token and channel of the block. The source
+// x is the FP16 value the token held before its block was frozen.
+TEST(KvStore, Int8RoundTripWithinHalfScalePerChannel) {
+  const int64_t d = 64, kv = 2, n = 96;
+  std::mt19937 rng(7);
+  auto k = random_rows(rng, n, kv * d), v = random_rows(rng, n, kv * d);
+  for (int64_t i = 0; i < int64_t(k.size()); ++i) k[i] *= float(1 + i % d);  // channel ranges differ
+  kv_store s(cfg(1, kv, d, true, 0));  // fp16_window 0: every whole block goes INT8
+  s.append(0, 0, n, k.data(), v.data(), kv * d);
+  std::vector<float> got(d);
+  for (int64_t g = 0; g < kv; ++g) {
+    kv_head_view hv = s.head_view(0, g);
+    ASSERT_EQ(hv.n_int8, 96);
+    ASSERT_EQ(hv.n_fp16, 0);
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t b = hv.block[t];
+      EXPECT_EQ(b, t / 32);
+      for (int kvi = 0; kvi < 2; ++kvi) {
+        const std::vector<float>& src = kvi ? v : k;
+        (kvi ? kv_load_value : kv_load_key)(hv, t, got.data());
+        const float* sc = (kvi ? hv.v_scale : hv.k_scale) + b * d;
+        for (int64_t c = 0; c < d; ++c) {
+          float amax = 0;
+          for (int64_t u = b * 32; u < b * 32 + 32; ++u)
+            amax = std::max(amax, std::fabs(fp16_round(src[(u * kv + g) * d + c])));
+          EXPECT_FLOAT_EQ(sc[c], amax / 127.f);
+          const float x = fp16_round(src[(t * kv + g) * d + c]);
+          EXPECT_LE(std::fabs(x - got[c]), sc[c] / 2 * (1 + 1e-5f)) << "t=" << t << " c=" << c;
+        }
+      }
+    }
+  }
+}
+
+// Frozen scales: later appends and compaction move INT8 bytes and scales untouched, so the
+// dequantised value of a kept token never changes (nothing is re-quantised).
+TEST(KvStore, Int8ScalesFrozenThroughAppendAndCompaction) {
+  const int64_t d = 32, kv = 1;
+  std::mt19937 rng(3);
+  kv_store s(cfg(1, kv, d, true, 32));
+  auto a = random_rows(rng, 96, d), b = random_rows(rng, 96, d);
+  s.append(0, 0, 96, a.data(), b.data(), d);  // 96 tokens: 2 blocks INT8 (64 beyond window 32)
+  kv_head_view hv = s.head_view(0, 0);
+  ASSERT_EQ(hv.n_int8, 64);
+  std::vector<float> before(size_t(96 * d)), after(d);
+  for (int64_t t = 0; t < 96; ++t) kv_load_key(hv, t, &before[t * d]);
+  std::vector<float> scale0(hv.k_scale + d, hv.k_scale + 2 * d);  // block 1
+  auto a2 = random_rows(rng, 40, d), b2 = random_rows(rng, 40, d);
+  for (float& x : a2) x *= 50.f;  // much larger: a re-quantisation would show
+  s.append(0, 96, 40, a2.data(), b2.data(), d);
+  // Keep tokens 40, 41, 63 (block 1), 70, 95 (were FP16) and the new ones.
+  std::vector<int32_t> keep = {40, 41, 63, 70, 95};
+  for (int32_t t = 96; t < 136; ++t) keep.push_back(t);
+  s.compact(0, {keep});
+  hv = s.head_view(0, 0);
+  EXPECT_EQ(hv.n(), int64_t(keep.size()));
+  for (int c = 0; c < d; ++c) EXPECT_EQ(hv.k_scale[c], scale0[c]);  // block 1 is now block 0
+  // 40, 41, 63 were INT8 already: bit-identical. 70 and 95 were FP16 and went INT8 when the
+  // appends pushed block 64..95 out of the window: within half a scale of their FP16 value.
+  ASSERT_EQ(hv.n_int8, 5);
+  for (int64_t j = 0; j < 5; ++j) {
+    kv_load_key(hv, j, after.data());
+    const float* sc = hv.k_scale + int64_t(hv.block[j]) * d;
+    for (int64_t c = 0; c < d; ++c) {
+      if (j < 3) EXPECT_EQ(after[c], before[keep[j] * d + c]) << j;
+      else EXPECT_LE(std::fabs(after[c] - before[keep[j] * d + c]), sc[c] / 2 * (1 + 1e-5f)) << j;
+    }
+  }
+  EXPECT_EQ(hv.pos[3], 70);
+}
+
+// FP32 attention written out here, over the original (unrounded) data.
+static void attend_fp32(const std::vector<float>& k, const std::vector<float>& v, int64_t n,
+                        int64_t kv, int64_t d, const std::vector<float>& q, int64_t n_heads,
+                        float scale, std::vector<float>& out) {
+  const int64_t group = n_heads / kv;
+  out.assign(size_t(n_heads * d), 0.f);
+  for (int64_t h = 0; h < n_heads; ++h) {
+    const int64_t g = h / group;
+    std::vector<double> p(static_cast<size_t>(n));
+    double mx = -1e300, z = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      double s = 0;
+      for (int64_t c = 0; c < d; ++c) s += double(q[h * d + c]) * k[(t * kv + g) * d + c];
+      p[t] = s * scale;
+      mx = std::max(mx, p[t]);
+    }
+    for (int64_t t = 0; t < n; ++t) z += (p[t] = std::exp(p[t] - mx));
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t c = 0; c < d; ++c) out[h * d + c] += float(p[t] / z) * v[(t * kv + g) * d + c];
+  }
+}
+
+// Bounds: FP16 storage (relative error 2^-11) stays within 2e-3 of FP32; with INT8 (error
+// <= amax/254 ~ 0.004 per element for data in [-1,1]) logits move by at most
+// scale * sum|q| * 0.004 ~ 0.05 and outputs (convex mixes of values) by < 0.03.
+TEST(KvStore, ReferenceAttentionMatchesFp32) {
+  const int64_t d = 32, kv = 2, n_heads = 4, n = 200;
+  std::mt19937 rng(11);
+  auto k = random_rows(rng, n, kv * d), v = random_rows(rng, n, kv * d);
+  auto q = random_rows(rng, 1, n_heads * d);
+  const float scale = 1.f / std::sqrt(float(d));
+  std::vector<float> want, got(size_t(n_heads * d));
+  attend_fp32(k, v, n, kv, d, q, n_heads, scale, want);
+  const int32_t qpos = int32_t(n - 1);
+  for (bool int8 : {false, true}) {
+    kv_store s(cfg(1, kv, d, int8, 64));
+    s.append(0, 0, n, k.data(), v.data(), kv * d);
+    if (int8) {
+      EXPECT_EQ(s.head_view(0, 0).n_int8, 128);
+    }
+    s.clear_mass(0);
+    kv_attend_ref(s, 0, q.data(), n_heads * d, &qpos, 1, n_heads, scale, got.data(), n_heads * d, true);
+    const float tol = int8 ? 0.03f : 2e-3f;
+    for (int64_t i = 0; i < n_heads * d; ++i) EXPECT_NEAR(got[i], want[i], tol) << i;
+    for (int64_t g = 0; g < kv; ++g) {  // each of the group's 2 query heads adds mass 1
+      kv_head_view hv = s.head_view(0, g);
+      double m = 0;
+      for (int64_t t = 0; t < hv.n(); ++t) m += hv.mass[t];
+      EXPECT_NEAR(m, 2.0, 1e-4);
+    }
+  }
+}
+
+TEST(KvStore, ReferenceAttentionIsCausalByPosition) {
+  const int64_t d = 32, n = 5;
+  std::mt19937 rng(5);
+  auto k = random_rows(rng, n, d), v = random_rows(rng, n, d), q = random_rows(rng, 1, d);
+  kv_store s(cfg(1, 1, d));
+  s.append(0, 0, n, k.data(), v.data(), d);
+  s.clear_mass(0);
+  const int32_t qpos = 0;  // sees only token 0: output is its value
+  std::vector<float> out(d);
+  kv_attend_ref(s, 0, q.data(), d, &qpos, 1, 1, 0.2f, out.data(), d, true);
+  for (int64_t c = 0; c < d; ++c) EXPECT_NEAR(out[c], fp16_round(v[c]), 1e-6f);
+  EXPECT_FLOAT_EQ(s.head_view(0, 0).mass[0], 1.f);
+  EXPECT_FLOAT_EQ(s.head_view(0, 0).mass[1], 0.f);
+}
+
+TEST(KvStore, ByteAccountingMatchesBuffers) {
+  const int64_t d = 32, kv = 2, L = 3;
+  {
+    kv_store_config c = cfg(L, kv, d);
+    c.layer_capacity.assign(size_t(L), 64);
+    kv_store s(c);
+    std::mt19937 rng(1);
+    auto k = random_rows(rng, 64, kv * d);
+    for (int64_t l = 0; l < L; ++l) s.append(l, 0, 64, k.data(), k.data(), kv * d);
+    // 64 FP16 tokens per head: k, v (2*d fp16), position, score, mass.
+    EXPECT_EQ(s.fp16_token_bytes(), size_t(2 * d * 2 + 4 + 4 + 4));
+    EXPECT_EQ(s.device_bytes(), size_t(L * kv * 64) * s.fp16_token_bytes());
+    EXPECT_EQ(s.peak_device_bytes(), s.device_bytes());
+    for (int64_t l = 0; l < L; ++l) s.compact(l, {{1, 2, 3}, {4}});
+    // Shrunk to one block of 32 tokens per head; the peak remembers 64.
+    EXPECT_EQ(s.device_bytes(), size_t(L * kv * 32) * s.fp16_token_bytes());
+    EXPECT_EQ(s.peak_device_bytes(), size_t(L * kv * 64) * s.fp16_token_bytes());
+    EXPECT_EQ(s.device_bytes(), s.recount_device_bytes());
+  }
+  {  // random appends / compactions with INT8: the counter always equals the buffers
+    kv_store s(cfg(2, kv, d, true, 16));
+    std::mt19937 rng(2);
+    int64_t pos = 0;
+    size_t peak = 0;
+    for (int step = 0; step < 60; ++step) {
+      const int64_t n = 1 + rng() % 20;
+      auto k = random_rows(rng, n, kv * d);
+      for (int64_t l = 0; l < 2; ++l) {
+        s.append(l, pos, n, k.data(), k.data(), kv * d);
+        std::vector<std::vector<int32_t>> keep(static_cast<size_t>(kv));
+        for (int64_t g = 0; g < kv; ++g)
+          for (int32_t i = 0; i < s.n_kept(l, g); ++i)
+            if (rng() % 4 != 0) keep[g].push_back(i);
+        s.compact(l, keep);
+        peak = std::max(peak, s.recount_device_bytes());
+        ASSERT_EQ(s.device_bytes(), s.recount_device_bytes());
+      }
+      pos += n;
+    }
+    EXPECT_GE(s.peak_device_bytes(), peak);
+  }
+}
+
+TEST(KvHostPool, HeadMajorPagesMatchTokenMajorSource) {
+  const int64_t d = 32, kv = 3, p = 32, n = 70, ld = kv * d + 5;  // padded rows
+  std::mt19937 rng(9);
+  auto k = random_rows(rng, n, ld), v = random_rows(rng, n, ld);
+  kv_host_pool pool(2, kv, d, p);
+  pool.append(1, 40, k.data(), v.data(), ld);  // in two uneven chunks
+  pool.append(1, 30, k.data() + 40 * ld, v.data() + 40 * ld, ld);
+  ASSERT_EQ(pool.n_pages(1), 2);  // token 64..69 wait for the third page
+  EXPECT_EQ(pool.n_pages(0), 0);
+  kv_page_digests dg = pool.digests(1);
+  for (int64_t pg = 0; pg < 2; ++pg)
+    for (int64_t g = 0; g < kv; ++g) {
+      const uint16_t* pd = pool.page_data(1, pg, g);  // (2, p, d)
+      for (int64_t c = 0; c < d; ++c) {
+        float mn = 1e30f, mx = -1e30f;
+        for (int64_t t = 0; t < p; ++t) {
+          const int64_t src = (pg * p + t) * ld + g * d + c;
+          EXPECT_EQ(pd[t * d + c], fp32_to_fp16(k[src]));
+          EXPECT_EQ(pd[(p + t) * d + c], fp32_to_fp16(v[src]));
+          mn = std::min(mn, fp16_round(k[src]));
+          mx = std::max(mx, fp16_round(k[src]));
+        }
+        EXPECT_EQ(dg.kmin[(pg * kv + g) * d + c], mn);
+        EXPECT_EQ(dg.kmax[(pg * kv + g) * d + c], mx);
+      }
+    }
+  EXPECT_GE(pool.host_bytes(), size_t(2 * kv * 2 * p * d * 2));
+}
