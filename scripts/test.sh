@@ -11,6 +11,7 @@ BUILD_DIR="${BUILD_DIR:-build}"
 JOBS="${JOBS:-$(nproc)}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kvarena-ccache}"
+export CCACHE_BASEDIR="$ROOT"  # absolute paths under the checkout hash as relative: clones share hits
 
 bash scripts/setup.sh
 
