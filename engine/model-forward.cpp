@@ -20,8 +20,10 @@ forward_state::forward_state(const model& m, const forward_options& opt)
   const size_t C = size_t(opt.max_chunk);
   x.resize(C * size_t(c.dim));
   xn.resize(C * size_t(c.dim));
-  q.resize(C * size_t(c.dim + 2 * c.kv_dim()));
-  if (c.arch != model_arch::gpt2) {
+  if (c.arch == model_arch::gpt2) {
+    q.resize(C * size_t(c.dim + 2 * c.kv_dim()));
+  } else {
+    q.resize(C * size_t(c.dim));
     k.resize(C * size_t(c.kv_dim()));
     v.resize(C * size_t(c.kv_dim()));
     up.resize(C * size_t(c.ffn_dim));

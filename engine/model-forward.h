@@ -47,7 +47,7 @@ class forward_state {
   attention_scratch attn;
   std::vector<float> x;     // (max_chunk, dim) residual stream
   std::vector<float> xn;    // (max_chunk, dim) normed input of a sublayer
-  std::vector<float> q;     // (max_chunk, dim + 2*kv_dim): llama q; gpt2 fused q|k|v
+  std::vector<float> q;     // llama: (max_chunk, dim) queries; gpt2: (max_chunk, dim + 2*kv_dim) q|k|v
   std::vector<float> k, v;  // (max_chunk, kv_dim) llama keys, values
   std::vector<float> att;   // (max_chunk, dim) attention output
   std::vector<float> tmp;   // (max_chunk, dim) sublayer output before the residual add

@@ -32,11 +32,13 @@ struct conformance_case {
   kv_policy_options opt;
   int64_t prompt = 40, steps = 300;
 };
+void PrintTo(const conformance_case& c, std::ostream* os) { *os << c.label; }
 
 // What happened at each step of a simulation, for the checks and the determinism test.
 struct sim_trace {
   std::vector<std::vector<int32_t>> kept_pos;  // per (step, layer, head): kept positions then pages
   int64_t corrected = 0;  // freekv: (step, layer, head) flagged for correction
+  int64_t max_int8 = 0;   // most INT8 tokens any head held (confkv --kv-int8)
 };
 
 // Drives a policy over prompt + steps tokens: append to store (+ host pool), random mass that
@@ -89,14 +91,15 @@ sim_trace simulate(const conformance_case& cc, uint64_t seed) {
       }
       kv_layer_meta meta = store.layer_meta(l);
       keep_decision dec = pol->select(l, meta);
-      if (!dec.keep_all) store.compact(l, dec.keep);
-      const int64_t B = pol->budget(l);
+      store.apply(l, dec);
+      const int64_t B = pol->budget(l, pos + n);
       for (int64_t g = 0; g < kv; ++g) {
         kv_head_view hv = store.head_view(l, g);
         const int64_t paged = dec.pages.empty() ? 0 : int64_t(dec.pages[g].size()) * o.page;
         if (B >= 0) {
           EXPECT_LE(hv.n() + paged, B) << cc.label << " step " << step << " layer " << l;
         }
+        tr.max_int8 = std::max(tr.max_int8, hv.n_int8);
         std::vector<int32_t> rec(hv.pos, hv.pos + hv.n());
         if (!dec.pages.empty()) {
           rec.push_back(-1);
@@ -143,7 +146,7 @@ std::vector<conformance_case> all_cases() {
     auto o = shape();
     o.n_high = 40, o.n_low = 96, o.protect = 16;
     c.push_back({"confkv", "confkv", o});
-    o.int8 = true, o.int8_window = 32;
+    o.int8 = true, o.int8_window = 8;  // FP16 holds 8..39 tokens: INT8 blocks form under n_high = 40
     c.push_back({"confkv_int8", "confkv", o});
     o.int8 = false;
     c.push_back({"confkv_l", "confkv-l", o});
@@ -162,6 +165,7 @@ TEST_P(KvPolicyConformance, BudgetRespectedAndProtectedKeptEveryStep) {
   const conformance_case& cc = GetParam();
   sim_trace tr = simulate(cc, 42);
   ASSERT_FALSE(HasFailure());
+  EXPECT_EQ(tr.max_int8 > 0, cc.opt.int8) << "INT8 segment used iff --kv-int8";
   // Protected tokens, per policy, from the trace (layer-major, head-minor per step).
   const int64_t L = cc.opt.n_layers, kv = cc.opt.n_kv_heads;
   size_t at = 0;
@@ -306,6 +310,58 @@ TEST(KvPolicyHand, ConfkvRanksEmaPlusRecencyAndGatesBudgetOnConfidence) {
   EXPECT_EQ(h.step(1, std::vector<float>(5, 0.f), true, 0.3f), (std::vector<int32_t>{3, 6, 7, 8, 9}));
 }
 
+// FreeKV by hand: 1 layer, 1 KV head, 2 query heads, page 16, sinks 16 (page 0), window 16,
+// budget 64. Every key of page j is val[j] * e_0, so the Quest bound of page j for q = a*e_0
+// is max(a*val[j]*1, ...) = a*val[j] (min = max per channel).
+std::vector<std::vector<int32_t>> freekv_hand(float tau) {
+  auto o = shape(1, 2, 1, 32);
+  o.page = 16, o.sinks = 16, o.window = 16, o.budget = 64, o.tau = tau;
+  auto pol = make_kv_policy("freekv", o);
+  kv_store_config sc;
+  sc.n_layers = 1, sc.n_kv_heads = 1, sc.head_dim = 32, sc.group = 2;
+  kv_store store(sc);
+  kv_host_pool pool(1, 1, 32, 16);
+  const float val[] = {0.f, 0.1f, 0.9f, -0.5f, 0.5f, 0.f};
+  auto append = [&](int64_t pos0, int64_t n) {
+    std::vector<float> k(size_t(n * 32), 0.f), v(k.size(), 1.f);
+    for (int64_t t = 0; t < n; ++t) k[t * 32] = val[std::min<int64_t>((pos0 + t) / 16, 5)];
+    store.append(0, pos0, n, k.data(), v.data(), 32);
+    pool.append(0, n, k.data(), v.data(), 32);
+    pol->set_digests(0, pool.digests(0));
+  };
+  std::vector<std::vector<int32_t>> out;
+  auto step = [&](float a, bool decode) {
+    std::vector<float> q(64, 0.f);
+    q[0] = q[32] = a;
+    step_signals s;
+    s.decode = decode;
+    s.queries = {q.data()};
+    pol->on_step(s);
+    keep_decision d = pol->select(0, store.layer_meta(0));
+    store.apply(0, d);
+    out.push_back(d.pages[0]);
+    kv_head_view hv = store.head_view(0, 0);
+    out.push_back({hv.pos[0], int32_t(hv.n())});  // window: first position, size
+  };
+  append(0, 96);
+  step(-10.f, false);
+  append(96, 1);
+  step(10.f, true);
+  return out;
+}
+
+TEST(KvPolicyHand, FreekvQuestBoundSpeculationAndCorrection) {
+  // Step 1 (96 tokens, q = -10 e_0): window = positions 80..95 (16); candidates pages 1..4,
+  // k = (64 - 16 - 16)/16 = 2; bounds -10*val = [-1 -9 5 -5]: pages 3 and 1, plus sink 0.
+  // Step 2 (97 tokens, q = +10 e_0, cosine -1 with the last query): window = 96 (1 token),
+  // candidates 1..5, k = (64 - 16 - 1)/16 = 2.
+  //  tau 0.9: corrected, chosen with q_t: 10*val = [1 9 -5 5 0] -> pages 2, 4.
+  //  tau -1: never corrected, chosen with q_{t-1}: [-1 -9 5 -5 0] -> pages 3, 5.
+  using v = std::vector<int32_t>;
+  EXPECT_EQ(freekv_hand(0.9f), (std::vector<v>{{0, 1, 3}, {80, 16}, {0, 2, 4}, {96, 1}}));
+  EXPECT_EQ(freekv_hand(-1.f), (std::vector<v>{{0, 1, 3}, {80, 16}, {0, 3, 5}, {96, 1}}));
+}
+
 TEST(KvConfidence, HandValues) {
   // Uniform over 2: H_hat = 1, m = 0 (sigmoid .5), p1 = .5: c = 0 + .15 + .15 = .3.
   const float a[] = {0.f, 0.f};
@@ -383,6 +439,19 @@ TEST(KvPolicyFactory, BadOptionsNameTheProblem) {
   expect_error("h2o", o, "heavy and recent must be >= 0");
   for (const char* ok : {"full", "window", "h2o", "confkv", "confkv-l", "freekv"})
     EXPECT_STREQ(make_kv_policy(ok, shape())->name(), ok);
+}
+
+TEST(KvPolicyFactory, MissingSignalsFailFast) {
+  kv_policy_needs none;
+  EXPECT_NO_THROW(check_kv_policy_needs(*make_kv_policy("window", shape()), none));
+  try {
+    check_kv_policy_needs(*make_kv_policy("confkv", shape()), none);
+    ADD_FAILURE() << "no error";
+  } catch (const engine_error& e) {
+    EXPECT_NE(std::string(e.what()).find("kv policy 'confkv' needs attention mass, logits confidence"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(KvPolicyFactory, NeedsDeclared) {

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "ggml-types.h"
 #include "kv/kv-attention-ref.h"
+#include "kv/kv-freekv-recall.h"
 #include "kv/kv-host-pool.h"
 #include "kv/kv-store.h"
 
@@ -198,6 +200,30 @@ TEST(KvStore, ReferenceAttentionMatchesFp32) {
   }
 }
 
+// After compaction the view holds only the kept tokens, at their original positions:
+// attention equals FP32 attention over that subset of the (fp16-rounded) source.
+TEST(KvStore, ReferenceAttentionAfterCompactionSeesOnlyKeptTokens) {
+  const int64_t d = 32, n = 40, n_heads = 2;
+  std::mt19937 rng(17);
+  auto k = random_rows(rng, n, d), v = random_rows(rng, n, d), q = random_rows(rng, 1, n_heads * d);
+  for (float& x : k) x = fp16_round(x);
+  for (float& x : v) x = fp16_round(x);
+  kv_store s(cfg(1, 1, d));
+  s.append(0, 0, n, k.data(), v.data(), d);
+  std::vector<int32_t> keep = {0, 1, 7, 20, 21, 33, 39};
+  s.compact(0, {keep});
+  std::vector<float> ks, vs;
+  for (int32_t t : keep) {
+    ks.insert(ks.end(), k.begin() + t * d, k.begin() + (t + 1) * d);
+    vs.insert(vs.end(), v.begin() + t * d, v.begin() + (t + 1) * d);
+  }
+  std::vector<float> want, got(size_t(n_heads * d));
+  attend_fp32(ks, vs, int64_t(keep.size()), 1, d, q, n_heads, 0.3f, want);
+  const int32_t qpos = 39;
+  kv_attend_ref(s, 0, q.data(), n_heads * d, &qpos, 1, n_heads, 0.3f, got.data(), n_heads * d, false);
+  for (int64_t i = 0; i < n_heads * d; ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << i;
+}
+
 TEST(KvStore, ReferenceAttentionIsCausalByPosition) {
   const int64_t d = 32, n = 5;
   std::mt19937 rng(5);
@@ -283,4 +309,70 @@ TEST(KvHostPool, HeadMajorPagesMatchTokenMajorSource) {
       }
     }
   EXPECT_GE(pool.host_bytes(), size_t(2 * kv * 2 * p * d * 2));
+}
+
+// Recall: only pages new to the device are copied, each into a slot that held an unwanted
+// page, and every resident slot ends up byte-equal to its host page; the double buffer is
+// exercised with batches smaller than the request (3 pages per staging buffer).
+TEST(KvFreekvRecall, CopiesExactlyTheRequestedPages) {
+  const int64_t d = 32, kv = 2, p = 16, L = 2, slots = 5;
+  std::mt19937 rng(13);
+  auto k = random_rows(rng, 200, kv * d), v = random_rows(rng, 200, kv * d);
+  kv_host_pool pool(L, kv, d, p);
+  for (int64_t l = 0; l < L; ++l) pool.append(l, 200, k.data(), v.data(), kv * d);
+  ASSERT_EQ(pool.n_pages(1), 12);
+  kv_device_pages dev(L, kv, d, p, slots);
+  kv_recall_worker worker(3, pool.page_elems());
+  const size_t page_bytes = size_t(pool.page_elems()) * 2;
+
+  auto check_resident = [&](const std::vector<std::vector<int32_t>>& want) {
+    for (int64_t g = 0; g < kv; ++g) {
+      std::set<int32_t> seen;
+      for (int64_t s = 0; s < slots; ++s) {
+        const int32_t pg = dev.slot_page(1, g, s);
+        if (pg < 0) continue;
+        seen.insert(pg);
+        EXPECT_EQ(std::memcmp(dev.slot_data(1, g, s), pool.page_data(1, pg, g), page_bytes), 0)
+            << "head " << g << " slot " << s << " page " << pg;
+      }
+      for (int32_t pg : want[g]) EXPECT_TRUE(seen.count(pg)) << "page " << pg << " not resident";
+    }
+  };
+
+  std::vector<std::vector<int32_t>> want = {{1, 3, 7}, {0, 2, 4, 5, 11}};
+  auto jobs = dev.plan(1, want);
+  EXPECT_EQ(jobs.size(), 8u);
+  EXPECT_EQ(worker.recall(pool, 1, dev, jobs), 8 * page_bytes);
+  check_resident(want);
+  for (int64_t g = 0; g < kv; ++g)  // layer 0 was never asked for
+    for (int64_t s = 0; s < slots; ++s) EXPECT_EQ(dev.slot_page(0, g, s), -1);
+
+  // Head 0 swaps page 1 for page 9: one copy, into page 1's slot; nothing else moves.
+  int64_t slot_of_1 = -1, slot_of_3 = -1;
+  for (int64_t s = 0; s < slots; ++s) {
+    if (dev.slot_page(1, 0, s) == 1) slot_of_1 = s;
+    if (dev.slot_page(1, 0, s) == 3) slot_of_3 = s;
+  }
+  want = {{3, 7, 9}, {0, 2, 4, 5, 11}};
+  jobs = dev.plan(1, want);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].head, 0);
+  EXPECT_EQ(jobs[0].page, 9);
+  EXPECT_EQ(dev.slot_page(1, 0, slot_of_3), 3);
+  EXPECT_EQ(worker.recall(pool, 1, dev, jobs), page_bytes);
+  check_resident(want);
+  EXPECT_EQ(dev.slot_page(1, 0, slot_of_1), 9);
+
+  // Many random working sets through the same worker: always exact.
+  for (int it = 0; it < 200; ++it) {
+    for (auto& w : want) {
+      std::set<int32_t> s;
+      const size_t n = 1 + rng() % slots;
+      while (s.size() < n) s.insert(int32_t(rng() % 12));
+      w.assign(s.begin(), s.end());
+    }
+    jobs = dev.plan(1, want);
+    EXPECT_EQ(worker.recall(pool, 1, dev, jobs), jobs.size() * page_bytes);
+    check_resident(want);
+  }
 }

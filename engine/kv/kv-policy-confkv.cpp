@@ -31,7 +31,6 @@ class kv_policy_confkv final : public kv_policy_topk {
   void on_step(const step_signals& s) override {
     if (s.decode) step_budget_ = s.confidence >= tau_ ? n_high_ : n_low_;
   }
-  int64_t budget(int64_t layer) const override { return budget_for(layer, 0); }
   int64_t step_budget() const { return step_budget_; }
 
  protected:

@@ -28,7 +28,7 @@ class kv_policy_freekv final : public kv_policy {
         corrections_(size_t(o.n_layers), 0), head_steps_(size_t(o.n_layers), 0) {}
   const char* name() const override { return "freekv"; }
   kv_policy_needs needs() const override { return {.queries = true, .host_offload = true}; }
-  int64_t budget(int64_t layer) const override { return dense0_ && layer == 0 ? -1 : B_; }
+  int64_t budget(int64_t layer, int64_t) const override { return dense0_ && layer == 0 ? -1 : B_; }
   void on_step(const step_signals& s) override { queries_ = s.queries; }
   void set_digests(int64_t layer, const kv_page_digests& d) override { digests_[layer] = d; }
   float correction_rate(int64_t layer) const {

@@ -9,7 +9,7 @@ class kv_policy_full final : public kv_policy {
  public:
   const char* name() const override { return "full"; }
   kv_policy_needs needs() const override { return {}; }
-  int64_t budget(int64_t) const override { return -1; }
+  int64_t budget(int64_t, int64_t) const override { return -1; }
   keep_decision select(int64_t, const kv_layer_meta&) override { return {}; }
 };
 }  // namespace

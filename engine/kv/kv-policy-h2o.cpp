@@ -14,8 +14,6 @@ class kv_policy_h2o final : public kv_policy_topk {
   explicit kv_policy_h2o(const kv_policy_options& o) : heavy_(o.heavy), recent_(o.recent) {}
   const char* name() const override { return "h2o"; }
   kv_policy_needs needs() const override { return {.attention_mass = true}; }
-  // With fractions the budget grows with the sequence; the session sizes capacity per chunk.
-  int64_t budget(int64_t) const override { return heavy_ > 0 ? heavy_ + recent_ : -1; }
 
  protected:
   void update_scores(int64_t, const kv_layer_meta& meta) override {

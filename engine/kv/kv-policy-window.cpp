@@ -13,7 +13,6 @@ class kv_policy_window final : public kv_policy_topk {
       : window_(o.window), sinks_(o.sinks < 0 ? 0 : o.sinks) {}
   const char* name() const override { return "window"; }
   kv_policy_needs needs() const override { return {}; }
-  int64_t budget(int64_t) const override { return sinks_ + window_; }
 
  protected:
   int64_t sinks(int64_t) const override { return sinks_; }

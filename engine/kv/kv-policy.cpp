@@ -79,6 +79,21 @@ std::string num(double x) {
 }
 }  // namespace
 
+void check_kv_policy_needs(const kv_policy& policy, const kv_policy_needs& provided) {
+  const kv_policy_needs n = policy.needs();
+  std::string missing;
+  auto need = [&](bool wanted, bool have, const char* what) {
+    if (wanted && !have) missing += std::string(missing.empty() ? "" : ", ") + what;
+  };
+  need(n.attention_mass, provided.attention_mass, "attention mass");
+  need(n.queries, provided.queries, "queries");
+  need(n.host_offload, provided.host_offload, "host offload");
+  need(n.logits_confidence, provided.logits_confidence, "logits confidence");
+  if (!missing.empty())
+    throw engine_error(std::string("kv policy '") + policy.name() + "' needs " + missing +
+                       ", which this engine/backend does not provide (choose another policy or backend)");
+}
+
 std::unique_ptr<kv_policy> make_kv_policy(const std::string& name, const kv_policy_options& o) {
   static const char* valid = "full, window, h2o, confkv, confkv-l, freekv";
   const bool known = name == "full" || name == "window" || name == "h2o" || name == "confkv" ||

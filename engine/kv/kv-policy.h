@@ -4,6 +4,15 @@
 // freekv which host pages must be on the device. Memory is kv_store's (kv-store.h).
 // One file per policy: kv-policy-{full,window,h2o,confkv,freekv}.cpp; make_kv_policy is
 // the only way to build one, and it validates the options.
+//
+// How a session drives one (per forward chunk; only the signals in needs() are computed):
+//   on_step({decode, confidence_from_logits(last logits), queries})
+//   per layer l: store.append(l, ...)  [+ host_pool.append, set_digests(l, pool.digests(l))]
+//     eviction policies: store.clear_mass(l); attention over store.head_view(l, h) adds mass;
+//                        then store.apply(l, select(l, store.layer_meta(l)))
+//     freekv: after the q projection, before attention: d = select(l, meta);
+//             store.apply(l, d); recall dev.plan(l, d.pages); attention reads the window
+//             (store) and the page slots (kv_device_pages).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -72,9 +81,10 @@ class kv_policy {
   virtual const char* name() const = 0;
   virtual kv_policy_needs needs() const = 0;
   virtual void on_step(const step_signals&) {}
-  // Most tokens layer `layer` may hold per head after select (the store's capacity must be
-  // at least this plus the next chunk). <0: unbounded.
-  virtual int64_t budget(int64_t layer) const = 0;
+  // Most tokens layer `layer` may hold per head after select once seq_len tokens were seen
+  // (the store's capacity must be at least this plus the next chunk); for freekv, kept
+  // tokens plus recalled pages. <0: unbounded.
+  virtual int64_t budget(int64_t layer, int64_t seq_len) const = 0;
   // Folds the last chunk's attention mass into meta's scores, then decides.
   virtual keep_decision select(int64_t layer, const kv_layer_meta& meta) = 0;
   // freekv only: the host page digests select() scores pages with.
@@ -87,6 +97,7 @@ class kv_policy {
 class kv_policy_topk : public kv_policy {
  public:
   keep_decision select(int64_t layer, const kv_layer_meta& meta) override;
+  int64_t budget(int64_t layer, int64_t seq_len) const final { return budget_for(layer, seq_len); }
 
  protected:
   virtual void update_scores(int64_t layer, const kv_layer_meta& meta) {}
@@ -102,6 +113,10 @@ class kv_policy_topk : public kv_policy {
 // Builds a policy by name: full, window, h2o, confkv, confkv-l, freekv. Throws engine_error
 // naming the bad option and the valid range.
 std::unique_ptr<kv_policy> make_kv_policy(const std::string& name, const kv_policy_options& opt);
+
+// Fails fast (engine_error naming the missing signals) when the engine cannot provide what
+// the policy needs, e.g. h2o on a backend whose attention kernel emits no attention mass.
+void check_kv_policy_needs(const kv_policy& policy, const kv_policy_needs& provided);
 
 // Per-layer budgets of confkv-l (PyramidKV): budget B and protected P per layer on average;
 // min = (B-P)/20, max = 2(B-P) - min, linear from layer 0 (max) to the last (min), plus P;

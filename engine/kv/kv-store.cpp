@@ -7,6 +7,7 @@
 
 #include "engine-error.h"
 #include "ggml-types.h"
+#include "kv-policy.h"
 
 namespace kvarena {
 
@@ -216,6 +217,11 @@ void kv_store::compact(int64_t layer, const std::vector<std::vector<int32_t>>& k
     h.n_blocks = n_blocks;
     shrink_if_sparse(L, h);
   }
+}
+
+void kv_store::apply(int64_t layer, const keep_decision& d) {
+  if (!d.keep_all) compact(layer, d.keep);
+  quantize_old(layer);
 }
 
 kv_head_view kv_store::head_view(int64_t layer, int64_t head) {

@@ -12,6 +12,8 @@
 
 namespace kvarena {
 
+struct keep_decision;  // kv-policy.h
+
 constexpr int64_t kv_int8_block = 32;  // tokens per INT8 scale block
 
 // One layer's tokens of one KV head as an attention kernel reads them. Kept index i runs
@@ -69,6 +71,10 @@ class kv_store {
   // Keeps, for each KV head of `layer`, the kept indices listed (ascending, no duplicates);
   // everything else is dropped and the rest is made dense again. keep: (n_kv_heads,) lists.
   void compact(int64_t layer, const std::vector<std::vector<int32_t>>& keep);
+
+  // Carries out a policy's decision for `layer`: compaction when it evicts, then INT8
+  // blocking of tokens that left the FP16 window.
+  void apply(int64_t layer, const keep_decision& d);
 
   // Moves the oldest FP16 tokens of every head of `layer` into INT8, a whole block of 32 at a
   // time, while more than fp16_window (+31) tokens are FP16. No-op without int8.

@@ -1,0 +1,122 @@
+// kv-freekv-recall.cpp: incremental recall planning and the double-buffered CPU recall.
+#include "kv-freekv-recall.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "engine-error.h"
+
+namespace kvarena {
+
+kv_device_pages::kv_device_pages(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim,
+                                 int64_t page, int64_t n_slots)
+    : n_kv_heads_(n_kv_heads), head_dim_(head_dim), page_(page), n_slots_(n_slots),
+      data_(size_t(n_layers * n_kv_heads * n_slots * 2 * page * head_dim)),
+      slot_page_(size_t(n_layers * n_kv_heads * n_slots), -1) {}
+
+std::vector<kv_page_copy> kv_device_pages::plan(int64_t layer,
+                                                const std::vector<std::vector<int32_t>>& want) {
+  KV_ASSERT(int64_t(want.size()) == n_kv_heads_);
+  std::vector<kv_page_copy> jobs;
+  for (int64_t h = 0; h < n_kv_heads_; ++h) {
+    KV_ASSERT(int64_t(want[h].size()) <= n_slots_);
+    int32_t* sp = &slot_page_[size_t((layer * n_kv_heads_ + h) * n_slots_)];
+    auto wanted = [&](int32_t p) { return std::binary_search(want[h].begin(), want[h].end(), p); };
+    std::vector<int32_t> free_slots;
+    for (int64_t s = 0; s < n_slots_; ++s)
+      if (sp[s] < 0 || !wanted(sp[s])) free_slots.push_back(int32_t(s));
+    size_t next = 0;
+    for (int32_t p : want[h]) {
+      if (std::find(sp, sp + n_slots_, p) != sp + n_slots_) continue;  // already resident
+      const int32_t s = free_slots[next++];
+      sp[s] = p;
+      jobs.push_back({int32_t(h), p, s});
+    }
+  }
+  return jobs;
+}
+
+uint16_t* kv_device_pages::slot_data(int64_t layer, int64_t head, int64_t slot) {
+  return &data_[size_t(((layer * n_kv_heads_ + head) * n_slots_ + slot) * page_elems())];
+}
+int32_t kv_device_pages::slot_page(int64_t layer, int64_t head, int64_t slot) const {
+  return slot_page_[size_t((layer * n_kv_heads_ + head) * n_slots_ + slot)];
+}
+
+kv_recall_worker::kv_recall_worker(int64_t stage_pages, int64_t page_elems)
+    : stage_pages_(stage_pages), page_elems_(page_elems) {
+  KV_ASSERT(stage_pages > 0 && page_elems > 0);
+  for (auto& s : stage_) s.resize(size_t(stage_pages * page_elems));
+  thread_ = std::thread([this] { run(); });
+}
+
+kv_recall_worker::~kv_recall_worker() {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+// The gathering side: batch b of the current recall into stage_[b % 2], once the caller has
+// scattered batch b - 2 out of it.
+void kv_recall_worker::run() {
+  uint64_t seen = 0;
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
+    if (stop_) return;
+    seen = generation_;
+    for (int64_t b = 0; b < n_batches_; ++b) {
+      cv_.wait(lk, [&] { return stop_ || scattered_ >= b - 1; });
+      if (stop_) return;
+      const std::vector<kv_page_copy>& jobs = *jobs_;
+      const int64_t j0 = b * stage_pages_, j1 = std::min<int64_t>(int64_t(jobs.size()), j0 + stage_pages_);
+      lk.unlock();
+      uint16_t* st = stage_[b % 2].data();
+      for (int64_t j = j0; j < j1; ++j)
+        std::memcpy(st + (j - j0) * page_elems_, pool_->page_data(layer_, jobs[j].page, jobs[j].head),
+                    size_t(page_elems_) * sizeof(uint16_t));
+      lk.lock();
+      gathered_ = b + 1;
+      cv_.notify_all();
+    }
+  }
+}
+
+size_t kv_recall_worker::recall(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,
+                                const std::vector<kv_page_copy>& jobs) {
+  if (jobs.empty()) return 0;
+  KV_ASSERT(pool.page_elems() == page_elems_ && dev.page_elems() == page_elems_);
+  const int64_t n_batches = (int64_t(jobs.size()) + stage_pages_ - 1) / stage_pages_;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    pool_ = &pool, layer_ = layer, jobs_ = &jobs;
+    n_batches_ = n_batches, gathered_ = 0, scattered_ = 0;
+    ++generation_;
+  }
+  cv_.notify_all();
+  for (int64_t b = 0; b < n_batches; ++b) {
+    {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return gathered_ > b; });
+    }
+    // Scatter batch b while the worker gathers batch b + 1 into the other buffer.
+    const int64_t j0 = b * stage_pages_, j1 = std::min<int64_t>(int64_t(jobs.size()), j0 + stage_pages_);
+    const uint16_t* st = stage_[b % 2].data();
+    for (int64_t j = j0; j < j1; ++j)
+      std::memcpy(dev.slot_data(layer, jobs[j].head, jobs[j].slot), st + (j - j0) * page_elems_,
+                  size_t(page_elems_) * sizeof(uint16_t));
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      scattered_ = b + 1;
+    }
+    cv_.notify_all();
+  }
+  // The worker is idle again once gathered_ == n_batches (it gathered everything we
+  // scattered), so the next recall may reset the counters.
+  return jobs.size() * size_t(page_elems_) * sizeof(uint16_t);
+}
+
+}  // namespace kvarena

@@ -1,0 +1,77 @@
+// kv-freekv-recall.h: FreeKV's device-side page working set and the CPU recall that fills it.
+// kv_device_pages: per layer and KV head, `n_slots` page slots in the host pool's page layout
+// (K then V of `page` tokens, head-major), and which host page each slot holds. plan() makes
+// the recall incremental: only pages new to the device move, into slots of pages no longer
+// wanted. kv_recall_worker: double-buffered copy host -> device. A worker thread gathers a
+// batch of host pages into one staging buffer while the caller scatters the other staging
+// buffer into the device slots (on CUDA: pinned memory, two streams and events instead).
+// Not here: which pages are wanted (kv-policy-freekv.cpp).
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "kv-host-pool.h"
+
+namespace kvarena {
+
+struct kv_page_copy {
+  int32_t head = 0, page = 0, slot = 0;  // host page of KV head `head` -> device slot
+};
+
+class kv_device_pages {
+ public:
+  kv_device_pages() = default;
+  kv_device_pages(int64_t n_layers, int64_t n_kv_heads, int64_t head_dim, int64_t page,
+                  int64_t n_slots);
+
+  // The copies that make `want[h]` (ascending page ids, at most n_slots each) resident for
+  // every KV head of `layer`: pages already resident stay put; slots are reserved now.
+  std::vector<kv_page_copy> plan(int64_t layer, const std::vector<std::vector<int32_t>>& want);
+
+  uint16_t* slot_data(int64_t layer, int64_t head, int64_t slot);  // (2, page, head_dim)
+  int32_t slot_page(int64_t layer, int64_t head, int64_t slot) const;  // -1: empty
+  int64_t n_slots() const { return n_slots_; }
+  int64_t page_elems() const { return 2 * page_ * head_dim_; }
+  size_t device_bytes() const { return data_.size() * sizeof(uint16_t) + slot_page_.size() * 4; }
+
+ private:
+  int64_t n_kv_heads_ = 0, head_dim_ = 0, page_ = 32, n_slots_ = 0;
+  std::vector<uint16_t> data_;      // (n_layers, n_kv_heads, n_slots, 2, page, head_dim)
+  std::vector<int32_t> slot_page_;  // (n_layers, n_kv_heads, n_slots) host page id or -1
+};
+
+class kv_recall_worker {
+ public:
+  // stage_pages: pages per staging buffer (two buffers of stage_pages * page_elems fp16).
+  kv_recall_worker(int64_t stage_pages, int64_t page_elems);
+  ~kv_recall_worker();
+  kv_recall_worker(const kv_recall_worker&) = delete;
+  kv_recall_worker& operator=(const kv_recall_worker&) = delete;
+
+  // Copies each job's host page of `layer` into its device slot; returns when all are done.
+  // Returns the bytes moved host -> device.
+  size_t recall(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,
+                const std::vector<kv_page_copy>& jobs);
+  size_t staging_bytes() const { return (stage_[0].size() + stage_[1].size()) * sizeof(uint16_t); }
+
+ private:
+  void run();
+  int64_t stage_pages_, page_elems_;
+  std::vector<uint16_t> stage_[2];  // (stage_pages, 2, page, head_dim) each
+
+  // One recall at a time; batch b goes through stage_[b % 2].
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const kv_host_pool* pool_ = nullptr;
+  int64_t layer_ = 0;
+  const std::vector<kv_page_copy>* jobs_ = nullptr;
+  int64_t n_batches_ = 0, gathered_ = 0, scattered_ = 0;  // batches done by each side
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace kvarena
