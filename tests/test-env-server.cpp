@@ -4,6 +4,7 @@
 // sessions, the idle reaper, retries against a dead port, and 16 sessions in parallel.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>

@@ -61,8 +61,9 @@ class env_session {
   // a step after that throws env_api_error(409).
   env_step_result step(const std::string& action_text);
   // Scores the episode on the current page with `answer`, or the stored stop / early-stop
-  // answer when absent ("" when the episode has none). program_html targets may navigate
-  // the session's browser.
+  // answer when absent ("" when the episode has none), with the sites' func: helpers
+  // (sites/site-eval-helpers.h) and the deterministic fuzzy judge. program_html targets
+  // may navigate the session's browser.
   eval_result evaluate(const std::optional<std::string>& answer);
   env_session_info info() const;
 
