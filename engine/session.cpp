@@ -111,7 +111,9 @@ generate_result session::generate(const tokenizer& tok, std::span<const int32_t>
       break;
     }
     const int32_t id = s.sample(logits(), n_vocab());
-    if (opt.stop_at_eos && id == tok.eos_id()) {
+    // End of generation: EOS, or any control token (Llama-3's <|eot_id|> and ChatML's
+    // <|im_end|> are control tokens that are not the vocabulary's EOS).
+    if (opt.stop_at_eos && (id == tok.eos_id() || tok.is_control(id))) {
       r.stop_reason = "eos";
       break;
     }

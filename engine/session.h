@@ -31,7 +31,7 @@ struct session_options {
 struct generate_options {
   int64_t max_tokens = 128;         // most new tokens
   std::vector<std::string> stop;    // stop when the text contains one; it is cut from the result
-  bool stop_at_eos = true;          // stop at the tokenizer's EOS (not part of the result)
+  bool stop_at_eos = true;          // stop at EOS or any control token (not part of the result)
 };
 
 struct generate_result {
