@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh: the main job as it stands today, on a fresh machine: install what is missing,
-# build, write a random-weight llama model of a real shape (125M parameters, F16), generate
-# from it, and benchmark decode against llama.cpp (tools/llamaref in ../shared) when present.
+# build, run the scripted oracle over both task suites through the env HTTP API (local
+# sites in-process), then write a random-weight llama model of a real shape (125M
+# parameters, F16), generate from it, and benchmark decode against llama.cpp
+# (tools/llamaref in ../shared) when present. The agent loop with a model is an open issue.
 # The model has random weights: its text is gibberish by construction; the point is the
 # engine's speed and memory on a real shape. A trained model ships later.
 set -euo pipefail
@@ -15,6 +17,11 @@ bash scripts/setup.sh
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target kvarena
 BIN="$BUILD_DIR/kvarena"
+
+for suite in tasks/vwa-local tasks/long-horizon; do
+  echo "[demo] oracle agent over $suite (env server and sites in-process)" >&2
+  "$BIN" tasks oracle --suite "$suite" -j 8
+done
 
 if [ ! -s "$MODEL" ]; then
   mkdir -p "$(dirname "$MODEL")"
