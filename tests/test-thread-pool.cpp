@@ -130,18 +130,18 @@ double load_per_core() {
   return load / std::max(1u, std::thread::hardware_concurrency());
 }
 
-TEST(thread_pool, back_to_back_runs_are_cheap) {
+TEST(thread_pool, back_to_back_runs_complete) {
+  // Many back-to-back runs: every one completes and every thread takes part in each (a
+  // lost wake-up would hang or drop a thread). The per-run cost is printed for the reader;
+  // timings are benchmarks' business (bench-kernels), never a test's assertion.
   thread_pool pool(2);
-  pool.run([](int, int) {});
   const int runs = 20000;
+  std::atomic<int64_t> calls{0};
   const auto t0 = std::chrono::steady_clock::now();
-  for (int r = 0; r < runs; ++r) pool.run([](int, int) {});
+  for (int r = 0; r < runs; ++r) pool.run([&](int, int) { calls.fetch_add(1, std::memory_order_relaxed); });
   const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / runs;
-  std::printf("thread_pool(2): %.2f us per empty run()\n", us);
-  // A spinning pool needs its cores: with other work queued on them a round trip waits for
-  // the scheduler, so the timing is only checked on a quiet machine.
-  if (load_per_core() > 0.75) GTEST_SKIP() << "machine busy (load/core " << load_per_core() << "): timing not checked";
-  EXPECT_LT(us, 20.0);  // ~1 us on an idle machine
+  std::printf("thread_pool(2): %.2f us per run() (load/core %.2f)\n", us, load_per_core());
+  EXPECT_EQ(calls.load(), int64_t(runs) * 2);
 }
 
 TEST(thread_pool, destroys_cleanly_while_spinning_or_asleep) {

@@ -24,14 +24,6 @@ struct listing_values {
   int64_t price_cents = 0, category_id = 0;
 };
 
-std::string trim(std::string s) {
-  auto space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && space(s.back())) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && space(s[i])) ++i;
-  return s.substr(i);
-}
-
 listing_input input_from_form(const param_list& f) {
   return {trim(f.get("title")),     trim(f.get("description")), trim(f.get("price")),    f.get("category"),
           f.get("condition"),       f.get("location"),          trim(f.get("image_alt"))};

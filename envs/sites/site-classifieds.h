@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "site-text.h"
 #include "site.h"
 
 namespace kvarena::sites {

@@ -11,28 +11,6 @@ using namespace forum;
 
 namespace {
 
-// BEGIN ... COMMIT, rolled back when an exception leaves the scope first.
-class transaction {
- public:
-  explicit transaction(sqlite_db& db) : db_(db) { db_.exec("BEGIN"); }
-  ~transaction() {
-    if (!done_) {
-      try {
-        db_.exec("ROLLBACK");
-      } catch (...) {  // nothing more to do: the connection reports the next error itself
-      }
-    }
-  }
-  void commit() {
-    db_.exec("COMMIT");
-    done_ = true;
-  }
-
- private:
-  sqlite_db& db_;
-  bool done_ = false;
-};
-
 struct post_input {
   std::string forum, title, url, body;
 };
@@ -94,7 +72,7 @@ std::string comment_error(const std::string& body) {
 
 // Inserts a comment and its author's upvote (score 1); returns its id.
 int64_t add_comment(sqlite_db& db, int64_t post_id, int64_t parent_id, int64_t user_id, const std::string& body) {
-  transaction tx(db);
+  sqlite_transaction tx(db);
   db.query(
       "INSERT INTO comments (post_id, parent_id, user_id, body, score, created_min, created_at) "
       "VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6)",
@@ -112,7 +90,7 @@ void apply_vote(sqlite_db& db, const std::string& votes, const std::string& key,
   int64_t old =
       db.query_int("SELECT value FROM " + votes + " WHERE " + key + " = ?1 AND user_id = ?2", {id, user_id}, 0);
   int64_t now = old == requested ? 0 : requested;
-  transaction tx(db);
+  sqlite_transaction tx(db);
   if (now == 0)
     db.query("DELETE FROM " + votes + " WHERE " + key + " = ?1 AND user_id = ?2", {id, user_id});
   else
@@ -184,7 +162,7 @@ void site_forum::add_action_routes(site_router& r) const {
     if (!errors.empty())
       return render(ctx, "Create submission", post_form(ctx, "/submit", in, errors, true, "Submit"), 422);
     auto forum = find_forum(ctx.db, in.forum);
-    transaction tx(ctx.db);
+    sqlite_transaction tx(ctx.db);
     ctx.db.query(
         "INSERT INTO posts (forum_id, user_id, title, url, body, score, created_min, created_at) "
         "VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?7)",
@@ -298,7 +276,7 @@ void site_forum::add_action_routes(site_router& r) const {
     auto own = own_post(ctx, *this, "/delete");
     if (own.response) return *own.response;
     int64_t id = own.row->id;
-    transaction tx(ctx.db);
+    sqlite_transaction tx(ctx.db);
     ctx.db.query("DELETE FROM comment_votes WHERE comment_id IN (SELECT id FROM comments WHERE post_id = ?1)", {id});
     ctx.db.query("DELETE FROM comments WHERE post_id = ?1", {id});
     ctx.db.query("DELETE FROM post_votes WHERE post_id = ?1", {id});
@@ -345,7 +323,7 @@ void site_forum::add_action_routes(site_router& r) const {
     if (own.response) return *own.response;
     int64_t id = own.row->id;
     bool has_replies = ctx.db.query_int("SELECT COUNT(*) FROM comments WHERE parent_id = ?1", {id}) > 0;
-    transaction tx(ctx.db);
+    sqlite_transaction tx(ctx.db);
     if (has_replies) {  // keep the thread together: "[deleted]" in its place
       ctx.db.query("UPDATE comments SET deleted = 1, body = '' WHERE id = ?1", {id});
     } else {

@@ -56,31 +56,6 @@ comment_row comment_from(sqlite_stmt& st) {
           st.int64(6), st.int64(7), st.text(8),  st.text(9),  st.int64(10) != 0, int(st.int64(11))};
 }
 
-std::string like_pattern(std::string_view word) {
-  std::string p = "%";
-  for (char c : word) {
-    if (c == '%' || c == '_' || c == '\\') p += '\\';
-    p += c;
-  }
-  return p + "%";
-}
-
-std::vector<std::string> words_of(std::string_view q) {
-  std::vector<std::string> words;
-  std::string cur;
-  for (char c : q) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!cur.empty()) words.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) words.push_back(std::move(cur));
-  if (words.size() > 10) words.resize(10);
-  return words;
-}
-
 }  // namespace
 
 std::optional<post_row> get_post(sqlite_db& db, int64_t id, int64_t viewer_id) {
@@ -194,18 +169,5 @@ std::string time_ago(int64_t created_min) {
   return unit(d / (365 * 24 * 60), "year");
 }
 
-std::string trim(std::string s) {
-  auto space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && space(s.back())) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && space(s[i])) ++i;
-  return s.substr(i);
-}
-
-std::string safe_return(std::string_view next, std::string_view fallback) {
-  if (next.empty() || next.front() != '/' || next.rfind("//", 0) == 0 || next.find('\\') != std::string_view::npos)
-    return std::string(fallback);
-  return std::string(next);
-}
 
 }  // namespace kvarena::sites::forum

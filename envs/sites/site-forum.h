@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "site-text.h"
 #include "site.h"
 
 namespace kvarena::sites {
@@ -120,8 +121,8 @@ std::string slugify(std::string_view title);
 std::string post_path(const post_row& p);  // "/f/books/12/the-slug"
 // "3 days ago", relative to the seeded clock (kSeedNowMinutes).
 std::string time_ago(int64_t created_min);
-std::string trim(std::string s);
-std::string safe_return(std::string_view next, std::string_view fallback);
+using sites::safe_return;  // site-text.h
+using sites::trim;
 
 // Shared HTML (site-forum-views.cpp).
 html post_list(const page_context& ctx, const std::vector<post_row>& rows);

@@ -14,28 +14,6 @@ using namespace shopping;
 
 namespace {
 
-// BEGIN ... COMMIT, rolled back when an exception leaves the scope first.
-class transaction {
- public:
-  explicit transaction(sqlite_db& db) : db_(db) { db_.exec("BEGIN"); }
-  ~transaction() {
-    if (!done_) {
-      try {
-        db_.exec("ROLLBACK");
-      } catch (...) {  // nothing more to do: the connection reports the next error itself
-      }
-    }
-  }
-  void commit() {
-    db_.exec("COMMIT");
-    done_ = true;
-  }
-
- private:
-  sqlite_db& db_;
-  bool done_ = false;
-};
-
 // A quantity typed into a form: 0..kMaxQtyPerLine, else nullopt.
 std::optional<int64_t> parse_qty(std::string_view s) {
   std::string t = trim(std::string(s));
@@ -296,7 +274,7 @@ void site_shopping::add_cart_routes(site_router& r) const {
         if (p->stock <= have || have >= kMaxQtyPerLine)
           return problem_page(ctx, *this, "Not added to cart", p->name + " is out of stock.", "/wishlist",
                               "Back to the wish list");
-        transaction tx(ctx.db);
+        sqlite_transaction tx(ctx.db);
         ctx.db.query(
             "INSERT INTO cart_items (user_id, product_id, qty, added_at) VALUES (?1, ?2, 1, ?3) "
             "ON CONFLICT (user_id, product_id) DO UPDATE SET qty = qty + 1",
@@ -346,7 +324,7 @@ void site_shopping::add_cart_routes(site_router& r) const {
                     error_summary(stock_problems) + order_summary(lines) + checkout_form(ctx, in, errors), 422);
     const shipping_method* method = find_shipping_method(in.method);
     int64_t subtotal = cart_subtotal_cents(lines);
-    transaction tx(ctx.db);
+    sqlite_transaction tx(ctx.db);
     int64_t id = ctx.db.query_int("SELECT COALESCE(MAX(id), 0) + 1 FROM orders");
     std::string number = order_number(id);
     ctx.db.query(

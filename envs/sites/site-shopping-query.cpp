@@ -43,32 +43,6 @@ product_row row_from(sqlite_stmt& st) {
           st.int64(6), st.text(7), st.int64(8), st.text(9), st.int64(10), st.int64(11)};
 }
 
-// LIKE pattern matching `word` literally anywhere (escape char '\').
-std::string like_pattern(std::string_view word) {
-  std::string p = "%";
-  for (char c : word) {
-    if (c == '%' || c == '_' || c == '\\') p += '\\';
-    p += c;
-  }
-  return p + "%";
-}
-
-std::vector<std::string> words_of(std::string_view q) {
-  std::vector<std::string> words;
-  std::string cur;
-  for (char c : q) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!cur.empty()) words.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) words.push_back(std::move(cur));
-  if (words.size() > 10) words.resize(10);
-  return words;
-}
-
 }  // namespace
 
 std::optional<product_row> get_product(sqlite_db& db, int64_t id) {

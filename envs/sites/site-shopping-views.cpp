@@ -7,20 +7,6 @@ namespace kvarena::sites::shopping {
 
 std::string product_href(const page_context& ctx, int64_t id) { return ctx.url("/product/" + std::to_string(id)); }
 
-std::string trim(std::string s) {
-  auto space = [](unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && space(s.back())) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && space(s[i])) ++i;
-  return s.substr(i);
-}
-
-std::string safe_return(std::string_view next, std::string_view fallback) {
-  if (next.empty() || next.front() != '/' || next.rfind("//", 0) == 0 || next.find('\\') != std::string_view::npos)
-    return std::string(fallback);
-  return std::string(next);
-}
-
 html action_button(std::string_view action, std::string_view label, std::string_view aria_label,
                    const std::vector<std::pair<std::string, std::string>>& hidden) {
   html inner;

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "site-text.h"
 #include "site.h"
 
 namespace kvarena::sites {
@@ -183,9 +184,8 @@ html data_table(const std::vector<std::string>& headers, const std::vector<std::
 html action_button(std::string_view action, std::string_view label, std::string_view aria_label,
                    const std::vector<std::pair<std::string, std::string>>& hidden);
 std::string product_href(const page_context& ctx, int64_t id);
-std::string trim(std::string s);
-// `next` from a form when it is a path inside the site ("/cart"), else `fallback`.
-std::string safe_return(std::string_view next, std::string_view fallback);
+using sites::safe_return;  // site-text.h
+using sites::trim;
 
 }  // namespace shopping
 }  // namespace kvarena::sites

@@ -211,4 +211,18 @@ std::string sqlite_db::content_hash() {
   return hex;
 }
 
+sqlite_transaction::~sqlite_transaction() {
+  if (!done_) {
+    try {
+      db_.exec("ROLLBACK");
+    } catch (...) {  // nothing more to do: the connection reports the next error itself
+    }
+  }
+}
+
+void sqlite_transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
 }  // namespace kvarena::sites

@@ -89,4 +89,18 @@ class sqlite_db {
   sqlite3* db_ = nullptr;
 };
 
+// BEGIN ... COMMIT, rolled back when an exception leaves the scope first.
+class sqlite_transaction {
+ public:
+  explicit sqlite_transaction(sqlite_db& db) : db_(db) { db_.exec("BEGIN"); }
+  ~sqlite_transaction();
+  sqlite_transaction(const sqlite_transaction&) = delete;
+  sqlite_transaction& operator=(const sqlite_transaction&) = delete;
+  void commit();
+
+ private:
+  sqlite_db& db_;
+  bool done_ = false;
+};
+
 }  // namespace kvarena::sites
