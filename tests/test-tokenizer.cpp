@@ -370,9 +370,7 @@ TEST(TokenizerSpeed, LoadAndEncode) {
     auto t3 = clock::now();
     std::printf("[ speed    ] %s: gguf parse %.1f ms, tokenizer build %.1f ms, encode %zu bytes -> %zu tokens %.1f ms\n",
                 name, ms(t0, t1), ms(t1, t2), text.size(), got.size(), ms(t2, t3));
-    EXPECT_EQ(tok->decode(got), text);
-    EXPECT_LT(ms(t1, t2), 3000.0) << name;
-    EXPECT_LT(ms(t2, t3), 3000.0) << name;
+    EXPECT_EQ(tok->decode(got), text);  // timings are printed, never asserted
   }
 }
 

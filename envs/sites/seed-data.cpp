@@ -1,7 +1,10 @@
 // seed-data.cpp: deterministic generator, calendar and name lists (see seed-data.h).
 #include "seed-data.h"
 
+#include <cctype>
 #include <cstdio>
+
+#include "sqlite-db.h"
 
 namespace kvarena::sites {
 
@@ -71,6 +74,28 @@ const std::vector<us_city>& us_cities() {
       {"Austin", "TX"},     {"Denver", "CO"},       {"Seattle", "WA"},   {"Portland", "OR"},
       {"San Diego", "CA"},  {"Sacramento", "CA"},   {"Phoenix", "AZ"},   {"Minneapolis", "MN"}};
   return v;
+}
+
+std::string lower_ascii(std::string s) {
+  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string replace_s(const char* tmpl, const std::string& value) {
+  std::string s = tmpl;
+  if (size_t p = s.find("%s"); p != std::string::npos) s.replace(p, 2, value);
+  return s;
+}
+
+void create_categories_table(sqlite_db& db) {
+  db.exec(R"sql(
+    CREATE TABLE categories (
+      id INTEGER PRIMARY KEY,
+      parent_id INTEGER REFERENCES categories(id),  -- NULL for a top category
+      slug TEXT NOT NULL UNIQUE,
+      name TEXT NOT NULL,
+      position INTEGER NOT NULL
+    ))sql");
 }
 
 }  // namespace kvarena::sites

@@ -11,6 +11,8 @@
 
 namespace kvarena::sites {
 
+class sqlite_db;
+
 class seed_rng {
  public:
   // `stream` separates independent draws (one per table, say) from the same seed.
@@ -44,5 +46,13 @@ struct us_city {
   std::string label() const { return name + ", " + state; }
 };
 const std::vector<us_city>& us_cities();
+
+// ASCII lower case: "Emma" -> "emma".
+std::string lower_ascii(std::string s);
+// `tmpl` with its first "%s" replaced by `value`.
+std::string replace_s(const char* tmpl, const std::string& value);
+
+// The two-level category tree table of the classifieds and shopping sites.
+void create_categories_table(sqlite_db& db);
 
 }  // namespace kvarena::sites

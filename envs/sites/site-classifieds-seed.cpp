@@ -192,27 +192,10 @@ std::string condition_sentence(std::string_view c) {
   return "Sold for parts or repair: it does not work as is.";
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string replace_s(const char* tmpl, const std::string& value) {
-  std::string s = tmpl;
-  if (size_t p = s.find("%s"); p != std::string::npos) s.replace(p, 2, value);
-  return s;
-}
-
 void create_schema(sqlite_db& db) {
   create_users_table(db);
+  create_categories_table(db);
   db.exec(R"sql(
-    CREATE TABLE categories (
-      id INTEGER PRIMARY KEY,
-      parent_id INTEGER REFERENCES categories(id),  -- NULL for a top category
-      slug TEXT NOT NULL UNIQUE,
-      name TEXT NOT NULL,
-      position INTEGER NOT NULL
-    );
     CREATE TABLE listings (
       id INTEGER PRIMARY KEY AUTOINCREMENT,
       seller_id INTEGER NOT NULL REFERENCES users(id),
@@ -252,8 +235,8 @@ std::vector<seeded_user> seed_users(sqlite_db& db, seed_rng& rng) {
   std::set<std::string> taken;
   auto add = [&](const std::string& first, const std::string& last, const std::string& location) {
     int64_t id = int64_t(users.size()) + 1;
-    std::string username = lower(first) + "." + lower(last);
-    for (int n = 2; taken.count(username); ++n) username = lower(first) + "." + lower(last) + std::to_string(n);
+    std::string username = lower_ascii(first) + "." + lower_ascii(last);
+    for (int n = 2; taken.count(username); ++n) username = lower_ascii(first) + "." + lower_ascii(last) + std::to_string(n);
     taken.insert(username);
     ins.bind_all({id, username, first + " " + last, username + "@example.com", std::string(kSeededPassword), location,
                   seed_datetime(rng.uniform(0, 60 * 24 * 60))});
@@ -347,7 +330,7 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
                               "\n" + leaf->features[f1] + ". " + leaf->features[f2] + ".\n" +
                               "Pickup in " + location.substr(0, location.find(',')) + ". " + rng.pick(kReasons);
     sql_value image_alt = nullptr;
-    if (rng.chance(0.8)) image_alt = "Photo of a " + std::string(color) + " " + lower(p.title);
+    if (rng.chance(0.8)) image_alt = "Photo of a " + std::string(color) + " " + lower_ascii(p.title);
 
     ins.bind_all({id, seller.id, category_id, title, description, nice_price_cents(rng, p, condition, year), condition,
                   location, seed_datetime(minutes[size_t(i)]), image_alt});

@@ -19,27 +19,10 @@ namespace {
 using shopping::catalogue;
 using shopping::leaf_def;
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string replace_s(const char* tmpl, const std::string& value) {
-  std::string s = tmpl;
-  if (size_t p = s.find("%s"); p != std::string::npos) s.replace(p, 2, value);
-  return s;
-}
-
 void create_schema(sqlite_db& db) {
   create_users_table(db);
+  create_categories_table(db);
   db.exec(R"sql(
-    CREATE TABLE categories (
-      id INTEGER PRIMARY KEY,
-      parent_id INTEGER REFERENCES categories(id),  -- NULL for a top category
-      slug TEXT NOT NULL UNIQUE,
-      name TEXT NOT NULL,
-      position INTEGER NOT NULL
-    );
     CREATE TABLE products (
       id INTEGER PRIMARY KEY,
       sku TEXT NOT NULL UNIQUE,
@@ -122,8 +105,8 @@ std::vector<seeded_user> seed_users(sqlite_db& db, seed_rng& rng) {
   std::set<std::string> taken;
   auto add = [&](const std::string& first, const std::string& last, const us_city& city) {
     int64_t id = int64_t(users.size()) + 1;
-    std::string username = lower(first) + "." + lower(last);
-    for (int n = 2; taken.count(username); ++n) username = lower(first) + "." + lower(last) + std::to_string(n);
+    std::string username = lower_ascii(first) + "." + lower_ascii(last);
+    for (int n = 2; taken.count(username); ++n) username = lower_ascii(first) + "." + lower_ascii(last) + std::to_string(n);
     taken.insert(username);
     ins.bind_all({id, username, first + " " + last, username + "@example.com", std::string(kSeededPassword),
                   city.label(), seed_datetime(rng.uniform(0, 60 * 24 * 60))});
