@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # fuzz-envs.sh SECONDS: builds the envs fuzz targets (tests/fuzz-envs: the action grammar
 # and the task loader + evaluators) with clang under libFuzzer + ASan + UBSan in
-# build-fuzz-envs/, and runs each for SECONDS (default 60) from the seed corpus in
+# build-fuzz/ (shared with scripts/fuzz.sh), and runs each for SECONDS (default 60) from the seed corpus in
 # tests/fuzz-envs/seeds. Exits non-zero when a target crashes or a sanitizer reports;
-# the reproducer is left in build-fuzz-envs/artifacts/ and its path printed.
+# the reproducer is left in build-fuzz/artifacts/ and its path printed.
 #   scripts/fuzz-envs.sh 60
 #   FUZZ_ENVS_BUILD_DIR=... JOBS=... scripts/fuzz-envs.sh 300
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 SECONDS_EACH="${1:-60}"
-BUILD_DIR="${FUZZ_ENVS_BUILD_DIR:-build-fuzz-envs}"
+BUILD_DIR="${FUZZ_ENVS_BUILD_DIR:-build-fuzz}"  # the tree scripts/fuzz.sh configures the same way
 JOBS="${JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kvarena-ccache}"
 

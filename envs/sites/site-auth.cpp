@@ -1,6 +1,8 @@
 // site-auth.cpp: users table, cookie sessions and the login/logout pages (see site-auth.h).
 #include "site-auth.h"
 
+#include "seed-data.h"
+
 namespace kvarena::sites {
 
 void create_users_table(sqlite_db& db) {
@@ -14,6 +16,24 @@ void create_users_table(sqlite_db& db) {
       location TEXT NOT NULL DEFAULT '',
       joined_at TEXT NOT NULL
     ))sql");
+}
+
+seeded_user_writer::seeded_user_writer(sqlite_db& db)
+    : ins_(db.prepare(
+          "INSERT INTO users (id, username, display_name, email, password, location, joined_at) "
+          "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")) {}
+
+int64_t seeded_user_writer::add(seed_rng& rng, const std::string& first, const std::string& last,
+                                const std::string& location) {
+  int64_t id = int64_t(taken_.size()) + 1;
+  std::string username = lower_ascii(first) + "." + lower_ascii(last);
+  for (int n = 2; taken_.count(username); ++n) username = lower_ascii(first) + "." + lower_ascii(last) + std::to_string(n);
+  taken_.insert(username);
+  ins_.bind_all({id, username, first + " " + last, username + "@example.com", std::string(kSeededPassword), location,
+                 seed_datetime(rng.uniform(0, 60 * 24 * 60))});
+  ins_.step();
+  ins_.reset();
+  return id;
 }
 
 std::string session_cookie_name(std::string_view site_name) { return std::string(site_name) + "_session"; }

@@ -50,12 +50,6 @@ html category_tree(const page_context& ctx, const std::vector<category>& cats) {
   return list(tops, "ul", "categories");
 }
 
-html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs) {
-  std::vector<html> items = {link(ctx.url("/"), "Home")};
-  for (const auto& [label, href] : crumbs) items.push_back(link(href, label));
-  return element("nav", {{"aria-label", "Breadcrumb"}}, list(items, "ol"));
-}
-
 html results_section(const page_context& ctx, const listing_page& page, std::string_view path, const listing_filter& f,
                      bool include_category) {
   return element("section", {{"aria-labelledby", "results-heading"}},
@@ -73,19 +67,6 @@ std::optional<http_response> canonical_redirect(const page_context& ctx, const s
   std::string canonical = filter_query_string(f, include_category);
   if (!problems.empty() || received == canonical) return std::nullopt;
   return http_response::redirect(ctx.url(path) + canonical, 302);
-}
-
-html paragraphs(std::string_view s) {
-  html out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t nl = s.find('\n', start);
-    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    if (!line.empty()) out += element("p", text(line));
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
-  }
-  return out;
 }
 
 html detail_list(const page_context& ctx, const listing_row& r) {
@@ -165,7 +146,7 @@ void site_classifieds::add_browse_routes(site_router& r) const {
     if (!row->image_alt.empty())
       content += element("figure", void_element("img", {{"src", ctx.url("/static/no-photo.svg")}, {"alt", row->image_alt}}));
     content += detail_list(ctx, *row);
-    content += element("section", element("h2", text("Description")) + paragraphs(row->description));
+    content += element("section", element("h2", text("Description")) + text_paragraphs(row->description));
     std::string here = "/item/" + std::to_string(row->id);
     if (ctx.user && ctx.user->id == row->seller_id) {
       content += element("section", element("h2", text("Manage your listing")) +

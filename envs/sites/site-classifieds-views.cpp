@@ -28,22 +28,12 @@ html result_summary(const listing_page& p) {
 
 html pagination(const page_context& ctx, const listing_page& p, std::string_view path, const listing_filter& f,
                 bool include_category) {
-  if (p.pages <= 1) return {};
   auto href = [&](int page) {
     listing_filter g = f;
     g.page = page;
     return ctx.url(std::string(path)) + filter_query_string(g, include_category);
   };
-  std::vector<html> items;
-  if (p.page > 1) items.push_back(link(href(p.page - 1), "Previous page"));
-  for (int i = 1; i <= p.pages; ++i) {
-    if (i == p.page)
-      items.push_back(element("span", {{"aria-current", "page"}}, text("Page " + std::to_string(i))));
-    else
-      items.push_back(link(href(i), "Page " + std::to_string(i)));
-  }
-  if (p.page < p.pages) items.push_back(link(href(p.page + 1), "Next page"));
-  return element("nav", {{"aria-label", "Pagination"}}, list(items));
+  return pagination_nav(p.page, p.pages, href);
 }
 
 std::vector<option_item> leaf_category_options(const std::vector<category>& cats) {

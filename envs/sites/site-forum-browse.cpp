@@ -104,7 +104,7 @@ void site_forum::add_browse_routes(site_router& r) const {
     html content = post_summary_line(ctx, *p);
     if (!p->url.empty())
       content += element("p", {{"class", "link"}}, text("Link: ") + element("a", {{"href", p->url}}, text(p->url)));
-    content += paragraphs(p->body);
+    content += text_paragraphs(p->body, true);
     content += vote_box(ctx, ctx.url(here + "/vote"), p->score, p->my_vote, p->title);
     if (ctx.user && ctx.user->id == p->user_id)
       content += list({link(ctx.url(here + "/edit"), "Edit post"), link(ctx.url(here + "/delete"), "Delete post")},
@@ -181,7 +181,7 @@ void site_forum::add_browse_routes(site_router& r) const {
           element("p", {{"class", "meta"}},
                   text("On ") + link(ctx.url(post_path(p)), p.title) +
                       text(" in f/" + p.forum_name + ", " + std::to_string(st.int64(2)) + " points, " + st.text(3))) +
-              paragraphs(st.text(1)) +
+              text_paragraphs(st.text(1), true) +
               element("p", link(ctx.url("/comment/" + std::to_string(st.int64(0))), "Permalink"))));
     }
     html content =

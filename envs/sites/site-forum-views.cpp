@@ -29,19 +29,6 @@ html vote_button(std::string_view action, std::string_view next, std::string_vie
 
 }  // namespace
 
-html paragraphs(std::string_view s) {
-  html out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t nl = s.find('\n', start);
-    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    if (!line.empty() && line != "\r") out += element("p", text(line));
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
-  }
-  return out;
-}
-
 html vote_box(const page_context& ctx, std::string_view action, int64_t score, int my_vote, std::string_view what) {
   std::string next = ctx.relative_target();
   return element("div", {{"class", "vote"}},
@@ -108,7 +95,7 @@ void render_children(const page_context& ctx, const std::multimap<int64_t, const
         actions.push_back(link(ctx.url("/comment/" + id + "/edit"), "Edit"));
         actions.push_back(link(ctx.url("/comment/" + id + "/delete"), "Delete"));
       }
-      body = element("p", {{"class", "meta"}}, meta) + paragraphs(c.body) +
+      body = element("p", {{"class", "meta"}}, meta) + text_paragraphs(c.body, true) +
              vote_box(ctx, ctx.url("/comment/" + id + "/vote"), c.score, c.my_vote, "comment by " + c.username) +
              list(actions, "ul", "actions");
     }
@@ -136,22 +123,12 @@ html comment_tree(const page_context& ctx, const std::vector<comment_row>& comme
 }
 
 html pagination(const page_context& ctx, const post_page& p, const std::string& path, const std::string& extra_query) {
-  if (p.pages <= 1) return {};
   auto href = [&](int page) {
     std::string q = extra_query;
     if (page > 1) q += (q.empty() ? "" : "&") + std::string("page=") + std::to_string(page);
     return ctx.url(path) + (q.empty() ? "" : "?" + q);
   };
-  std::vector<html> items;
-  if (p.page > 1) items.push_back(link(href(p.page - 1), "Previous page"));
-  for (int i = 1; i <= p.pages; ++i) {
-    if (i == p.page)
-      items.push_back(element("span", {{"aria-current", "page"}}, text("Page " + std::to_string(i))));
-    else
-      items.push_back(link(href(i), "Page " + std::to_string(i)));
-  }
-  if (p.page < p.pages) items.push_back(link(href(p.page + 1), "Next page"));
-  return element("nav", {{"aria-label", "Pagination"}}, list(items));
+  return pagination_nav(p.page, p.pages, href);
 }
 
 html sort_nav(const page_context& ctx, const std::string& base_path, std::string_view current) {

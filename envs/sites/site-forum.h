@@ -133,7 +133,6 @@ html comment_form(const page_context& ctx, std::string_view action, std::string_
                   std::string_view value, std::string_view error, std::string_view button);
 html pagination(const page_context& ctx, const post_page& p, const std::string& path, const std::string& extra_query);
 html sort_nav(const page_context& ctx, const std::string& base_path, std::string_view current);
-html paragraphs(std::string_view s);
 
 }  // namespace forum
 }  // namespace kvarena::sites

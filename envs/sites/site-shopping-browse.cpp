@@ -85,7 +85,7 @@ html review_list(const std::vector<review_row>& reviews) {
     items.push_back(element(
         "article", element("h3", text(r.title)) +
                        element("p", {{"class", "rating"}}, text("Rating: " + std::to_string(r.rating) + " out of 5")) +
-                       paragraphs(r.body) +
+                       text_paragraphs(r.body) +
                        element("p", {{"class", "meta"}},
                                text("Review by " + r.nickname + ", posted on " + r.created_at.substr(0, 10)))));
   return list(items, "ol", "reviews");
@@ -194,7 +194,7 @@ void site_shopping::add_browse_routes(site_router& r) const {
     html content = breadcrumb(ctx, {{p->parent_name, ctx.url("/category/" + std::to_string(p->parent_id))},
                                     {p->category_name, ctx.url("/category/" + std::to_string(p->category_id))}});
     content += buy_box(ctx, *p);
-    content += element("section", element("h2", text("Details")) + paragraphs(p->description));
+    content += element("section", element("h2", text("Details")) + text_paragraphs(p->description));
     content += element("section", element("h2", text("More Information")) + detail_list(ctx, *p));
     html write = ctx.user
                      ? review_form(ctx, p->id,

@@ -98,21 +98,10 @@ struct seeded_user {
 };
 
 std::vector<seeded_user> seed_users(sqlite_db& db, seed_rng& rng) {
-  auto ins = db.prepare(
-      "INSERT INTO users (id, username, display_name, email, password, location, joined_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  seeded_user_writer writer(db);
   std::vector<seeded_user> users;
-  std::set<std::string> taken;
   auto add = [&](const std::string& first, const std::string& last, const us_city& city) {
-    int64_t id = int64_t(users.size()) + 1;
-    std::string username = lower_ascii(first) + "." + lower_ascii(last);
-    for (int n = 2; taken.count(username); ++n) username = lower_ascii(first) + "." + lower_ascii(last) + std::to_string(n);
-    taken.insert(username);
-    ins.bind_all({id, username, first + " " + last, username + "@example.com", std::string(kSeededPassword),
-                  city.label(), seed_datetime(rng.uniform(0, 60 * 24 * 60))});
-    ins.step();
-    ins.reset();
-    users.push_back({id, first + " " + last, city});
+    users.push_back({writer.add(rng, first, last, city.label()), first + " " + last, city});
   };
   add("Emma", "Lopez", {"Pittsburgh", "PA"});  // the fixed account tasks log in as
   while (int(users.size()) < shopping::kSeedUsers) {

@@ -53,22 +53,12 @@ html result_summary(const product_page& p) {
 
 html pagination(const page_context& ctx, const product_page& p, std::string_view path, const product_query& f,
                 std::string_view default_sort) {
-  if (p.pages <= 1) return {};
   auto href = [&](int page) {
     product_query g = f;
     g.page = page;
     return ctx.url(std::string(path)) + product_query_string(g, default_sort);
   };
-  std::vector<html> items;
-  if (p.page > 1) items.push_back(link(href(p.page - 1), "Previous page"));
-  for (int i = 1; i <= p.pages; ++i) {
-    if (i == p.page)
-      items.push_back(element("span", {{"aria-current", "page"}}, text("Page " + std::to_string(i))));
-    else
-      items.push_back(link(href(i), "Page " + std::to_string(i)));
-  }
-  if (p.page < p.pages) items.push_back(link(href(p.page + 1), "Next page"));
-  return element("nav", {{"aria-label", "Pagination"}}, list(items));
+  return pagination_nav(p.page, p.pages, href);
 }
 
 html sort_form(const page_context& ctx, std::string_view path, const product_query& f,
@@ -79,25 +69,6 @@ html sort_form(const page_context& ctx, std::string_view path, const product_que
   if (!f.q.empty()) fields += hidden_input("q", f.q);
   fields += labeled_select("sort-by", "Sort by", "sort", opts, f.sort) + submit_button("Sort");
   return element("form", {{"method", "get"}, {"action", ctx.url(std::string(path))}, {"class", "sorter"}}, fields);
-}
-
-html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs) {
-  std::vector<html> items = {link(ctx.url("/"), "Home")};
-  for (const auto& [label, href] : crumbs) items.push_back(link(href, label));
-  return element("nav", {{"aria-label", "Breadcrumb"}}, list(items, "ol"));
-}
-
-html paragraphs(std::string_view s) {
-  html out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t nl = s.find('\n', start);
-    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
-    if (!line.empty()) out += element("p", text(line));
-    if (nl == std::string_view::npos) break;
-    start = nl + 1;
-  }
-  return out;
 }
 
 html data_table(const std::vector<std::string>& headers, const std::vector<std::vector<html>>& rows) {

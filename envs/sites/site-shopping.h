@@ -176,8 +176,6 @@ html pagination(const page_context& ctx, const product_page& p, std::string_view
                 std::string_view default_sort);
 html sort_form(const page_context& ctx, std::string_view path, const product_query& f,
                const std::vector<std::string>& sorts);
-html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs);
-html paragraphs(std::string_view s);
 html data_table(const std::vector<std::string>& headers, const std::vector<std::vector<html>>& rows);
 // A POST form of hidden fields and one button; aria_label names the button for a screen
 // reader when its text alone is ambiguous ("Add to Cart" in a list of products).

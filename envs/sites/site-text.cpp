@@ -44,4 +44,37 @@ std::string safe_return(std::string_view next, std::string_view fallback) {
   return std::string(next);
 }
 
+html pagination_nav(int page, int pages, const std::function<std::string(int)>& href) {
+  if (pages <= 1) return {};
+  std::vector<html> items;
+  if (page > 1) items.push_back(link(href(page - 1), "Previous page"));
+  for (int i = 1; i <= pages; ++i) {
+    if (i == page)
+      items.push_back(element("span", {{"aria-current", "page"}}, text("Page " + std::to_string(i))));
+    else
+      items.push_back(link(href(i), "Page " + std::to_string(i)));
+  }
+  if (page < pages) items.push_back(link(href(page + 1), "Next page"));
+  return element("nav", {{"aria-label", "Pagination"}}, list(items));
+}
+
+html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs) {
+  std::vector<html> items = {link(ctx.url("/"), "Home")};
+  for (const auto& [label, href] : crumbs) items.push_back(link(href, label));
+  return element("nav", {{"aria-label", "Breadcrumb"}}, list(items, "ol"));
+}
+
+html text_paragraphs(std::string_view s, bool skip_bare_cr) {
+  html out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t nl = s.find('\n', start);
+    std::string_view line = s.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    if (!line.empty() && !(skip_bare_cr && line == "\r")) out += element("p", text(line));
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
 }  // namespace kvarena::sites

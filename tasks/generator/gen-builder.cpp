@@ -272,4 +272,38 @@ std::string sql_text(const std::string& s) {
   return out + "'";
 }
 
+draft site_draft(const std::string& site, const std::string& home, const std::string& name, int template_id,
+                 const std::string& intent_template) {
+  draft d;
+  d.sites = {site};
+  d.start_url = home;
+  d.template_name = site + "." + name;
+  d.template_id = template_id;
+  d.intent_template = intent_template;
+  return d;
+}
+
+int64_t site_search_count(const site_data& data, const std::string& site, const std::string& table,
+                          const std::vector<std::string>& columns, const std::string& q) {
+  std::string where = "1";
+  size_t i = 0;
+  while (i < q.size()) {
+    size_t j = q.find(' ', i);
+    if (j == std::string::npos) j = q.size();
+    std::string w = q.substr(i, j - i);
+    if (!w.empty()) {
+      std::string pat = sql_text("%" + w + "%");
+      std::string any;
+      for (const auto& c : columns) any += (any.empty() ? "" : " OR ") + c + " LIKE " + pat;
+      where += " AND (" + any + ")";
+    }
+    i = j + 1;
+  }
+  return num(data.row(site, "SELECT COUNT(*) AS n FROM " + table + " WHERE " + where), "n");
+}
+
+void search_and_open(plan_builder& p, const std::string& text) {
+  p.type("searchbox", "Search", text, true).click("link", text);
+}
+
 }  // namespace kvarena::tasks::gen

@@ -78,6 +78,19 @@ struct draft {
   task to_task(int64_t id) const;
 };
 
+// A draft on one site: sites {site}, start URL `home` ("__SHOPPING__"), template name
+// "<site>.<name>".
+draft site_draft(const std::string& site, const std::string& home, const std::string& name, int template_id,
+                 const std::string& intent_template);
+
+// ---- data pickers and plan snippets ----
+// How many rows of `table` a site search for `q` finds: every space-separated word of q
+// LIKE '%word%' in one of `columns` (the sites' search, for the texts the generator uses).
+int64_t site_search_count(const site_data& data, const std::string& site, const std::string& table,
+                          const std::vector<std::string>& columns, const std::string& q);
+// Types `text` into the search box, submits, and opens the result link named `text`.
+void search_and_open(plan_builder& p, const std::string& text);
+
 // ---- eval blocks ----
 void expect_must_include(draft& d, std::vector<std::string> items);
 void expect_exact(draft& d, const std::string& answer);

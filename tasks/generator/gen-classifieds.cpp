@@ -17,13 +17,7 @@ const char* const k_site = "classifieds";
 const char* const k_home = "__CLASSIFIEDS__";
 
 draft base(const std::string& name, int template_id, const std::string& intent_template) {
-  draft d;
-  d.sites = {k_site};
-  d.start_url = k_home;
-  d.template_name = std::string("classifieds.") + name;
-  d.template_id = template_id;
-  d.intent_template = intent_template;
-  return d;
+  return site_draft(k_site, k_home, name, template_id, intent_template);
 }
 
 }  // namespace
@@ -31,17 +25,7 @@ draft base(const std::string& name, int template_id, const std::string& intent_t
 // The site search's result count for `q` (every word in the title or the description),
 // as find_listings computes it.
 int64_t classifieds_search_count(const site_data& data, const std::string& q) {
-  std::string where = "1";
-  size_t i = 0;
-  while (i < q.size()) {
-    size_t j = q.find(' ', i);
-    if (j == std::string::npos) j = q.size();
-    std::string w = q.substr(i, j - i);
-    if (!w.empty())
-      where += " AND (title LIKE " + sql_text("%" + w + "%") + " OR description LIKE " + sql_text("%" + w + "%") + ")";
-    i = j + 1;
-  }
-  return num(data.row(k_site, "SELECT COUNT(*) AS n FROM listings WHERE " + where), "n");
+  return site_search_count(data, k_site, "listings", {"title", "description"}, q);
 }
 
 const char* const k_classifieds_listing_sql =
@@ -60,7 +44,7 @@ std::vector<json> classifieds_nameable_listings(const site_data& data) {
 }
 
 void classifieds_find_listing(plan_builder& p, const std::string& title) {
-  p.type("searchbox", "Search", title, true).click("link", title);
+  search_and_open(p, title);
 }
 
 namespace {

@@ -16,13 +16,7 @@ const char* const k_site = "reddit";
 const char* const k_home = "__REDDIT__";
 
 draft base(const std::string& name, int template_id, const std::string& intent_template) {
-  draft d;
-  d.sites = {k_site};
-  d.start_url = k_home;
-  d.template_name = std::string("reddit.") + name;
-  d.template_id = template_id;
-  d.intent_template = intent_template;
-  return d;
+  return site_draft(k_site, k_home, name, template_id, intent_template);
 }
 
 std::string url(const std::string& rel) { return std::string(k_home) + rel; }
@@ -45,19 +39,7 @@ std::string reddit_post_path(const json& p) {
 
 // The forum search's result count for `q` (every word in the title or the body).
 int64_t reddit_search_count(const site_data& data, const std::string& q) {
-  std::string where = "1";
-  size_t i = 0;
-  while (i < q.size()) {
-    size_t j = q.find(' ', i);
-    if (j == std::string::npos) j = q.size();
-    std::string w = q.substr(i, j - i);
-    if (!w.empty()) {
-      std::string pat = sql_text("%" + w + "%");
-      where += " AND (title LIKE " + pat + " OR body LIKE " + pat + ")";
-    }
-    i = j + 1;
-  }
-  return num(data.row(k_site, "SELECT COUNT(*) AS n FROM posts WHERE " + where), "n");
+  return site_search_count(data, k_site, "posts", {"title", "body"}, q);
 }
 
 std::vector<json> reddit_nameable_posts(const site_data& data, const std::string& extra_where) {
@@ -71,7 +53,7 @@ std::vector<json> reddit_nameable_posts(const site_data& data, const std::string
 }
 
 void reddit_find_post(plan_builder& p, const std::string& title) {
-  p.type("searchbox", "Search", title, true).click("link", title);
+  search_and_open(p, title);
 }
 
 void reddit_open_forum(plan_builder& p, const std::string& forum) {

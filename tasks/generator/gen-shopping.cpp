@@ -17,13 +17,7 @@ const char* const k_site = "shopping";
 const char* const k_home = "__SHOPPING__";
 
 draft base(const std::string& name, int template_id, const std::string& intent_template) {
-  draft d;
-  d.sites = {k_site};
-  d.start_url = k_home;
-  d.template_name = std::string("shopping.") + name;
-  d.template_id = template_id;
-  d.intent_template = intent_template;
-  return d;
+  return site_draft(k_site, k_home, name, template_id, intent_template);
 }
 
 std::string url(const std::string& rel) { return std::string(k_home) + rel; }
@@ -38,19 +32,7 @@ const char* const k_shopping_product_sql =
 
 // The site search's result count for `q`, as find_products computes it.
 int64_t shopping_search_count(const site_data& data, const std::string& q) {
-  std::string where = "1";
-  size_t i = 0;
-  while (i < q.size()) {
-    size_t j = q.find(' ', i);
-    if (j == std::string::npos) j = q.size();
-    std::string w = q.substr(i, j - i);
-    if (!w.empty()) {
-      std::string pat = sql_text("%" + w + "%");
-      where += " AND (name LIKE " + pat + " OR description LIKE " + pat + " OR sku LIKE " + pat + ")";
-    }
-    i = j + 1;
-  }
-  return num(data.row(k_site, "SELECT COUNT(*) AS n FROM products WHERE " + where), "n");
+  return site_search_count(data, k_site, "products", {"name", "description", "sku"}, q);
 }
 
 std::vector<json> shopping_nameable_products(const site_data& data, const std::string& extra_where) {
@@ -64,7 +46,7 @@ std::vector<json> shopping_nameable_products(const site_data& data, const std::s
 }
 
 void shopping_find_product(plan_builder& p, const std::string& name) {
-  p.type("searchbox", "Search", name, true).click("link", name);
+  search_and_open(p, name);
 }
 
 std::string shopping_rating(const json& p) { return sh::rating_text(num(p, "rating_sum"), num(p, "reviews")); }
