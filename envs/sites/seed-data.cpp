@@ -4,8 +4,6 @@
 #include <cctype>
 #include <cstdio>
 
-#include "sqlite-db.h"
-
 namespace kvarena::sites {
 
 seed_rng::seed_rng(uint64_t seed, uint64_t stream) : state_(seed * 0x9E3779B97F4A7C15ull ^ (stream + 1) * 0xD1B54A32D192ED03ull) {
@@ -96,6 +94,25 @@ void create_categories_table(sqlite_db& db) {
       name TEXT NOT NULL,
       position INTEGER NOT NULL
     ))sql");
+}
+
+category_writer::category_writer(sqlite_db& db)
+    : ins_(db.prepare("INSERT INTO categories (id, parent_id, slug, name, position) VALUES (?1, ?2, ?3, ?4, ?5)")) {}
+
+int64_t category_writer::add_top(const std::string& slug, const std::string& name) {
+  top_id_ = ++id_;
+  pos_ = 0;
+  ins_.bind_all({top_id_, nullptr, slug, name, ++top_pos_});
+  ins_.step();
+  ins_.reset();
+  return top_id_;
+}
+
+int64_t category_writer::add_leaf(const std::string& slug, const std::string& name) {
+  ins_.bind_all({++id_, top_id_, slug, name, ++pos_});
+  ins_.step();
+  ins_.reset();
+  return id_;
 }
 
 }  // namespace kvarena::sites

@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
-namespace kvarena::sites {
+#include "sqlite-db.h"
 
-class sqlite_db;
+namespace kvarena::sites {
 
 class seed_rng {
  public:
@@ -54,5 +55,32 @@ std::string replace_s(const char* tmpl, const std::string& value);
 
 // The two-level category tree table of the classifieds and shopping sites.
 void create_categories_table(sqlite_db& db);
+
+// Inserts rows into `categories` with ids 1, 2, ... in the order added; positions count
+// from 1 among the tops and among each top's leaves.
+class category_writer {
+ public:
+  explicit category_writer(sqlite_db& db);
+  int64_t add_top(const std::string& slug, const std::string& name);
+  int64_t add_leaf(const std::string& slug, const std::string& name);  // under the last top
+
+ private:
+  sqlite_stmt ins_;
+  int64_t id_ = 0, top_id_ = 0, top_pos_ = 0, pos_ = 0;
+};
+
+// Writes a catalogue (tops with .slug, .name and .leaves, leaves with .slug and .name) into
+// `categories`; returns each leaf's id with its definition, in catalogue order.
+template <class Top>
+auto seed_category_tree(sqlite_db& db, const std::vector<Top>& tops) {
+  using leaf = typename decltype(Top::leaves)::value_type;
+  std::vector<std::pair<int64_t, const leaf*>> leaves;
+  category_writer w(db);
+  for (const auto& top : tops) {
+    w.add_top(top.slug, top.name);
+    for (const auto& l : top.leaves) leaves.emplace_back(w.add_leaf(l.slug, l.name), &l);
+  }
+  return leaves;
+}
 
 }  // namespace kvarena::sites

@@ -26,8 +26,9 @@ seeded_user_writer::seeded_user_writer(sqlite_db& db)
 int64_t seeded_user_writer::add(seed_rng& rng, const std::string& first, const std::string& last,
                                 const std::string& location) {
   int64_t id = int64_t(taken_.size()) + 1;
-  std::string username = lower_ascii(first) + "." + lower_ascii(last);
-  for (int n = 2; taken_.count(username); ++n) username = lower_ascii(first) + "." + lower_ascii(last) + std::to_string(n);
+  const std::string stem = lower_ascii(first) + "." + lower_ascii(last);
+  std::string username = stem;
+  for (int n = 2; taken_.count(username); ++n) username = stem + std::to_string(n);
   taken_.insert(username);
   ins_.bind_all({id, username, first + " " + last, username + "@example.com", std::string(kSeededPassword), location,
                  seed_datetime(rng.uniform(0, 60 * 24 * 60))});

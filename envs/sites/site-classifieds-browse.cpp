@@ -30,24 +30,12 @@ page_chrome site_classifieds::chrome(const page_context& ctx) const {
 namespace {
 
 html category_tree(const page_context& ctx, const std::vector<category>& cats) {
-  std::vector<html> tops;
-  std::vector<html> children;
-  html top;
-  auto flush = [&] {
-    if (!top.empty()) tops.push_back(top + list(children));
-    children.clear();
-  };
+  std::vector<tree_item> items;
   for (const auto& c : cats) {
     html a = link(ctx.url("/category/" + c.slug), c.name) + text(" (" + std::to_string(c.listings) + ")");
-    if (c.parent_id == 0) {
-      flush();
-      top = a;
-    } else {
-      children.push_back(a);
-    }
+    items.push_back({c.parent_id == 0, a});
   }
-  flush();
-  return list(tops, "ul", "categories");
+  return two_level_list(items, "categories");
 }
 
 html results_section(const page_context& ctx, const listing_page& page, std::string_view path, const listing_filter& f,

@@ -242,28 +242,6 @@ std::vector<seeded_user> seed_users(sqlite_db& db, seed_rng& rng) {
   return users;
 }
 
-// Returns the leaf category ids with their definitions, in catalogue order.
-std::vector<std::pair<int64_t, const leaf_def*>> seed_categories(sqlite_db& db) {
-  auto ins = db.prepare("INSERT INTO categories (id, parent_id, slug, name, position) VALUES (?1, ?2, ?3, ?4, ?5)");
-  std::vector<std::pair<int64_t, const leaf_def*>> leaves;
-  int64_t id = 0;
-  int64_t top_pos = 0;
-  for (const auto& top : catalogue()) {
-    int64_t top_id = ++id;
-    ins.bind_all({top_id, nullptr, std::string(top.slug), std::string(top.name), ++top_pos});
-    ins.step();
-    ins.reset();
-    int64_t pos = 0;
-    for (const auto& leaf : top.leaves) {
-      ins.bind_all({++id, top_id, std::string(leaf.slug), std::string(leaf.name), ++pos});
-      ins.step();
-      ins.reset();
-      leaves.emplace_back(id, &leaf);
-    }
-  }
-  return leaves;
-}
-
 // A price in the product's range, rounded like people do; vehicles (year > 0) cost more
 // the newer they are.
 int64_t nice_price_cents(seed_rng& rng, const product& p, std::string_view condition, int64_t year) {
@@ -284,7 +262,7 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
   create_schema(db);
   seed_rng rng(seed, /*stream=*/0x636c6173);  // "clas"
   auto users = seed_users(db, rng);
-  auto leaves = seed_categories(db);
+  auto leaves = seed_category_tree(db, catalogue());  // (leaf id, definition), in catalogue order
 
   // Posting times, oldest first, so ids grow with time like a real site.
   std::vector<int64_t> minutes(classifieds::kSeedListings);

@@ -37,24 +37,12 @@ page_chrome site_shopping::chrome(const page_context& ctx) const {
 namespace {
 
 html category_tree(const page_context& ctx, const std::vector<category>& cats) {
-  std::vector<html> tops;
-  std::vector<html> children;
-  html top;
-  auto flush = [&] {
-    if (!top.empty()) tops.push_back(top + list(children));
-    children.clear();
-  };
+  std::vector<tree_item> items;
   for (const auto& c : cats) {
     html a = link(ctx.url("/category/" + std::to_string(c.id)), c.name) + text(" (" + std::to_string(c.products) + ")");
-    if (c.parent_id == 0) {
-      flush();
-      top = a;
-    } else {
-      children.push_back(a);
-    }
+    items.push_back({c.parent_id == 0, a});
   }
-  flush();
-  return list(tops, "ul", "categories");
+  return two_level_list(items, "categories");
 }
 
 // One spelling per listing (product_query_string); other spellings of the same query

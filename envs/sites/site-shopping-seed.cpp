@@ -113,27 +113,6 @@ std::vector<seeded_user> seed_users(sqlite_db& db, seed_rng& rng) {
   return users;
 }
 
-// The leaves with their category ids, in catalogue order.
-std::vector<std::pair<int64_t, const leaf_def*>> seed_categories(sqlite_db& db) {
-  auto ins = db.prepare("INSERT INTO categories (id, parent_id, slug, name, position) VALUES (?1, ?2, ?3, ?4, ?5)");
-  std::vector<std::pair<int64_t, const leaf_def*>> leaves;
-  int64_t id = 0, top_pos = 0;
-  for (const auto& top : catalogue()) {
-    int64_t top_id = ++id;
-    ins.bind_all({top_id, nullptr, std::string(top.slug), std::string(top.name), ++top_pos});
-    ins.step();
-    ins.reset();
-    int64_t pos = 0;
-    for (const auto& leaf : top.leaves) {
-      ins.bind_all({++id, top_id, std::string(leaf.slug), std::string(leaf.name), ++pos});
-      ins.step();
-      ins.reset();
-      leaves.emplace_back(id, &leaf);
-    }
-  }
-  return leaves;
-}
-
 std::string draw_sku(seed_rng& rng, std::set<std::string>& taken) {
   static const std::string alphabet = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ";
   for (;;) {
@@ -317,7 +296,7 @@ void site_shopping::seed(sqlite_db& db, uint64_t seed) const {
   create_schema(db);
   seed_rng rng(seed, /*stream=*/0x73686f70);  // "shop"
   auto users = seed_users(db, rng);
-  auto leaves = seed_categories(db);
+  auto leaves = seed_category_tree(db, catalogue());  // (leaf id, definition), in catalogue order
   auto products = seed_products(db, rng, leaves);
   seed_reviews(db, rng, products, users);
   seed_orders(db, rng, products, users);

@@ -58,6 +58,26 @@ html pagination_nav(int page, int pages, const std::function<std::string(int)>& 
   return element("nav", {{"aria-label", "Pagination"}}, list(items));
 }
 
+html two_level_list(const std::vector<tree_item>& items, std::string_view cls) {
+  std::vector<html> tops;
+  std::vector<html> children;
+  html top;
+  auto flush = [&] {
+    if (!top.empty()) tops.push_back(top + list(children));
+    children.clear();
+  };
+  for (const auto& [is_top, item] : items) {
+    if (is_top) {
+      flush();
+      top = item;
+    } else {
+      children.push_back(item);
+    }
+  }
+  flush();
+  return list(tops, "ul", cls);
+}
+
 html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs) {
   std::vector<html> items = {link(ctx.url("/"), "Home")};
   for (const auto& [label, href] : crumbs) items.push_back(link(href, label));

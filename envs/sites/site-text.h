@@ -24,6 +24,13 @@ std::string safe_return(std::string_view next, std::string_view fallback);
 // <nav aria-label="Pagination">: Previous page, Page 1..pages (the current one a span with
 // aria-current), Next page; `href(n)` is page n's URL. Nothing when pages <= 1.
 html pagination_nav(int page, int pages, const std::function<std::string(int)>& href);
+// A nested list: each top item followed by a <ul> of the items after it up to the next
+// top (items before the first top are dropped); the outer <ul> has class `cls`.
+struct tree_item {
+  bool top;
+  html item;
+};
+html two_level_list(const std::vector<tree_item>& items, std::string_view cls);
 // <nav aria-label="Breadcrumb">: Home, then each (label, href).
 html breadcrumb(const page_context& ctx, const std::vector<std::pair<std::string, std::string>>& crumbs);
 // One <p> per non-empty line of `s`; skip_bare_cr: a line that is only "\r" counts as empty.
