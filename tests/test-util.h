@@ -9,6 +9,8 @@
 #include <iterator>
 #include <string>
 
+#include <unistd.h>
+
 namespace kvarena::test {
 
 // ../shared/models beside the project root, or $KVARENA_SHARED_MODELS; "" when absent.
@@ -22,9 +24,23 @@ inline std::string fixture_path(const std::string& name) {
   return std::string(KVARENA_SOURCE_DIR) + "/tests/fixtures/" + name;
 }
 
-// A fresh directory under the build tree for one test's files.
+// A fresh directory under the build tree for one test's files. It sits below a folder named
+// after the running test (suite.name/param), so tests that ctest runs in parallel processes
+// never share one even when they pass the same `name`.
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto p = std::filesystem::path(KVARENA_BINARY_DIR) / "test-tmp" / name;
+  // Outside a test (SetUpTestSuite runs in every ctest process of the suite) the process
+  // id tells the processes apart.
+  const auto* ut = ::testing::UnitTest::GetInstance();
+  std::string owner;
+  if (const auto* info = ut->current_test_info()) {
+    owner = std::string(info->test_suite_name()) + "." + info->name();
+  } else {
+    owner = std::string(ut->current_test_suite() ? ut->current_test_suite()->name() : "no-suite") +
+            ".pid" + std::to_string(::getpid());
+  }
+  for (char& c : owner)
+    if (c == '/' || c == '\\' || c == ' ') c = '_';
+  auto p = std::filesystem::path(KVARENA_BINARY_DIR) / "test-tmp" / owner / name;
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
