@@ -9,7 +9,7 @@ function(kvarena_add_test name)
   target_compile_definitions(${name} PRIVATE
     KVARENA_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     KVARENA_BINARY_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${name}
+  gtest_discover_tests(${name} NO_PRETTY_VALUES
     PROPERTIES LABELS "${T_LABELS}"
     DISCOVERY_TIMEOUT 60)
 endfunction()
