@@ -55,6 +55,7 @@ struct env_server::impl {
   static sites::http_server_options http_options_for(const env_server_options& opt) {
     sites::http_server_options h = opt.http;
     h.body_limit_bytes = opt.body_limit_bytes * 4;
+    h.json_errors = true;  // even the HTTP layer's own refusals keep the API's error shape
     return h;
   }
 };

@@ -115,17 +115,17 @@ class http_session : public std::enable_shared_from_this<http_session> {
     http_response response;
     bool keep_alive = req.keep_alive();
     if (auto err = to_http_request(req, request)) {
-      response = http_response::error(400, *err);
+      response = own_error(400, *err);
       keep_alive = false;  // a client that sends unusable targets gets no second chance
     } else {
       try {
         response = handler_(request);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "kvarena sites: 500 on %s %s: %s\n", request.method.c_str(), request.target.c_str(), e.what());
-        response = http_response::error(500, std::string("the site failed on this request: ") + e.what());
+        response = own_error(500, std::string("the site failed on this request: ") + e.what());
       } catch (...) {
         std::fprintf(stderr, "kvarena sites: 500 on %s %s: unknown exception\n", request.method.c_str(), request.target.c_str());
-        response = http_response::error(500, "the site failed on this request");
+        response = own_error(500, "the site failed on this request");
       }
     }
     send(std::move(response), keep_alive, req.method() == http::verb::head, req.version());
@@ -136,17 +136,21 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (ec == http::error::end_of_stream) return do_close();
     if (ec == beast::error::timeout || ec == net::error::operation_aborted) return;  // stream already closed
     if (ec == http::error::body_limit)
-      return send(http_response::error(413, "the request body is larger than " +
+      return send(own_error(413, "the request body is larger than " +
                                                 std::to_string(opt_.body_limit_bytes) + " bytes"),
                   false, false, 11);
     if (ec == http::error::header_limit)
-      return send(http_response::error(431, "the request headers are larger than " +
+      return send(own_error(431, "the request headers are larger than " +
                                                 std::to_string(opt_.header_limit_bytes) + " bytes"),
                   false, false, 11);
     if (ec == http::error::partial_message) return do_close();  // client gave up mid-request
     if (is_parse_error(ec))
-      return send(http_response::error(400, "malformed HTTP request (" + ec.message() + ")"), false, false, 11);
+      return send(own_error(400, "malformed HTTP request (" + ec.message() + ")"), false, false, 11);
     // Connection reset and the like: nothing to answer.
+  }
+
+  http_response own_error(int status, std::string_view message) const {
+    return opt_.json_errors ? http_response::json_error(status, message) : http_response::error(status, message);
   }
 
   void send(http_response r, bool keep_alive, bool head, unsigned version) {

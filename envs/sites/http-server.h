@@ -28,6 +28,10 @@ struct http_server_options {
   size_t body_limit_bytes = 1 << 20;
   size_t header_limit_bytes = 16 << 10;
   std::chrono::milliseconds io_timeout{30000};  // per read/write, incl. idle keep-alive
+  // Errors the server answers itself (malformed request 400, body 413, headers 431, a
+  // throwing handler 500): a short HTML page by default, the env API's JSON error shape
+  // ({"error": {"code", "message"}}) when set.
+  bool json_errors = false;
 };
 
 class http_server {
