@@ -98,6 +98,13 @@ class site_fixture : public ::testing::Test {
     auto r = c.post(base + "/login", {{"username", user}, {"password", "password"}, {"next", "/"}});
     ASSERT_EQ(r.status, 303) << "login as " << user << ": " << r.body.substr(0, 400);
   }
+  // The absolute URL of the page's "Next page" link, or "" on the last page.
+  static std::string next_page_url(const std::string& body) {
+    static const std::regex next_re("<a href=\"([^\"]+)\">Next page</a>");
+    std::smatch m;
+    if (!std::regex_search(body, m, next_re)) return "";
+    return server_->base_url() + std::regex_replace(m[1].str(), std::regex("&amp;"), "&");
+  }
   static inline kvarena::sites::sites_server* server_ = nullptr;
 };
 

@@ -43,11 +43,7 @@ class ForumTest : public site_fixture {
       auto ids = post_ids(r.body);
       EXPECT_LE(ids.size(), size_t(forum::kPostsPerPage));
       got.insert(got.end(), ids.begin(), ids.end());
-      std::smatch m;
-      static const std::regex next_re("<a href=\"([^\"]+)\">Next page</a>");
-      next = std::regex_search(r.body, m, next_re)
-                 ? server_->base_url() + std::regex_replace(m[1].str(), std::regex("&amp;"), "&")
-                 : "";
+      next = next_page_url(r.body);
     }
     return got;
   }

@@ -31,27 +31,26 @@ std::string http_request::header(std::string_view lowercase_name) const {
   return it == headers.end() ? std::string() : it->second;
 }
 
-http_response http_response::html(std::string body, int status) {
+namespace {
+http_response with_body(int status, const char* content_type, std::string body) {
   http_response r;
   r.status = status;
+  r.content_type = content_type;
   r.body = std::move(body);
   return r;
+}
+}  // namespace
+
+http_response http_response::html(std::string body, int status) {
+  return with_body(status, "text/html; charset=utf-8", std::move(body));
 }
 
 http_response http_response::json(std::string body, int status) {
-  http_response r;
-  r.status = status;
-  r.content_type = "application/json";
-  r.body = std::move(body);
-  return r;
+  return with_body(status, "application/json", std::move(body));
 }
 
 http_response http_response::text(std::string body, int status) {
-  http_response r;
-  r.status = status;
-  r.content_type = "text/plain; charset=utf-8";
-  r.body = std::move(body);
-  return r;
+  return with_body(status, "text/plain; charset=utf-8", std::move(body));
 }
 
 http_response http_response::redirect(std::string location, int status) {
