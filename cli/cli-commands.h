@@ -19,5 +19,8 @@ void add_sites_command(CLI::App& app, command_fn& run);     // kvarena sites
 void add_env_server_command(CLI::App& app, command_fn& run);  // kvarena env-server
 void add_tasks_command(CLI::App& app, command_fn& run);       // kvarena tasks generate|validate|list|oracle
 void add_bench_env_command(CLI::App& app, command_fn& run);   // kvarena bench env (after add_bench_command)
+void add_bench_policy_command(CLI::App& app, command_fn& run);  // kvarena bench ppl|niah|memory|latency|confidence-kl (after add_bench_command)
+void add_merge_command(CLI::App& app, command_fn& run);   // kvarena merge OUT shards...
+void add_report_command(CLI::App& app, command_fn& run);  // kvarena report RUN.sqlite
 
 }  // namespace kvarena::cli

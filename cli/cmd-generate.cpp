@@ -1,6 +1,8 @@
 // cmd-generate.cpp: `kvarena generate --model M --prompt "..." -n N [--temp T --top-p P
-// --top-k K --seed S --stop STR ... -t N] [--json]`: prints the generated text on stdout and
-// the stats as JSON on stderr, or with --json one JSON object (text + stats) on stdout.
+// --top-k K --seed S --stop STR ... -t N] [--policy P [policy flags]] [--json]`: prints the
+// generated text on stdout and the stats as JSON on stderr, or with --json one JSON object
+// (text + stats) on stdout. With --policy the stats carry a "kv" object: the policy, its
+// effective options, peak KV bytes (device and host) and a per-step summary.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -12,6 +14,7 @@
 #include "engine-error.h"
 #include "gguf-reader.h"
 #include "model.h"
+#include "policy-flags.h"
 #include "sampler.h"
 #include "session.h"
 #include "tokenizer.h"
@@ -34,6 +37,7 @@ struct generate_args {
   int64_t n_ctx = 0;
   bool no_bos = false;
   bool json = false;
+  policy_flags policy;
 };
 
 nlohmann::ordered_json memory_json(const memory_stats& m) {
@@ -43,7 +47,9 @@ nlohmann::ordered_json memory_json(const memory_stats& m) {
 }
 
 int run_generate(const generate_args& a) {
+  const std::vector<kv_policy_spec> policy = parse_policy_specs(a.policy);  // before the model loads
   auto m = load_model(a.model);
+  check_policy_specs(policy, m->config);
   std::unique_ptr<tokenizer> tok;
   if (!a.tokenizer_path.empty()) {
     tok = tokenizer::from_llama2c(a.tokenizer_path, m->config.n_vocab);
@@ -59,7 +65,21 @@ int run_generate(const generate_args& a) {
   session_options so;
   so.n_threads = a.threads;
   so.n_ctx = a.n_ctx;
+  if (!policy.empty()) {
+    so.kv_policy = policy[0].name;
+    so.kv = policy[0].options;
+    so.kv_overlap = policy[0].overlap;
+    so.track_confidence = true;
+  }
   session s(*m, so);
+  // Per-step summary: decode steps and the mean confidence they saw.
+  int64_t decode_steps = 0, conf_steps = 0;
+  double conf_sum = 0;
+  s.on_step([&](const kv_step_stats& st) {
+    if (!st.decode) return;
+    ++decode_steps;
+    if (st.confidence >= 0) conf_sum += st.confidence, ++conf_steps;
+  });
   sampler_options sopt;
   sopt.temperature = a.temp;
   sopt.top_p = a.top_p;
@@ -83,6 +103,19 @@ int run_generate(const generate_args& a) {
       {"tg_tok_s", r.generate_ms > 0 ? 1000.0 * double(r.tokens.size()) / r.generate_ms : 0.0},
       {"memory", memory_json(s.memory())},
   };
+  if (!policy.empty()) {
+    const memory_stats mem = s.memory();
+    nlohmann::ordered_json kv = {
+        {"policy", policy[0].name},
+        {"options", policy_options_json(policy[0])},
+        {"peak_kv_bytes", mem.kv_peak_bytes},
+        {"peak_kv_host_bytes", mem.kv_host_peak_bytes},
+        {"steps", decode_steps},
+    };
+    if (conf_steps > 0) kv["confidence_mean"] = conf_sum / double(conf_steps);
+    kv["kept_tokens_final"] = s.last_step().kept;
+    stats["kv"] = kv;
+  }
   if (a.json) {
     nlohmann::ordered_json out = {{"text", r.text}, {"tokens", r.tokens}};
     out.update(stats);
@@ -115,6 +148,7 @@ void add_generate_command(CLI::App& app, command_fn& run) {
   sub->add_option("--ctx", a->n_ctx, "Context length (0 = the model's)")->check(CLI::NonNegativeNumber);
   sub->add_flag("--no-bos", a->no_bos, "Do not add BOS to the prompt");
   sub->add_flag("--json", a->json, "Print one JSON object (text and stats) on stdout");
+  add_policy_flags(sub, a->policy, false);
   sub->callback([&run, a] { run = [a] { return run_generate(*a); }; });
 }
 

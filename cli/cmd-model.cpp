@@ -166,6 +166,9 @@ void add_model_command(CLI::App& app, command_fn& run) {
   rnd->add_option("--rope-base", ra->spec.rope_freq_base, "RoPE frequency base")->capture_default_str();
   rnd->add_option("--eps", ra->spec.norm_eps, "Norm epsilon")->capture_default_str();
   rnd->add_flag("--tied", ra->spec.tie_output, "No output.weight: logits use token_embd");
+  rnd->add_option("--output-scale", ra->spec.output_scale,
+                  "Scale of the output projection (logits): 1 gives near-uniform next-token "
+                  "distributions, 2-4 a spread of confident and unsure steps")->capture_default_str();
   rnd->add_flag("!--no-tokenizer", ra->spec.with_tokenizer, "Weights only, no tokenizer (any --vocab)");
   rnd->add_option("--out", ra->out, "Output .gguf path")->required();
   rnd->callback([&run, ra] { run = [ra] { return run_random(*ra); }; });

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine-error.h"
+#include "ggml-types.h"
 
 namespace kvarena {
 
@@ -53,6 +54,12 @@ void kv_cache_simple::store(int64_t layer, int64_t pos0, int64_t n, const float*
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(kd + i * head_dim_, k + i * ld + g * head_dim_, hd_bytes);
       std::memcpy(vd + i * head_dim_, v + i * ld + g * head_dim_, hd_bytes);
+    }
+    if (round_f16_) {  // the values an FP16 store would hold
+      for (int64_t j = 0; j < n * head_dim_; ++j) {
+        kd[j] = fp16_to_fp32(fp32_to_fp16(kd[j]));
+        vd[j] = fp16_to_fp32(fp32_to_fp16(vd[j]));
+      }
     }
   }
 }

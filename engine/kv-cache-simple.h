@@ -26,6 +26,8 @@ class kv_cache_simple {
   // The first n_tokens tokens of `layer` as attention reads them.
   kv_view view(int64_t layer, int64_t n_tokens) const;
 
+  // Store keys/values rounded through FP16 (tests compare with the FP16 kv_store this way).
+  void set_round_f16(bool on) { round_f16_ = on; }
   void clear() {}  // tokens are overwritten in place; capacity is kept for the next sequence
 
   int64_t capacity() const { return capacity_; }
@@ -41,6 +43,7 @@ class kv_cache_simple {
   std::vector<float> keys_;    // (n_layers, n_kv_heads, capacity, head_dim)
   std::vector<float> values_;  // (n_layers, n_kv_heads, capacity, head_dim)
   size_t peak_bytes_ = 0;
+  bool round_f16_ = false;
 };
 
 }  // namespace kvarena

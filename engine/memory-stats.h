@@ -8,7 +8,9 @@ namespace kvarena {
 struct memory_stats {
   size_t weights_bytes = 0;     // model weight tensors (shared by all sessions of a model)
   size_t kv_bytes = 0;          // KV cache memory allocated now
-  size_t kv_peak_bytes = 0;     // most KV cache memory allocated at any time
+  size_t kv_peak_bytes = 0;     // most KV cache memory allocated at any time (device side)
+  size_t kv_host_bytes = 0;     // FreeKV's host pool now (0 for other policies)
+  size_t kv_host_peak_bytes = 0;
   size_t scratch_bytes = 0;     // activation buffers, attention scratch, logits
   size_t peak_total_bytes = 0;  // weights + KV peak + scratch
 };

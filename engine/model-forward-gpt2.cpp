@@ -32,15 +32,17 @@ void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int6
     float* qkv = st.q.data();  // (n, QKV): q | k | v per row
     ops.matmul(L.wqkv, st.xn.data(), n, qkv);
     ops.add_bias(qkv, QKV, L.bqkv, n, QKV);
-    st.kv.store(l, pos0, n, qkv + D, qkv + D + KV, QKV);
-    if (last_layer && mode == logits_mode::none) return;  // only the KV was needed
+    detail::store_kv(st, l, pos0, n, qkv + D, qkv + D + KV, QKV);
+    const int64_t r0 = detail::first_attention_row(st, last_layer, mode, n);
+    if (r0 < 0) return;          // only the KV was needed
+    float* att = st.att.data();  // (n - r0, D)
+    detail::attend_layer(ops, st, l, pos0, n, r0, qkv + r0 * QKV, QKV, c.n_heads, scale, att, D);
+    if (last_layer && mode == logits_mode::none) return;
 
-    const int64_t r0 = last_layer && mode == logits_mode::last ? n - 1 : 0;
-    const int64_t nr = n - r0;
-    float* att = st.att.data();  // (nr, D)
-    ops.attend(st.kv.view(l, pos0 + n), qkv + r0 * QKV, QKV, nr, c.n_heads, scale, att, D, st.attn);
-    float* xr = x + r0 * D;
-    ops.matmul(L.wo, att, nr, st.tmp.data());
+    const int64_t rk = last_layer && mode == logits_mode::last ? n - 1 : 0;
+    const int64_t nr = n - rk;
+    float* xr = x + rk * D;
+    ops.matmul(L.wo, att + (rk - r0) * D, nr, st.tmp.data());
     ops.add_bias(st.tmp.data(), D, L.bo, nr, D);
     ops.add(xr, st.tmp.data(), nr, D);
 

@@ -32,16 +32,18 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     ops.add_bias(k, KV, L.bk, n, KV);
     ops.add_bias(v, KV, L.bv, n, KV);
     ops.rope(q, D, k, KV, n, c, pos0, st.rope_cs.data());
-    st.kv.store(l, pos0, n, k, v, KV);
-    if (last_layer && mode == logits_mode::none) return;  // only the KV was needed
+    detail::store_kv(st, l, pos0, n, k, v, KV);
+    const int64_t r0 = detail::first_attention_row(st, last_layer, mode, n);
+    if (r0 < 0) return;          // only the KV was needed
+    float* att = st.att.data();  // (n - r0, D)
+    detail::attend_layer(ops, st, l, pos0, n, r0, q + r0 * D, D, c.n_heads, scale, att, D);
+    if (last_layer && mode == logits_mode::none) return;
 
     // In the last layer only the rows whose logits are wanted go on (as llama.cpp does).
-    const int64_t r0 = last_layer && mode == logits_mode::last ? n - 1 : 0;
-    const int64_t nr = n - r0;
-    float* att = st.att.data();  // (nr, D)
-    ops.attend(st.kv.view(l, pos0 + n), q + r0 * D, D, nr, c.n_heads, scale, att, D, st.attn);
-    float* xr = x + r0 * D;      // (nr, D) rows still in play
-    ops.matmul(L.wo, att, nr, st.tmp.data());
+    const int64_t rk = last_layer && mode == logits_mode::last ? n - 1 : 0;
+    const int64_t nr = n - rk;
+    float* xr = x + rk * D;      // (nr, D) rows still in play
+    ops.matmul(L.wo, att + (rk - r0) * D, nr, st.tmp.data());
     ops.add(xr, st.tmp.data(), nr, D);
 
     ops.rmsnorm(xr, L.ffn_norm, st.xn.data(), nr, D, c.norm_eps);

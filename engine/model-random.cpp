@@ -58,6 +58,8 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   range("n_vocab", s.n_vocab, 1, 1 << 22);
   range("n_ctx", s.n_ctx, 1, 1 << 20);
   if (s.n_kv_heads < 0) bad_spec("n_kv_heads = " + std::to_string(s.n_kv_heads) + " must be >= 0");
+  if (!(s.output_scale > 0.0f && s.output_scale <= 1000.0f))
+    bad_spec("output_scale = " + std::to_string(s.output_scale) + " must be in (0, 1000]");
   if (s.dim % s.n_heads != 0)
     bad_spec("dim " + std::to_string(s.dim) + " is not a multiple of n_heads " + std::to_string(s.n_heads));
   const int64_t kvh = kv_heads_of(s);
@@ -187,7 +189,7 @@ std::vector<random_tensor_plan> random_model_tensors(const random_model_spec& s)
   const float s_in = inv_sqrt(double(d));
   const float s_branch_attn = inv_sqrt(double(d) * 2.0 * double(c.n_layers));
   const float s_branch_ffn = inv_sqrt(double(f) * 2.0 * double(c.n_layers));
-  const float s_out = 2.0f * s_in;
+  const float s_out = 2.0f * s_in * s.output_scale;  // output_scale 1: exactly 2 * s_in
   const float s_embd = s.tie_output ? s_out : 1.0f;
   const float norm_mean = 1.0f, norm_std = 0.1f, bias_std = 0.05f;
 

@@ -32,6 +32,10 @@ struct random_model_spec {
   float rope_freq_base = 10000.0f;
   float norm_eps = 1e-5f;
   bool tie_output = false;  // no output.weight: logits use token_embd
+  // Multiplies the output projection's stddev (output.weight, or token_embd when tied), so
+  // logits scale by it: 1 gives near-uniform next-token distributions (confidence ~0.26
+  // on a 32K vocabulary), 2-4 a realistic spread of confident and unsure steps.
+  float output_scale = 1.0f;
   bool with_tokenizer = true;  // false: weights and hyperparameters only (any n_vocab >= 1)
 };
 

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "engine-error.h"
+#include "kv/kv-confidence.h"
 #include "tokenizer.h"
 
 namespace kvarena {
@@ -33,7 +34,24 @@ forward_options forward_opts(const session_options& o) {
   f.max_tokens = o.n_ctx;
   f.reference = o.reference;
   f.gelu_f16_table = o.gelu_f16_table;
+  f.kv_round_f16 = o.kv_round_f16;
   return f;
+}
+
+// The policy runtime for a session with a kv_policy (nullptr without one); the model
+// shape is the session's to fill in.
+std::unique_ptr<kv_runtime> make_runtime(const model& m, const session_options& o) {
+  if (o.kv_policy.empty()) return nullptr;
+  kv_runtime_config rc;
+  rc.policy = o.kv_policy;
+  rc.options = o.kv;
+  rc.options.n_layers = m.config.n_layers;
+  rc.options.n_heads = m.config.n_heads;
+  rc.options.n_kv_heads = m.config.n_kv_heads;
+  rc.options.head_dim = m.config.head_dim;
+  rc.max_chunk = std::min(o.prefill_chunk, o.n_ctx);
+  rc.overlap = o.kv_overlap;
+  return std::make_unique<kv_runtime>(rc);
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -46,7 +64,12 @@ session::session(const model& m, const session_options& opt)
     : model_(m), opt_(checked(m, opt)),
       state_(std::make_unique<forward_state>(m, forward_opts(opt_))),
       logits_(size_t(m.config.n_vocab)),
-      weights_bytes_(m.weight_bytes()) {}
+      weights_bytes_(m.weight_bytes()) {
+  state_->kvr = make_runtime(m, opt_);
+}
+
+const kv_runtime* session::kv() const { return state_->kvr.get(); }
+const kv_policy* session::policy() const { return state_->kvr ? &state_->kvr->policy() : nullptr; }
 
 void session::append(std::span<const int32_t> tokens) {
   const int64_t n = int64_t(tokens.size());
@@ -64,8 +87,17 @@ void session::append(std::span<const int32_t> tokens) {
                        " (start a new session or raise n_ctx)");
   }
   if (opt_.all_logits) all_logits_.resize(size_t(n_past_ + n) * size_t(V));
+  forward_chunks(tokens, false);
+}
 
-  const int64_t chunk = state_->options().max_chunk;
+void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
+  const int64_t n = int64_t(tokens.size());
+  const int64_t V = model_.config.n_vocab;
+  kv_runtime* kvr = state_->kvr.get();
+  const int64_t chunk = kvr ? std::min(state_->options().max_chunk, kvr->max_chunk())
+                            : state_->options().max_chunk;
+  const bool want_conf = decode && n_past_ > 0 &&
+                         (opt_.track_confidence || (kvr && kvr->needs().logits_confidence));
   for (int64_t i0 = 0; i0 < n; i0 += chunk) {
     const int64_t k = std::min(chunk, n - i0);
     const bool final_chunk = i0 + k == n;
@@ -75,9 +107,47 @@ void session::append(std::span<const int32_t> tokens) {
       mode = logits_mode::all;
       out = all_logits_.data() + size_t(n_past_) * size_t(V);
     }
+    step_signals sig;
+    sig.decode = decode;
+    // The logits that predicted this token gate the policy (only a one-token decode step).
+    float conf = -1.f;
+    if (want_conf && i0 == 0) conf = confidence_from_logits(logits(), V);
+    sig.confidence = conf < 0 ? 0.f : conf;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (kvr) kvr->begin_forward(sig, n_past_, k);
     forward(model_, *state_, tokens.data() + i0, k, n_past_, mode, out);
     n_past_ += k;
+    const double ms = ms_since(t0);
+    if (kvr) {
+      last_step_ = kvr->end_forward(ms);
+      last_step_.confidence = conf;
+    } else {
+      const int64_t step = last_step_.step + 1;
+      last_step_ = {};
+      last_step_.step = step;
+      last_step_.decode = decode;
+      last_step_.n_tokens = k;
+      last_step_.seq_len = n_past_;
+      last_step_.confidence = conf;
+      last_step_.kept.assign(size_t(model_.config.n_layers), n_past_);
+      last_step_.kv_device_bytes = state_->kv.bytes();
+      last_step_.ms = ms;
+    }
+    if (on_step_) on_step_(last_step_);
   }
+}
+
+void session::append_decode(int32_t token) {
+  if (token < 0 || token >= model_.config.n_vocab) {
+    throw engine_error("token id " + std::to_string(token) + " is out of range: the model has n_vocab = " +
+                       std::to_string(model_.config.n_vocab));
+  }
+  if (n_past_ + 1 > opt_.n_ctx) {
+    throw engine_error("context overflow: " + std::to_string(n_past_) + " tokens + 1 new > n_ctx = " +
+                       std::to_string(opt_.n_ctx) + " (start a new session or raise n_ctx)");
+  }
+  if (opt_.all_logits) all_logits_.resize(size_t(n_past_ + 1) * size_t(model_.config.n_vocab));
+  forward_chunks(std::span<const int32_t>(&token, 1), true);
 }
 
 const float* session::logits() const {
@@ -88,7 +158,7 @@ const float* session::logits() const {
 
 int32_t session::decode_next(sampler& s) {
   const int32_t tok = s.sample(logits(), n_vocab());
-  append(std::span<const int32_t>(&tok, 1));
+  append_decode(tok);
   return tok;
 }
 
@@ -118,7 +188,7 @@ generate_result session::generate(const tokenizer& tok, std::span<const int32_t>
       break;
     }
     r.tokens.push_back(id);
-    append(std::span<const int32_t>(&id, 1));
+    append_decode(id);
 
     const size_t old = r.text.size();
     r.text += tok.token_to_piece(id);
@@ -145,13 +215,22 @@ void session::reset() {
   n_past_ = 0;
   all_logits_.clear();
   state_->kv.clear();
+  if (state_->kvr) state_->kvr->reset();
+  last_step_ = {};
 }
 
 memory_stats session::memory() const {
   memory_stats m;
   m.weights_bytes = weights_bytes_;
-  m.kv_bytes = state_->kv.bytes();
-  m.kv_peak_bytes = state_->kv.peak_bytes();
+  if (const kv_runtime* r = state_->kvr.get()) {
+    m.kv_bytes = r->device_bytes();
+    m.kv_peak_bytes = r->peak_device_bytes();
+    m.kv_host_bytes = r->host_bytes();
+    m.kv_host_peak_bytes = r->peak_host_bytes();
+  } else {
+    m.kv_bytes = state_->kv.bytes();
+    m.kv_peak_bytes = state_->kv.peak_bytes();
+  }
   m.scratch_bytes = state_->scratch_bytes() + (logits_.size() + all_logits_.capacity()) * sizeof(float);
   m.peak_total_bytes = m.weights_bytes + m.kv_peak_bytes + m.scratch_bytes;
   return m;

@@ -5,11 +5,14 @@
 // overflow, bad options) throw engine_error naming the value and the limit.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "kv/kv-policy.h"
+#include "kv/kv-runtime.h"
 #include "memory-stats.h"
 #include "model-forward.h"
 #include "model.h"
@@ -26,6 +29,14 @@ struct session_options {
   bool all_logits = false;      // keep the logits of every appended position (all_logits())
   bool reference = false;       // plain-loop reference kernels (tests)
   bool gelu_f16_table = false;  // ggml's F16-rounded GELU (tests that match llama.cpp)
+  // KV-cache policy. "": the plain F32 cache (the path compared with llama.cpp);
+  // full|window|h2o|confkv|confkv-l|freekv: the kv_store (FP16, INT8 with confkv --kv-int8)
+  // under that policy. kv: its options (the session fills in the model shape).
+  std::string kv_policy;
+  kv_policy_options kv;
+  bool kv_overlap = true;         // freekv: speculative recall overlapped on a worker thread
+  bool kv_round_f16 = false;      // plain cache only: store K/V rounded through FP16 (tests)
+  bool track_confidence = false;  // confidence of every decode step even if the policy ignores it
 };
 
 struct generate_options {
@@ -49,7 +60,10 @@ class session {
 
   // Runs the tokens through the model in chunks of prefill_chunk, extending the sequence.
   void append(std::span<const int32_t> tokens);
-  // Samples the next token from logits(), appends it and returns it.
+  // Appends one token as a decode step: the logits that predicted it (logits()) gate the
+  // policy (confkv's confidence). Teacher-forced scoring appends this way, token by token.
+  void append_decode(int32_t token);
+  // Samples the next token from logits(), appends it (a decode step) and returns it.
   int32_t decode_next(sampler& s);
   // Appends the prompt, then samples until max_tokens, a stop string, EOS or a full context.
   generate_result generate(const tokenizer& tok, std::span<const int32_t> prompt,
@@ -71,6 +85,14 @@ class session {
   void reset();
   memory_stats memory() const;
 
+  // The KV policy's per-step signals: the last forward call, and a callback run after
+  // every forward call (decode step or prefill chunk). Without a policy only step, decode,
+  // n_tokens, seq_len, confidence (when tracked), kept and kv_device_bytes are filled.
+  const kv_step_stats& last_step() const { return last_step_; }
+  void on_step(std::function<void(const kv_step_stats&)> fn) { on_step_ = std::move(fn); }
+  const kv_policy* policy() const;  // nullptr without one
+  const kv_runtime* kv() const;     // the policy's cache (store, host pool); nullptr without one
+
  private:
   const model& model_;
   session_options opt_;
@@ -79,6 +101,9 @@ class session {
   std::vector<float> all_logits_;  // (n_past, n_vocab) with all_logits
   int64_t n_past_ = 0;
   size_t weights_bytes_ = 0;
+  kv_step_stats last_step_;
+  std::function<void(const kv_step_stats&)> on_step_;
+  void forward_chunks(std::span<const int32_t> tokens, bool decode);
 };
 
 }  // namespace kvarena

@@ -311,11 +311,12 @@ TEST(KvPolicyHand, ConfkvRanksEmaPlusRecencyAndGatesBudgetOnConfidence) {
 }
 
 // FreeKV by hand: 1 layer, 1 KV head, 2 query heads, page 16, sinks 16 (page 0), window 16,
-// budget 64. Every key of page j is val[j] * e_0, so the Quest bound of page j for q = a*e_0
+// budget 80: (80 - 16 - 16) / 16 = 3 page slots, the sink page and k = 2 retrieved. Every
+// key of page j is val[j] * e_0, so the Quest bound of page j for q = a*e_0
 // is max(a*val[j]*1, ...) = a*val[j] (min = max per channel).
 std::vector<std::vector<int32_t>> freekv_hand(float tau) {
   auto o = shape(1, 2, 1, 32);
-  o.page = 16, o.sinks = 16, o.window = 16, o.budget = 64, o.tau = tau;
+  o.page = 16, o.sinks = 16, o.window = 16, o.budget = 80, o.tau = tau;
   auto pol = make_kv_policy("freekv", o);
   kv_store_config sc;
   sc.n_layers = 1, sc.n_kv_heads = 1, sc.head_dim = 32, sc.group = 2;
@@ -352,9 +353,9 @@ std::vector<std::vector<int32_t>> freekv_hand(float tau) {
 
 TEST(KvPolicyHand, FreekvQuestBoundSpeculationAndCorrection) {
   // Step 1 (96 tokens, q = -10 e_0): window = positions 80..95 (16); candidates pages 1..4,
-  // k = (64 - 16 - 16)/16 = 2; bounds -10*val = [-1 -9 5 -5]: pages 3 and 1, plus sink 0.
+  // k = 3 slots - 1 sink page = 2; bounds -10*val = [-1 -9 5 -5]: pages 3 and 1, plus sink 0.
   // Step 2 (97 tokens, q = +10 e_0, cosine -1 with the last query): window = 96 (1 token),
-  // candidates 1..5, k = (64 - 16 - 1)/16 = 2.
+  // candidates 1..5, k = 2.
   //  tau 0.9: corrected, chosen with q_t: 10*val = [1 9 -5 5 0] -> pages 2, 4.
   //  tau -1: never corrected, chosen with q_{t-1}: [-1 -9 5 -5 0] -> pages 3, 5.
   using v = std::vector<int32_t>;
@@ -431,7 +432,7 @@ TEST(KvPolicyFactory, BadOptionsNameTheProblem) {
   expect_error("confkv", o, "--kv-int8 needs a head size that is a multiple of 32 (got head_dim=48)");
   o = shape();
   o.budget = 768;
-  expect_error("freekv", o, "budget 768 is smaller than sinks + window (512 + 512)");
+  expect_error("freekv", o, "budget 768 is smaller than sinks + window + one page of new tokens (512 + 512 + 32)");
   o.budget = 2050;
   expect_error("freekv", o, "multiples of the page");
   o = shape();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "engine-error.h"
 
@@ -61,12 +62,26 @@ kv_recall_worker::~kv_recall_worker() {
 
 // The gathering side: batch b of the current recall into stage_[b % 2], once the caller has
 // scattered batch b - 2 out of it.
+// A blocking recall goes first; otherwise queued overlapped jobs, one at a time.
 void kv_recall_worker::run() {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
+    cv_.wait(lk, [&] { return stop_ || generation_ != seen || !queue_.empty(); });
     if (stop_) return;
+    if (generation_ == seen) {
+      async_job job = std::move(queue_.front());
+      queue_.pop_front();
+      busy_layer_ = job.layer;
+      lk.unlock();
+      run_async(job);
+      lk.lock();
+      if (size_t(job.layer) >= async_bytes_.size()) async_bytes_.resize(size_t(job.layer) + 1, 0);
+      async_bytes_[size_t(job.layer)] += job.jobs.size() * size_t(page_elems_) * sizeof(uint16_t);
+      busy_layer_ = -1;
+      cv_.notify_all();
+      continue;
+    }
     seen = generation_;
     for (int64_t b = 0; b < n_batches_; ++b) {
       cv_.wait(lk, [&] { return stop_ || scattered_ >= b - 1; });
@@ -82,7 +97,52 @@ void kv_recall_worker::run() {
       gathered_ = b + 1;
       cv_.notify_all();
     }
+    // The caller is still scattering the last batches: the staging buffers are not free for
+    // an overlapped job until it is done.
+    cv_.wait(lk, [&] { return stop_ || scattered_ >= n_batches_; });
+    if (stop_) return;
+    finished_ = seen;  // recall() returns only now, so the next one cannot reset the counters early
+    cv_.notify_all();
   }
+}
+
+// Gathers a batch into one staging buffer and scatters it into the slots, alternating buffers
+// (the worker is the only one touching them while no blocking recall runs).
+void kv_recall_worker::run_async(const async_job& job) {
+  const int64_t n = int64_t(job.jobs.size());
+  for (int64_t j0 = 0, b = 0; j0 < n; j0 += stage_pages_, ++b) {
+    const int64_t j1 = std::min(n, j0 + stage_pages_);
+    uint16_t* st = stage_[b % 2].data();
+    for (int64_t j = j0; j < j1; ++j)
+      std::memcpy(st + (j - j0) * page_elems_, job.pool->page_data(job.layer, job.jobs[j].page, job.jobs[j].head),
+                  size_t(page_elems_) * sizeof(uint16_t));
+    for (int64_t j = j0; j < j1; ++j)
+      std::memcpy(job.dev->slot_data(job.layer, job.jobs[j].head, job.jobs[j].slot), st + (j - j0) * page_elems_,
+                  size_t(page_elems_) * sizeof(uint16_t));
+  }
+}
+
+void kv_recall_worker::submit(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,
+                              std::vector<kv_page_copy> jobs) {
+  if (jobs.empty()) return;
+  KV_ASSERT(pool.page_elems() == page_elems_ && dev.page_elems() == page_elems_);
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    queue_.push_back({&pool, layer, &dev, std::move(jobs)});
+  }
+  cv_.notify_all();
+}
+
+size_t kv_recall_worker::wait(int64_t layer) {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [&] {
+    if (busy_layer_ == layer) return false;
+    for (const async_job& j : queue_)
+      if (j.layer == layer) return false;
+    return true;
+  });
+  if (size_t(layer) >= async_bytes_.size()) return 0;
+  return std::exchange(async_bytes_[size_t(layer)], size_t(0));
 }
 
 size_t kv_recall_worker::recall(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,
@@ -114,8 +174,10 @@ size_t kv_recall_worker::recall(const kv_host_pool& pool, int64_t layer, kv_devi
     }
     cv_.notify_all();
   }
-  // The worker is idle again once gathered_ == n_batches (it gathered everything we
-  // scattered), so the next recall may reset the counters.
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait(lk, [&] { return finished_ == generation_; });
+  }
   return jobs.size() * size_t(page_elems_) * sizeof(uint16_t);
 }
 

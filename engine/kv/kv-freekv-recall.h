@@ -5,10 +5,14 @@
 // wanted. kv_recall_worker: double-buffered copy host -> device. A worker thread gathers a
 // batch of host pages into one staging buffer while the caller scatters the other staging
 // buffer into the device slots (on CUDA: pinned memory, two streams and events instead).
+// submit()/wait() are the overlapped form: the worker moves a layer's pages on its own
+// (through the same two staging buffers, alternately) while the caller computes other
+// layers; wait(layer) returns once that layer's pages are in place.
 // Not here: which pages are wanted (kv-policy-freekv.cpp).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -57,8 +61,26 @@ class kv_recall_worker {
                 const std::vector<kv_page_copy>& jobs);
   size_t staging_bytes() const { return (stage_[0].size() + stage_[1].size()) * sizeof(uint16_t); }
 
+  // Queues the copies for `layer` and returns at once (the slots were reserved by plan()).
+  // The caller must not touch the layer's slots, nor append to its host pages, before
+  // wait(layer).
+  void submit(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev, std::vector<kv_page_copy> jobs);
+  // Blocks until every submitted copy of `layer` is done; returns their bytes (since the
+  // last wait of that layer).
+  size_t wait(int64_t layer);
+
  private:
+  struct async_job {
+    const kv_host_pool* pool;
+    int64_t layer;
+    kv_device_pages* dev;
+    std::vector<kv_page_copy> jobs;
+  };
   void run();
+  void run_async(const async_job& job);
+  std::deque<async_job> queue_;       // submitted, not started
+  int64_t busy_layer_ = -1;           // the layer the worker is copying asynchronously now
+  std::vector<size_t> async_bytes_;   // (layers seen) bytes moved since the last wait
   int64_t stage_pages_, page_elems_;
   std::vector<uint16_t> stage_[2];  // (stage_pages, 2, page, head_dim) each
 
@@ -69,7 +91,8 @@ class kv_recall_worker {
   int64_t layer_ = 0;
   const std::vector<kv_page_copy>* jobs_ = nullptr;
   int64_t n_batches_ = 0, gathered_ = 0, scattered_ = 0;  // batches done by each side
-  uint64_t generation_ = 0;
+  uint64_t generation_ = 0;  // blocking recalls started
+  uint64_t finished_ = 0;    // blocking recalls the worker has fully let go of
   bool stop_ = false;
   std::thread thread_;
 };

@@ -1,8 +1,9 @@
 // kv-policy-freekv.cpp: FreeKV retrieval; nothing is dropped (the host pool holds it all).
-// Per layer and KV head the device holds at most B tokens: the sink pages (first S tokens),
-// the recent window (the kv_store's kept tokens: at most W, from a page boundary, so every
-// token is in exactly one of sink pages, candidate pages or the window) and the k best
-// candidate pages, k = (B - S - window tokens) / p. Page score for query head q:
+// Per layer and KV head the device holds at most B tokens: a fixed set of (B - W - p) / p
+// page slots (the sink pages of the first S tokens, then the k best candidate pages) and
+// the recent window (the kv_store's kept tokens: at most W after a step, from a page
+// boundary, plus at most one page of new tokens while a chunk is appended), so every
+// token is in exactly one of sink pages, candidate pages or the window. Page score for query head q:
 // scale * sum_i max(q_i*max_i, q_i*min_i) (Quest's bound), softmax over candidates, mean
 // over the group. Speculative: attention at step t uses the pages chosen with q_{t-1};
 // heads whose mean cosine(q_t, q_{t-1}) over the group is < tau are corrected (chosen with
@@ -23,6 +24,7 @@ class kv_policy_freekv final : public kv_policy {
   explicit kv_policy_freekv(const kv_policy_options& o)
       : n_heads_(o.n_heads), n_kv_(o.n_kv_heads), d_(o.head_dim), B_(o.budget),
         S_(o.sinks < 0 ? 512 : o.sinks), W_(o.window), p_(o.page),
+        slots_((o.budget - o.window - o.page) / o.page),
         tau_(o.tau == -2.f ? 0.9f : o.tau), dense0_(o.dense_layer0),
         prev_q_(size_t(o.n_layers)), digests_(size_t(o.n_layers)),
         corrections_(size_t(o.n_layers), 0), head_steps_(size_t(o.n_layers), 0) {}
@@ -31,6 +33,7 @@ class kv_policy_freekv final : public kv_policy {
   int64_t budget(int64_t layer, int64_t) const override { return dense0_ && layer == 0 ? -1 : B_; }
   void on_step(const step_signals& s) override { queries_ = s.queries; }
   void set_digests(int64_t layer, const kv_page_digests& d) override { digests_[layer] = d; }
+  int64_t page_slots() const override { return slots_; }
   float correction_rate(int64_t layer) const {
     return head_steps_[layer] ? float(corrections_[layer]) / float(head_steps_[layer]) : 0.f;
   }
@@ -41,46 +44,77 @@ class kv_policy_freekv final : public kv_policy {
     const kv_page_digests& dg = digests_[layer];
     KV_ASSERT(dg.page == p_);
     const int64_t s = meta.seq_len;
-    // Window start: page-aligned from above so the window holds at most W tokens, and
-    // never past the last full host page (tokens not yet paged stay in the window).
-    int64_t wstart = std::max<int64_t>(0, (s - W_ + p_ - 1) / p_ * p_);
-    wstart = std::min(wstart, dg.n_pages * p_);
+    const int64_t wstart = window_start(s, dg.n_pages);
     const int64_t n_sink = std::min(S_ / p_, wstart / p_);
-    const int64_t k = std::max<int64_t>(0, (B_ - n_sink * p_ - (s - wstart)) / p_);
-    std::vector<int32_t> cand;  // candidate page ids, ascending
-    for (int64_t j = n_sink; j < wstart / p_; ++j) cand.push_back(int32_t(j));
+    const std::vector<int32_t> cand = candidates(n_sink, wstart);
+    const int64_t k = slots_ - n_sink;
 
     d.keep_all = false;
     d.keep.resize(size_t(n_kv_));
     d.pages.resize(size_t(n_kv_));
     d.corrected.assign(size_t(n_kv_), false);
     const float* q = layer < int64_t(queries_.size()) ? queries_[layer] : nullptr;
+    KV_ASSERT(q != nullptr);  // needs().queries: the session must pass them
     std::vector<float>& prev = prev_q_[layer];
+    const bool have_prev = !prev.empty();
+    d.checked = have_prev;
     for (int64_t g = 0; g < n_kv_; ++g) {
       const kv_head_meta& h = meta.heads[g];
       for (int64_t i = 0; i < h.n; ++i)
         if (h.pos[i] >= wstart) d.keep[g].push_back(int32_t(i));
-      KV_ASSERT(q != nullptr);  // needs().queries: the session must pass them
       // The correction test runs every step (when all candidates fit it costs no recall).
-      const bool have_prev = !prev.empty();
       const bool correct = have_prev && group_cosine(q, prev.data(), g) < tau_;
       if (have_prev) {
         corrections_[layer] += correct;
         head_steps_[layer] += 1;
         d.corrected[g] = correct;
       }
-      std::vector<int32_t> chosen;
-      if (int64_t(cand.size()) <= k) chosen = cand;
-      else chosen = top_pages(correct || !have_prev ? q : prev.data(), g, dg, cand, k);
-      for (int64_t j = 0; j < n_sink; ++j) d.pages[g].push_back(int32_t(j));
-      d.pages[g].insert(d.pages[g].end(), chosen.begin(), chosen.end());
+      d.pages[g] = choose(correct || !have_prev ? q : prev.data(), g, dg, cand, n_sink, k);
     }
     prev.assign(q, q + n_heads_ * d_);
     return d;
   }
 
+  std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len) override {
+    if (dense0_ && layer == 0) return {};
+    const std::vector<float>& prev = prev_q_[layer];
+    if (prev.empty()) return {};
+    const kv_page_digests& dg = digests_[layer];
+    const int64_t wstart = window_start(next_seq_len, dg.n_pages);
+    const int64_t n_sink = std::min(S_ / p_, wstart / p_);
+    const std::vector<int32_t> cand = candidates(n_sink, wstart);
+    std::vector<std::vector<int32_t>> pages(static_cast<size_t>(n_kv_));
+    for (int64_t g = 0; g < n_kv_; ++g) pages[g] = choose(prev.data(), g, dg, cand, n_sink, slots_ - n_sink);
+    return pages;
+  }
+
  private:
   int64_t group() const { return n_heads_ / n_kv_; }
+  // Window start: page-aligned from above so the window holds at most W tokens, and never
+  // past the last full host page (tokens not yet paged stay in the window).
+  int64_t window_start(int64_t s, int64_t n_pages) const {
+    const int64_t w = std::max<int64_t>(0, (s - W_ + p_ - 1) / p_ * p_);
+    return std::min(w, n_pages * p_);
+  }
+  // Candidate page ids (ascending): every full page after the sinks and before the window.
+  std::vector<int32_t> candidates(int64_t n_sink, int64_t wstart) const {
+    std::vector<int32_t> cand;
+    for (int64_t j = n_sink; j < wstart / p_; ++j) cand.push_back(int32_t(j));
+    return cand;
+  }
+  // The sink pages, then the k best candidates under query q (all of them when they fit).
+  std::vector<int32_t> choose(const float* q, int64_t g, const kv_page_digests& dg,
+                              const std::vector<int32_t>& cand, int64_t n_sink, int64_t k) const {
+    std::vector<int32_t> pages;
+    for (int64_t j = 0; j < n_sink; ++j) pages.push_back(int32_t(j));
+    if (int64_t(cand.size()) <= k) {
+      pages.insert(pages.end(), cand.begin(), cand.end());
+    } else {
+      const std::vector<int32_t> top = top_pages(q, g, dg, cand, k);
+      pages.insert(pages.end(), top.begin(), top.end());
+    }
+    return pages;
+  }
   // Mean over KV head g's query heads of cosine(a_h, b_h), clamped to [-1, 1].
   float group_cosine(const float* a, const float* b, int64_t g) const {
     double sum = 0;
@@ -127,7 +161,7 @@ class kv_policy_freekv final : public kv_policy {
     return out;
   }
 
-  int64_t n_heads_, n_kv_, d_, B_, S_, W_, p_;
+  int64_t n_heads_, n_kv_, d_, B_, S_, W_, p_, slots_;
   float tau_;
   bool dense0_;
   std::vector<const float*> queries_;            // (n_layers,) this step's (n_heads, d)

@@ -145,9 +145,9 @@ std::unique_ptr<kv_policy> make_kv_policy(const std::string& name, const kv_poli
     bad(name, "budget, sinks and window must be multiples of the page (" + num(o.page) +
                   " tokens) (got budget=" + num(o.budget) + ", sinks=" + num(S) +
                   ", window=" + num(o.window) + ")");
-  if (o.budget < S + o.window)
-    bad(name, "budget " + num(o.budget) + " is smaller than sinks + window (" + num(S) + " + " +
-                  num(o.window) + ")");
+  if (o.budget < S + o.window + o.page)
+    bad(name, "budget " + num(o.budget) + " is smaller than sinks + window + one page of new tokens (" +
+                  num(S) + " + " + num(o.window) + " + " + num(o.page) + ")");
   return make_kv_policy_freekv(o);
 }
 

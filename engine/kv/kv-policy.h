@@ -54,6 +54,7 @@ struct keep_decision {
   // attention, and which heads were corrected (selection redone with this step's query).
   std::vector<std::vector<int32_t>> pages;
   std::vector<bool> corrected;
+  bool checked = false;                 // freekv: the correction test ran (a previous query existed)
 };
 
 struct kv_policy_options {
@@ -71,7 +72,7 @@ struct kv_policy_options {
   bool int8 = false;
   int64_t int8_window = 128;
   // freekv
-  int64_t budget = 2048, page = 32;
+  int64_t budget = 2048, page = 32;  // freekv: device tokens per layer and KV head; page size
   bool dense_layer0 = false;
 };
 
@@ -89,6 +90,12 @@ class kv_policy {
   virtual keep_decision select(int64_t layer, const kv_layer_meta& meta) = 0;
   // freekv only: the host page digests select() scores pages with.
   virtual void set_digests(int64_t layer, const kv_page_digests&) {}
+  // freekv only: the pages (per KV head, ascending) the next step's select() will most
+  // likely want for `layer` without correction, chosen now with this step's query, so
+  // their recall can overlap the rest of this step. Empty: nothing to prefetch.
+  virtual std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len) { return {}; }
+  // freekv only: device page slots per layer and KV head (sinks + retrieved pages).
+  virtual int64_t page_slots() const { return 0; }
 };
 
 // The common shape of most policies: keep sinks (pos < sinks) and the `recent` newest tokens,

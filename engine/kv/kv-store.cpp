@@ -262,6 +262,10 @@ int64_t kv_store::n_kept(int64_t layer, int64_t head) const {
   const head_store& h = layers_[layer].heads[head];
   return h.n_int8 + h.n_fp16;
 }
+std::vector<int32_t> kv_store::kept_positions(int64_t layer, int64_t head) const {
+  const head_store& h = layers_[layer].heads[head];
+  return std::vector<int32_t>(h.pos.p.get(), h.pos.p.get() + h.n_int8 + h.n_fp16);
+}
 int64_t kv_store::capacity(int64_t layer) const { return layers_[layer].capacity; }
 void kv_store::set_capacity(int64_t layer, int64_t tokens) { layers_[layer].capacity = tokens; }
 

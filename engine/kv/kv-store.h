@@ -85,6 +85,7 @@ class kv_store {
   void clear_mass(int64_t layer);  // zero the mass column before a forward chunk
 
   int64_t n_kept(int64_t layer, int64_t head) const;
+  std::vector<int32_t> kept_positions(int64_t layer, int64_t head) const;  // ascending
   int64_t seq_len(int64_t layer) const { return layers_[layer].seq_len; }
   int64_t capacity(int64_t layer) const;
   void set_capacity(int64_t layer, int64_t tokens);  // per-layer budget (pyramid)

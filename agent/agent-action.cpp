@@ -1,0 +1,46 @@
+// agent-action.cpp: see agent-action.h.
+#include "agent-action.h"
+
+namespace kvarena {
+namespace {
+
+// Messages quoted into the next prompt stay short: the grammar is in the system prompt.
+std::string first_line(const std::string& s, size_t max_bytes = 300) {
+  std::string out = s.substr(0, s.find('\n'));
+  if (out.size() > max_bytes) {
+    size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
+}  // namespace
+
+agent_action extract_agent_action(std::string_view model_output) {
+  agent_action a;
+  a.parsed = parse_model_output(model_output);
+  if (a.parsed.ok()) {
+    // The block's text: the server's parse_action gives back the same action.
+    a.env_text = a.parsed.act.raw;
+    a.text = to_string(a.parsed.act);
+    return a;
+  }
+  // A text the server fails to parse too: the same bad block, or an empty one when the
+  // reply had none (a bare "click [3]" outside backticks must not act on the server).
+  std::optional<std::string> block = extract_action_block(model_output);
+  a.env_text = "```" + block.value_or("") + "```";
+  a.text = "none";
+  return a;
+}
+
+std::string previous_action_text(const agent_action* previous, const std::optional<std::string>& env_error) {
+  if (!previous) return "None";
+  if (!previous->ok())
+    return "None (your previous reply was not in the correct format: " + first_line(previous->parsed.error) + ")";
+  std::string out = previous->text;
+  if (env_error) out += " (failed: " + first_line(*env_error) + ")";
+  return out;
+}
+
+}  // namespace kvarena

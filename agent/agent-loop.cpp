@@ -1,0 +1,262 @@
+// agent-loop.cpp: see agent-loop.h.
+#include "agent-loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "agent-action.h"
+#include "kv-meter.h"
+#include "obs-truncate.h"
+#include "prompt.h"
+
+namespace kvarena {
+
+const char* history_mode_name(history_mode m) { return m == history_mode::last ? "last" : "full"; }
+
+history_mode parse_history_mode(std::string_view name) {
+  if (name == "last") return history_mode::last;
+  if (name == "full") return history_mode::full;
+  throw std::invalid_argument("history mode '" + std::string(name) + "': use last (VWA) or full");
+}
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+double ms_since(clk::time_point t0) { return std::chrono::duration<double, std::milli>(clk::now() - t0).count(); }
+
+// Deletes the env session when the episode ends, however it ends.
+class env_session_guard {
+ public:
+  env_session_guard(env_client& env, std::string id) : env_(env), id_(std::move(id)) {}
+  ~env_session_guard() {
+    try {
+      env_.close(id_);
+    } catch (...) {  // the server reaps idle sessions; a failed close must not hide the result
+    }
+  }
+  env_session_guard(const env_session_guard&) = delete;
+  env_session_guard& operator=(const env_session_guard&) = delete;
+  const std::string& id() const { return id_; }
+
+ private:
+  env_client& env_;
+  std::string id_;
+};
+
+class episode_runner {
+ public:
+  episode_runner(env_client& env, const task& t, const agent_config& cfg, const model_context& mc,
+                 episode_result& r)
+      : env_(env), task_(t), cfg_(cfg), mc_(mc), r_(r), meter_(cfg.trace_every, cfg.max_trace_points) {}
+
+  // Throws on a model or env failure; phase() says where.
+  void run();
+  // The episode's totals and peaks from what ran (also after a failure).
+  void collect();
+  const std::string& phase() const { return phase_; }
+
+ private:
+  std::vector<int32_t> step_prompt(const std::string& user_message);
+  bool timed_out() const {
+    return cfg_.max_episode_s > 0 && ms_since(t0_) > cfg_.max_episode_s * 1000.0;
+  }
+  template <class F>
+  auto env_call(F&& f) {
+    const auto t = clk::now();
+    auto out = f();
+    r_.env_ms += ms_since(t);
+    return out;
+  }
+
+  env_client& env_;
+  const task& task_;
+  const agent_config& cfg_;
+  const model_context& mc_;
+  episode_result& r_;
+  clk::time_point t0_ = clk::now();
+  std::string phase_ = "start";
+  kv_meter meter_;                     // before session_: the session's callback points here
+  std::unique_ptr<session> session_;
+  std::unique_ptr<env_session_guard> env_session_;
+  std::vector<chat_message> conv_;     // full mode: every message so far; last mode: the prefix
+  size_t prefix_size_ = 0;             // system + examples
+};
+
+std::string step_phase(int step, const char* what) {
+  return "step " + std::to_string(step + 1) + " " + what;
+}
+
+std::vector<int32_t> episode_runner::step_prompt(const std::string& user_message) {
+  const tokenizer& tok = *mc_.tok;
+  if (cfg_.history == history_mode::last) {
+    std::vector<chat_message> msgs(conv_.begin(), conv_.begin() + static_cast<ptrdiff_t>(prefix_size_));
+    msgs.push_back({"user", user_message});
+    session_->reset();
+    return tok.encode(mc_.chat.render(msgs, true), /*add_bos=*/true, /*parse_special=*/true);
+  }
+  conv_.push_back({"user", user_message});
+  if (session_->n_past() == 0)
+    return tok.encode(mc_.chat.render(conv_, true), /*add_bos=*/true, /*parse_special=*/true);
+  // conv_ ends with [..., assistant reply (in the cache), new user message].
+  return tok.encode(mc_.chat.continue_after_reply(conv_, conv_.size() - 2, true), /*add_bos=*/false,
+                    /*parse_special=*/true);
+}
+
+void episode_runner::run() {
+  phase_ = "create env session";
+  env_create_options eo = cfg_.env;
+  eo.early_stop = cfg_.early_stop;
+  env_created created = env_call([&] { return env_.create_session(task_, eo); });
+  env_session_ = std::make_unique<env_session_guard>(env_, created.session_id);
+  const std::string& id = env_session_->id();
+
+  phase_ = "start model session";
+  if (!mc_.llm || !mc_.tok) throw std::invalid_argument("model_context has no model or no tokenizer");
+  session_options so = mc_.session;
+  so.track_confidence = true;  // a step's confidence is a recorded column
+  session_ = std::make_unique<session>(*mc_.llm, so);
+  session_->on_step([this](const kv_step_stats& s) { meter_.on_forward(s); });
+  sampler smp(mc_.sampling);
+  generate_options go;
+  go.max_tokens = cfg_.max_new_tokens;
+  go.stop = mc_.chat.stop_strings();
+  go.stop.insert(go.stop.end(), cfg_.stop.begin(), cfg_.stop.end());
+  conv_ = prompt_prefix(cfg_.n_examples);
+  prefix_size_ = conv_.size();
+
+  early_stop_rules rules(cfg_.early_stop);
+  env_observation obs = created.observation;
+  std::optional<agent_action> prev;
+  std::optional<std::string> prev_env_error;
+  std::string answer;
+  r_.final_url = obs.url;
+  for (int step = 0;; ++step) {
+    if (early_stop_decision d = rules.check(); d.stop) {
+      r_.end_reason = d.reason;
+      answer = early_stop_answer(d.reason);
+      break;
+    }
+    if (timed_out()) {
+      r_.status = "timeout";
+      r_.end_reason = "Timeout after " + std::to_string(cfg_.max_episode_s) + " s";
+      answer = early_stop_answer(r_.end_reason);
+      break;
+    }
+
+    phase_ = step_phase(step, "prompt");
+    truncated_observation shown = truncate_to_tokens(*mc_.tok, obs.text, cfg_.max_obs_tokens);
+    const std::string prev_text = previous_action_text(prev ? &*prev : nullptr, prev_env_error);
+    const std::vector<int32_t> prompt =
+        step_prompt(step_message({shown.text, obs.url, task_.intent, prev_text}));
+    const int64_t need = session_->n_past() + static_cast<int64_t>(prompt.size()) + cfg_.max_new_tokens;
+    if (need > session_->n_ctx()) {
+      r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
+                      std::to_string(prompt.size()) + " new + max_new_tokens " +
+                      std::to_string(cfg_.max_new_tokens) + " > n_ctx " + std::to_string(session_->n_ctx());
+      answer = early_stop_answer(r_.end_reason);
+      break;
+    }
+
+    phase_ = step_phase(step, "model");
+    meter_.begin_step(step);
+    generate_result g = session_->generate(*mc_.tok, prompt, go, smp);
+    const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(prompt.size() + g.tokens.size()));
+    if (cfg_.history == history_mode::full) conv_.push_back({"assistant", g.text});
+    agent_action a = extract_agent_action(g.text);
+    rules.record(a.parsed);
+
+    step_record rec;
+    rec.index = step;
+    rec.url = obs.url;
+    rec.output = g.text;
+    rec.action = a.text;
+    rec.parsed = a.ok();
+    if (!a.ok()) rec.action_error = a.parsed.error;
+    rec.obs_tokens = shown.n_tokens;
+    rec.obs_truncated = shown.truncated;
+    rec.prompt_tokens = static_cast<int64_t>(prompt.size());
+    rec.generated_tokens = static_cast<int64_t>(g.tokens.size());
+    rec.gen_stop = g.stop_reason;
+    rec.kv_tokens = kv.kv_tokens;
+    rec.seq_len = kv.seq_len;
+    rec.kv_bytes = kv.kv_bytes;
+    rec.kv_host_bytes = kv.kv_host_bytes;
+    rec.confidence = kv.confidence;
+    rec.budget = kv.budget;
+    rec.prefill_ms = g.prompt_ms;
+    rec.decode_ms = g.generate_ms;
+    rec.latency_ms = g.prompt_ms + g.generate_ms;
+    r_.step_records.push_back(rec);
+
+    phase_ = step_phase(step, "env");
+    const auto te = clk::now();
+    env_step_result er = env_call([&] { return env_.step(id, a.env_text); });
+    step_record& done = r_.step_records.back();
+    done.env_ms = ms_since(te);
+    if (a.ok() && er.action_error) done.action_error = er.action_error;
+    r_.steps = step + 1;
+    prev = std::move(a);
+    prev_env_error = er.action_error;
+    obs = std::move(er.observation);
+    r_.final_url = obs.url;
+    if (er.done || prev->parsed.act.kind == action_kind::stop) {
+      r_.end_reason = er.reason.value_or("stop");
+      answer = er.answer.value_or(prev->parsed.act.answer);
+      break;
+    }
+  }
+
+  phase_ = "evaluate";
+  r_.answer = answer;
+  r_.evaluation = env_call([&] { return env_.evaluate(id, answer); });
+  r_.score = r_.evaluation.score;
+  r_.success = r_.evaluation.success;
+  if (r_.status != "timeout") r_.status = "done";
+}
+
+void episode_runner::collect() {
+  for (const step_record& s : r_.step_records) {
+    r_.prompt_tokens += s.prompt_tokens;
+    r_.generated_tokens += s.generated_tokens;
+    r_.prefill_ms += s.prefill_ms;
+    r_.decode_ms += s.decode_ms;
+  }
+  r_.peak_kv_bytes = meter_.peak_kv_bytes();
+  r_.peak_kv_host_bytes = meter_.peak_kv_host_bytes();
+  if (session_) {
+    const memory_stats m = session_->memory();
+    r_.peak_kv_bytes = std::max(r_.peak_kv_bytes, m.kv_peak_bytes);
+    r_.peak_kv_host_bytes = std::max(r_.peak_kv_host_bytes, m.kv_host_peak_bytes);
+    r_.peak_device_bytes = m.weights_bytes + r_.peak_kv_bytes + m.scratch_bytes;
+  }
+  r_.kv_trace = meter_.trace();
+}
+
+}  // namespace
+
+episode_result run_episode(env_client& env, const task& t, const agent_config& cfg, const model_context& mc) {
+  const auto t0 = clk::now();
+  episode_result r;
+  r.task_id = t.task_id;
+  r.history_mode = history_mode_name(cfg.history);
+  r.chat_template = mc.chat.name();
+  r.kv_policy = mc.session.kv_policy;
+  {
+    episode_runner runner(env, t, cfg, mc, r);
+    try {
+      runner.run();
+    } catch (const std::exception& e) {
+      r.status = "error";
+      r.error = runner.phase() + ": " + e.what();
+    }
+    runner.collect();
+  }  // the env session is closed here
+  r.wall_ms = ms_since(t0);
+  return r;
+}
+
+}  // namespace kvarena

@@ -1,0 +1,59 @@
+// obs-truncate.cpp: see obs-truncate.h.
+#include "obs-truncate.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "tokenizer.h"
+
+namespace kvarena {
+namespace {
+
+int64_t count_tokens(const tokenizer& tok, std::string_view s) {
+  return static_cast<int64_t>(tok.encode(s, /*add_bos=*/false).size());
+}
+
+// Back to the start of a UTF-8 character.
+size_t char_boundary(std::string_view s, size_t cut) {
+  while (cut > 0 && cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
+}  // namespace
+
+std::string truncation_marker(int64_t max_tokens) {
+  return "[... observation truncated to " + std::to_string(max_tokens) + " tokens ...]";
+}
+
+truncated_observation truncate_to_tokens(const tokenizer& tok, std::string_view text, int64_t max_tokens) {
+  truncated_observation out;
+  std::vector<int32_t> ids = tok.encode(text, /*add_bos=*/false);
+  out.n_tokens_in = static_cast<int64_t>(ids.size());
+  if (max_tokens <= 0 || out.n_tokens_in <= max_tokens) {
+    out.text = std::string(text);
+    out.n_tokens = out.n_tokens_in;
+    return out;
+  }
+  // The first max_tokens tokens decode to a prefix of the text (decode(encode(s)) == s and
+  // pieces concatenate); keep the whole lines inside it.
+  ids.resize(static_cast<size_t>(max_tokens));
+  size_t len = std::min(tok.decode(ids).size(), text.size());
+  size_t cut = text.rfind('\n', len == 0 ? 0 : len - 1);
+  cut = cut == std::string_view::npos || cut == 0 ? char_boundary(text, len) : cut;
+  // A prefix can tokenise a little differently from a prefix of the tokens: drop lines
+  // (or bytes) until it fits.
+  int64_t n = count_tokens(tok, text.substr(0, cut));
+  while (n > max_tokens && cut > 0) {
+    size_t nl = text.rfind('\n', cut - 1);
+    cut = nl == std::string_view::npos || nl == 0 ? char_boundary(text, cut * 9 / 10) : nl;
+    n = count_tokens(tok, text.substr(0, cut));
+  }
+  out.text = std::string(text.substr(0, cut));
+  out.n_tokens = n;
+  out.truncated = true;
+  out.text += '\n';
+  out.text += truncation_marker(max_tokens);
+  return out;
+}
+
+}  // namespace kvarena

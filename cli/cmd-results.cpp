@@ -1,0 +1,76 @@
+// cmd-results.cpp: the results database commands (results/ does the work).
+//   merge OUT.sqlite SHARD.sqlite...   pool shard files into OUT (created when absent; merging
+//                                      again adds what is new); prints per-run counts and the
+//                                      planned items not done. Exit 0 when complete, 3 when
+//                                      items are missing (so a Slurm merge job shows it), 1 on error.
+//   report RUN.sqlite [--run NAME] [--task ID] [--html FILE] [--json]
+//                                      per-policy table on stdout (or its JSON with --json);
+//                                      --html writes a self-contained page with SVG plots.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli-commands.h"
+#include "report-html.h"
+#include "results-merge.h"
+#include "results-report.h"
+
+namespace kvarena::cli {
+
+namespace {
+
+constexpr int k_exit_incomplete = 3;
+
+struct report_args {
+  std::string file;
+  std::string html;
+  bool json = false;
+  results::report_options opt;
+};
+
+int run_merge(const std::string& out, const std::vector<std::string>& inputs) {
+  auto sum = results::merge_results(out, inputs);
+  std::fputs(results::format_merge_summary(sum).c_str(), stdout);
+  return sum.complete() ? 0 : k_exit_incomplete;
+}
+
+int run_report(const report_args& a) {
+  auto r = results::build_report(a.file, a.opt);
+  if (!a.html.empty()) {
+    std::ofstream f(a.html, std::ios::binary);
+    f << results::report_html(r);
+    f.close();
+    if (!f) throw results::results_error("cannot write " + a.html);
+    std::fprintf(stderr, "kvarena report: wrote %s\n", a.html.c_str());
+  }
+  const std::string text = a.json ? results::report_json(r) + "\n" : results::report_text(r);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, command_fn& run) {
+  auto* cmd = app.add_subcommand("merge", "Pool shard results files into one and list the work items still missing "
+                                          "(exit 3 when incomplete)");
+  auto out = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("out", *out, "Merged results file (created when absent)")->required();
+  cmd->add_option("shards", *inputs, "Shard results files")->required();
+  cmd->callback([&run, out, inputs] { run = [=] { return run_merge(*out, *inputs); }; });
+}
+
+void add_report_command(CLI::App& app, command_fn& run) {
+  auto* cmd = app.add_subcommand("report", "Per-policy success, memory and latency of a run; HTML with plots");
+  auto a = std::make_shared<report_args>();
+  cmd->add_option("file", a->file, "Results file (.sqlite)")->required();
+  cmd->add_option("--run", a->opt.run_name, "Run name (default: the file's latest run)");
+  cmd->add_option("--task", a->opt.trace_task, "Task of the KV-over-tokens plot (default: the longest trace)");
+  cmd->add_option("--html", a->html, "Also write a self-contained HTML report here");
+  cmd->add_flag("--json", a->json, "Print the per-policy metrics as JSON instead of the table");
+  cmd->callback([&run, a] { run = [a] { return run_report(*a); }; });
+}
+
+}  // namespace kvarena::cli

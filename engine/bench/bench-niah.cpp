@@ -1,0 +1,145 @@
+// bench-niah.cpp: needle-in-a-haystack prompts and retrieval under a policy (bench-niah.h).
+#include "bench-niah.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "engine-error.h"
+#include "sampler.h"
+#include "tokenizer.h"
+
+namespace kvarena {
+
+namespace {
+
+uint64_t mix64(uint64_t z) {  // splitmix64 finaliser
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+const char* const kSubjects[] = {"The old lighthouse", "A quiet river", "The village baker", "Every market stall",
+                                 "The northern forest", "A small wooden boat", "The city library",
+                                 "The mountain path", "An autumn garden", "The harbour crane",
+                                 "A travelling musician", "The school bell", "The copper kettle",
+                                 "A flock of geese", "The night train", "The morning fog"};
+const char* const kVerbs[] = {"looks", "stands", "waits", "rests", "shines", "turns", "moves", "sleeps",
+                              "grows", "drifts"};
+const char* const kPlaces[] = {"near the bridge", "by the sea", "under a grey sky", "beside the road",
+                               "in the valley", "behind the hills", "at the edge of town", "along the shore",
+                               "in the warm light", "past the orchard"};
+const char* const kTails[] = {"while the wind is calm", "as it did last year", "before the rain begins",
+                              "and nobody seems to notice", "when the days are long", "for a little while",
+                              "until the evening comes", "as the season changes"};
+const char* const kColours[] = {"green", "blue", "yellow", "red", "silver", "brown", "white", "golden"};
+
+template <size_t N>
+const char* pick(const char* const (&a)[N], uint64_t& st) {
+  st = mix64(st);
+  return a[st % N];
+}
+
+std::string fmt_depth(double d) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%g", d);
+  return s;
+}
+
+}  // namespace
+
+std::string niah_filler_text(int64_t n_words, uint64_t seed) {
+  uint64_t st = mix64(seed ^ 0x6E696168ull);  // "niah"
+  std::string out;
+  int64_t words = 0;
+  while (words < n_words) {
+    std::string s = std::string(pick(kSubjects, st)) + " " + pick(kVerbs, st) + " " + pick(kPlaces, st);
+    if (mix64(st) % 2) s += std::string(" ") + pick(kTails, st);
+    s += std::string(", and the sky is ") + pick(kColours, st) + ". ";
+    for (char c : s) words += c == ' ';
+    out += s;
+  }
+  return out;
+}
+
+std::string niah_code(uint64_t seed, int64_t length, double depth) {
+  const uint64_t z = mix64(seed ^ mix64(uint64_t(length) * 1000003ull + uint64_t(std::llround(depth * 1e6))));
+  char s[8];
+  std::snprintf(s, sizeof s, "%05u", unsigned(10000 + z % 90000));  // five digits, no leading zero
+  return s;
+}
+
+std::vector<int32_t> niah_haystack(const tokenizer& tok, const bench_niah_config& cfg, uint64_t seed) {
+  int64_t need = 0;
+  for (int64_t l : cfg.lengths) need = std::max(need, l);
+  std::vector<int32_t> hay;
+  if (cfg.haystack_text.empty()) {
+    // Filler words cost about 1.3 tokens each; grow until long enough.
+    for (int64_t words = need + 64; int64_t(hay.size()) < need; words *= 2)
+      hay = tok.encode(niah_filler_text(words, seed), false);
+  } else {
+    const std::vector<int32_t> t = tok.encode(cfg.haystack_text, false);
+    if (t.empty()) throw engine_error("bench niah: --text encodes to no tokens");
+    while (int64_t(hay.size()) < need) hay.insert(hay.end(), t.begin(), t.end());
+  }
+  return hay;
+}
+
+std::vector<int32_t> niah_prompt(const tokenizer& tok, const std::vector<int32_t>& haystack,
+                                 const std::string& code, int64_t length, double depth) {
+  if (!(depth >= 0 && depth <= 1)) throw engine_error("bench niah: depth " + fmt_depth(depth) + " is not in [0,1]");
+  std::vector<int32_t> out;
+  if (tok.adds_bos() && tok.bos_id() >= 0) out.push_back(tok.bos_id());
+  const std::vector<int32_t> needle = tok.encode(" The secret code is " + code + ". ", false);
+  const std::vector<int32_t> question = tok.encode("\n\nWhat is the secret code? The secret code is", false);
+  const int64_t hay = length - int64_t(out.size() + needle.size() + question.size());
+  if (hay < 0)
+    throw engine_error("bench niah: length " + std::to_string(length) + " cannot hold the needle and the question (" +
+                       std::to_string(needle.size() + question.size() + out.size()) + " tokens)");
+  if (int64_t(haystack.size()) < hay) throw engine_error("bench niah: haystack shorter than the length");
+  const int64_t before = std::llround(depth * double(hay));
+  out.insert(out.end(), haystack.begin(), haystack.begin() + before);
+  out.insert(out.end(), needle.begin(), needle.end());
+  out.insert(out.end(), haystack.begin() + before, haystack.begin() + hay);
+  out.insert(out.end(), question.begin(), question.end());
+  return out;
+}
+
+bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std::vector<int32_t>& haystack,
+                                 const kv_policy_spec& policy, const bench_common& common,
+                                 const bench_niah_config& cfg) {
+  if (cfg.lengths.empty() || cfg.depths.empty()) throw engine_error("bench niah: give at least one length and depth");
+  int64_t max_len = 0;
+  for (int64_t l : cfg.lengths) max_len = std::max(max_len, l);
+  session s(m, bench_session_options(policy, common.threads, max_len + cfg.max_answer_tokens + 1));
+  bench_niah_result r;
+  int64_t n_correct = 0;
+  for (int64_t len : cfg.lengths) {
+    for (double depth : cfg.depths) {
+      bench_niah_cell c;
+      c.length = len;
+      c.depth = depth;
+      c.code = niah_code(common.seed, len, depth);
+      const std::vector<int32_t> prompt = niah_prompt(tok, haystack, c.code, len, depth);
+      s.reset();
+      sampler greedy;
+      generate_options g;
+      g.max_tokens = cfg.max_answer_tokens;
+      const generate_result gr = s.generate(tok, prompt, g, greedy);
+      c.answer = gr.text;
+      c.correct = gr.text.find(c.code) != std::string::npos;
+      n_correct += c.correct;
+      const memory_stats mem = s.memory();
+      r.peak_kv_bytes = std::max(r.peak_kv_bytes, mem.kv_peak_bytes);
+      r.peak_kv_host_bytes = std::max(r.peak_kv_host_bytes, mem.kv_host_peak_bytes);
+      std::fprintf(stderr, "bench niah: %s: length %lld depth %s: %s\n", policy.text.c_str(), (long long)len,
+                   fmt_depth(depth).c_str(), c.correct ? "correct" : "wrong");
+      r.grid.push_back(std::move(c));
+    }
+  }
+  r.accuracy = double(n_correct) / double(r.grid.size());
+  return r;
+}
+
+}  // namespace kvarena

@@ -1,0 +1,61 @@
+// bench-niah.h: `kvarena bench niah`: needle in a haystack. For each context length and
+// depth, a haystack of filler text (a seeded generator, or a user's text repeated) holds
+// the needle "The secret code is NNNNN." at that depth fraction; the prompt ends with the
+// question "What is the secret code?" and greedy generation (at most 12 tokens) answers.
+// A cell is correct when the answer contains the five digits (exact retrieval).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench-common.h"
+
+namespace kvarena {
+
+class tokenizer;
+
+struct bench_niah_config {
+  std::vector<int64_t> lengths = {1024, 2048, 4096};  // prompt tokens per cell (needle and question included)
+  std::vector<double> depths = {0, 0.25, 0.5, 0.75, 1};  // needle position as a fraction of the haystack
+  std::string haystack_text;  // "": the built-in filler generator (seeded)
+  int64_t max_answer_tokens = 12;
+};
+
+struct bench_niah_cell {
+  int64_t length = 0;
+  double depth = 0;
+  bool correct = false;
+  std::string code;    // the five digits hidden
+  std::string answer;  // what greedy generation produced
+};
+
+struct bench_niah_result {
+  double accuracy = 0;  // correct cells / cells
+  std::vector<bench_niah_cell> grid;
+  size_t peak_kv_bytes = 0;       // the most over all cells
+  size_t peak_kv_host_bytes = 0;
+};
+
+// Deterministic English-like filler of about n_words words (sentences about objects,
+// places and colours), the same for the same seed on every machine.
+std::string niah_filler_text(int64_t n_words, uint64_t seed);
+
+// One prompt: haystack tokens with the needle at `depth`, then the question; exactly
+// `length` tokens (throws engine_error when length cannot hold the needle and question).
+std::vector<int32_t> niah_prompt(const tokenizer& tok, const std::vector<int32_t>& haystack,
+                                 const std::string& code, int64_t length, double depth);
+
+// The five-digit code of cell (length, depth) for a seed.
+std::string niah_code(uint64_t seed, int64_t length, double depth);
+
+// The haystack tokens every policy shares: enough filler (generated or the text repeated)
+// for the longest length, without BOS.
+std::vector<int32_t> niah_haystack(const tokenizer& tok, const bench_niah_config& cfg, uint64_t seed);
+
+// All cells for one policy; one session (reset between cells), n_ctx = the longest length
+// plus the answer.
+bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std::vector<int32_t>& haystack,
+                                 const kv_policy_spec& policy, const bench_common& common,
+                                 const bench_niah_config& cfg);
+
+}  // namespace kvarena

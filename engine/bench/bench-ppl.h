@@ -1,0 +1,26 @@
+// bench-ppl.h: `kvarena bench ppl`: teacher-forced streaming perplexity of a text with a KV
+// policy active. The first token is appended, then each next token is scored from the
+// current logits (-log softmax[tok]) and appended as a decode step, so the policy evicts
+// (and confkv gates on confidence) exactly as it would while generating.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "bench-common.h"
+
+namespace kvarena {
+
+struct bench_ppl_result {
+  double ppl = 0;               // exp(nll_mean)
+  double nll_mean = 0;          // nats per scored token
+  int64_t n_tokens = 0;         // scored tokens (all but the first)
+  size_t peak_kv_bytes = 0;
+  size_t peak_kv_host_bytes = 0;
+  double tok_s = 0;             // scored tokens per second (forward calls included)
+};
+
+// tokens: the text's ids (BOS first when the vocabulary adds one), at least 2.
+bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& tokens,
+                               const kv_policy_spec& policy, const bench_common& common);
+
+}  // namespace kvarena

@@ -1,0 +1,215 @@
+// kv-attention-cpu-avx512.cpp: the AVX-512 chunk kernels of kv-attention-cpu.cpp (which
+// documents the algorithm), compiled for AVX-512 F/BW/VL/DQ + F16C + FMA and called only when
+// cpu-kernels picks its "avx512" variant, for head_dim % 16 == 0. FP16 rows are read with
+// cvtph, INT8 rows with cvtepi8 times the block's per-channel scale; at most 4 rows read the
+// span directly (each element converted once), more rows share a chunk dequantised once into
+// an F32 tile.
+#include "kv-attention-cpu.h"
+
+#include <algorithm>
+
+#include "engine-error.h"
+
+#if defined(__x86_64__) && defined(__AVX512F__)
+#include <immintrin.h>
+
+// GCC 12 flags the undefined pass-through operands inside avx512fintrin.h as uninitialised.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace kvarena::kv_attention_avx512 {
+namespace {
+
+constexpr int64_t k_direct_max_rows = 4;  // up to this many rows read spans directly
+
+// Sources of 16 channels [d, d + 16) of row t, as F32.
+struct src_f32 {
+  const float* p;  // (n, hd)
+  int64_t hd;
+  __m512 load(int64_t t, int64_t d) const { return _mm512_loadu_ps(p + t * hd + d); }
+};
+struct src_f16 {
+  const uint16_t* p;  // (n, hd)
+  int64_t hd;
+  __m512 load(int64_t t, int64_t d) const {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + t * hd + d)));
+  }
+};
+struct src_i8 {
+  const int8_t* q;       // (n, hd)
+  const int32_t* block;  // (n,)
+  const float* scale;    // (n_blocks, hd)
+  int64_t hd;
+  __m512 load(int64_t t, int64_t d) const {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + t * hd + d));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)),
+                         _mm512_loadu_ps(scale + int64_t(block[t]) * hd + d));
+  }
+};
+
+// [sum(a0), sum(a1), sum(a2), sum(a3)]: four horizontal sums sharing their shuffles.
+inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+  const __m512 s01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+  const __m512 s23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+  const __m512d d01 = _mm512_castps_pd(s01), d23 = _mm512_castps_pd(s23);
+  // Each 128-bit lane now holds one partial sum of a0, a1, a2, a3 in that order.
+  const __m512 s = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(d01, d23)),
+                                 _mm512_castpd_ps(_mm512_unpackhi_pd(d01, d23)));
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
+                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+// S[r * ld_s + t + j] = q[r] . k(t + j) for r < RB rows, j < KB keys: RB * KB independent
+// FMA chains, each key vector converted once for all RB rows.
+template <class Src, int RB, int KB>
+inline void qk_block(const Src& k, int64_t t, const float* q, int64_t hd, float* S,
+                                   int64_t ld_s) {
+  __m512 acc[RB][KB];
+  for (int r = 0; r < RB; ++r)
+    for (int j = 0; j < KB; ++j) acc[r][j] = _mm512_setzero_ps();
+  for (int64_t d = 0; d < hd; d += 16) {
+    __m512 kv[KB];
+    for (int j = 0; j < KB; ++j) kv[j] = k.load(t + j, d);
+    for (int r = 0; r < RB; ++r) {
+      const __m512 qv = _mm512_loadu_ps(q + r * hd + d);
+      for (int j = 0; j < KB; ++j) acc[r][j] = _mm512_fmadd_ps(qv, kv[j], acc[r][j]);
+    }
+  }
+  for (int r = 0; r < RB; ++r) {
+    if constexpr (KB == 4) {
+      _mm_storeu_ps(S + r * ld_s + t, reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+    } else {
+      S[r * ld_s + t] = _mm512_reduce_add_ps(acc[r][0]);
+    }
+  }
+}
+
+template <class Src, int RB>
+void qk_rows_rb(const Src& k, int64_t n, const float* q, int64_t hd, float* S,
+                              int64_t ld_s) {
+  int64_t t = 0;
+  for (; t + 4 <= n; t += 4) qk_block<Src, RB, 4>(k, t, q, hd, S, ld_s);
+  for (; t < n; ++t) qk_block<Src, RB, 1>(k, t, q, hd, S, ld_s);
+}
+
+template <class Src>
+void qk_rows(const Src& k, int64_t n, const float* q, int64_t n_rows, int64_t hd,
+                           float* S, int64_t ld_s) {
+  for (int64_t r = 0; r < n_rows; r += 4) {
+    const float* qr = q + r * hd;
+    float* sr = S + r * ld_s;
+    switch (std::min<int64_t>(4, n_rows - r)) {
+      case 1: qk_rows_rb<Src, 1>(k, n, qr, hd, sr, ld_s); break;
+      case 2: qk_rows_rb<Src, 2>(k, n, qr, hd, sr, ld_s); break;
+      case 3: qk_rows_rb<Src, 3>(k, n, qr, hd, sr, ld_s); break;
+      default: qk_rows_rb<Src, 4>(k, n, qr, hd, sr, ld_s); break;
+    }
+  }
+}
+
+// o[r * hd + c0 + 16 s + :] += sum_{j < n} P[r * ld_p + j] * v(j)[c0 + 16 s + :] for r < RB,
+// s < NS: RB * NS accumulators, each value vector converted once for all RB rows.
+template <class Src, int RB, int NS>
+inline void pv_block(const Src& v, int64_t n, const float* P, int64_t ld_p,
+                                   int64_t c0, int64_t hd, float* o) {
+  __m512 acc[RB][NS];
+  for (int r = 0; r < RB; ++r)
+    for (int s = 0; s < NS; ++s) acc[r][s] = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; ++j) {
+    __m512 vv[NS];
+    for (int s = 0; s < NS; ++s) vv[s] = v.load(j, c0 + 16 * s);
+    for (int r = 0; r < RB; ++r) {
+      const __m512 p = _mm512_set1_ps(P[r * ld_p + j]);
+      for (int s = 0; s < NS; ++s) acc[r][s] = _mm512_fmadd_ps(p, vv[s], acc[r][s]);
+    }
+  }
+  for (int r = 0; r < RB; ++r)
+    for (int s = 0; s < NS; ++s) {
+      float* dst = o + r * hd + c0 + 16 * s;
+      _mm512_storeu_ps(dst, _mm512_add_ps(_mm512_loadu_ps(dst), acc[r][s]));
+    }
+}
+
+template <class Src, int RB>
+void pv_rows_rb(const Src& v, int64_t n, const float* P, int64_t ld_p, int64_t hd,
+                              float* o) {
+  int64_t c0 = 0;
+  for (; c0 + 64 <= hd; c0 += 64) pv_block<Src, RB, 4>(v, n, P, ld_p, c0, hd, o);
+  switch ((hd - c0) / 16) {
+    case 3: pv_block<Src, RB, 3>(v, n, P, ld_p, c0, hd, o); break;
+    case 2: pv_block<Src, RB, 2>(v, n, P, ld_p, c0, hd, o); break;
+    case 1: pv_block<Src, RB, 1>(v, n, P, ld_p, c0, hd, o); break;
+    default: break;
+  }
+}
+
+template <class Src>
+void pv_rows(const Src& v, int64_t n, const float* P, int64_t ld_p, int64_t n_rows,
+                           int64_t hd, float* o) {
+  for (int64_t r = 0; r < n_rows; r += 4) {
+    const float* pr = P + r * ld_p;
+    float* orow = o + r * hd;
+    switch (std::min<int64_t>(4, n_rows - r)) {
+      case 1: pv_rows_rb<Src, 1>(v, n, pr, ld_p, hd, orow); break;
+      case 2: pv_rows_rb<Src, 2>(v, n, pr, ld_p, hd, orow); break;
+      case 3: pv_rows_rb<Src, 3>(v, n, pr, ld_p, hd, orow); break;
+      default: pv_rows_rb<Src, 4>(v, n, pr, ld_p, hd, orow); break;
+    }
+  }
+}
+
+// tile: (n, hd) = rows [0, n) of src.
+template <class Src>
+void dequant_tile(const Src& src, int64_t n, int64_t hd, float* tile) {
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t d = 0; d < hd; d += 16) _mm512_storeu_ps(tile + j * hd + d, src.load(j, d));
+}
+
+}  // namespace
+
+void qk(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int64_t n_rows, float* S,
+        int64_t ld_s, float* tile) {
+  if (sp.kq) {
+    const src_i8 k{sp.kq + a * hd, sp.block + a, sp.k_scale, hd};
+    if (n_rows <= k_direct_max_rows) return qk_rows(k, n, q, n_rows, hd, S, ld_s);
+    dequant_tile(k, n, hd, tile);
+  } else {
+    const src_f16 k{sp.k16 + a * hd, hd};
+    if (n_rows <= k_direct_max_rows) return qk_rows(k, n, q, n_rows, hd, S, ld_s);
+    dequant_tile(k, n, hd, tile);
+  }
+  qk_rows(src_f32{tile, hd}, n, q, n_rows, hd, S, ld_s);
+}
+
+void pv(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int64_t ld_p,
+        int64_t n_rows, float* o, float* tile) {
+  if (sp.kq) {
+    const src_i8 v{sp.vq + a * hd, sp.block + a, sp.v_scale, hd};
+    if (n_rows <= k_direct_max_rows) return pv_rows(v, n, P, ld_p, n_rows, hd, o);
+    dequant_tile(v, n, hd, tile);
+  } else {
+    const src_f16 v{sp.v16 + a * hd, hd};
+    if (n_rows <= k_direct_max_rows) return pv_rows(v, n, P, ld_p, n_rows, hd, o);
+    dequant_tile(v, n, hd, tile);
+  }
+  pv_rows(src_f32{tile, hd}, n, P, ld_p, n_rows, hd, o);
+}
+
+bool built() { return true; }
+
+}  // namespace kvarena::kv_attention_avx512
+
+#else  // not an x86-64 AVX-512 build: never picked
+
+namespace kvarena::kv_attention_avx512 {
+bool built() { return false; }
+void qk(const kv_span&, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t, float*) {
+  KV_ASSERT(false && "kv-attention-cpu-avx512.cpp was built without AVX-512");
+}
+void pv(const kv_span&, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, float*) {
+  KV_ASSERT(false && "kv-attention-cpu-avx512.cpp was built without AVX-512");
+}
+}  // namespace kvarena::kv_attention_avx512
+
+#endif

@@ -1,0 +1,196 @@
+// kv-runtime.cpp: a sequence's KV cache under a policy, driven layer by layer by the
+// forward pass (see kv-runtime.h).
+//
+// Per forward call of n tokens and per layer l:
+//   eviction policies (full, window, h2o, confkv, confkv-l):
+//     append: store capacity = budget + n, then the chunk's rows go in (FP16);
+//     attend: clear the mass column (only when the policy ranks by it), attention over the
+//             INT8 + FP16 spans (the kernel adds mass), then select + apply (evict, INT8);
+//   freekv:
+//     append: wait for layer l's overlapped recall, then the rows go to the host pool
+//             (head-major pages, digested when full) and to the store (the window);
+//     attend: select with the last query (speculative pages for unflagged heads, redone for
+//             heads whose query moved), evict the window's old tokens, recall the missing
+//             pages (blocking), attention over page slots + window, then prefetch the pages
+//             the next step will want (chosen with this query) on the worker thread.
+#include "kv-runtime.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine-error.h"
+
+namespace kvarena {
+
+kv_runtime::kv_runtime(const kv_runtime_config& cfg) : cfg_(cfg) {
+  const kv_policy_options& o = cfg.options;
+  policy_ = make_kv_policy(cfg.policy, o);  // validates, throws engine_error
+  needs_ = policy_->needs();
+  n_layers_ = o.n_layers, n_heads_ = o.n_heads, n_kv_ = o.n_kv_heads, hd_ = o.head_dim;
+  freekv_ = needs_.host_offload;
+  max_chunk_ = std::max<int64_t>(1, cfg.max_chunk);
+  if (freekv_) max_chunk_ = std::min(max_chunk_, o.page);  // the window grows by at most a page
+  reset();
+}
+
+kv_runtime::~kv_runtime() = default;
+
+void kv_runtime::reset() {
+  const kv_policy_options& o = cfg_.options;
+  if (step_ > 0) policy_ = make_kv_policy(cfg_.policy, o);  // fresh policy state
+  kv_store_config sc;
+  sc.n_layers = n_layers_, sc.n_kv_heads = n_kv_, sc.head_dim = hd_;
+  sc.group = n_heads_ / n_kv_;
+  sc.int8 = o.int8 && (cfg_.policy == "confkv" || cfg_.policy == "confkv-l");
+  sc.fp16_window = o.int8_window;
+  if (freekv_) sc.layer_capacity.assign(size_t(n_layers_), o.window + max_chunk_);
+  store_ = kv_store(sc);
+  if (freekv_) {
+    if (o.dense_layer0) store_.set_capacity(0, 0);
+    host_ = kv_host_pool(n_layers_, n_kv_, hd_, o.page);
+    dev_ = kv_device_pages(n_layers_, n_kv_, hd_, o.page, policy_->page_slots());
+    if (!worker_) worker_ = std::make_unique<kv_recall_worker>(8, host_.page_elems());
+    for (int64_t l = 0; l < n_layers_; ++l) worker_->wait(l);  // nothing of the old sequence in flight
+    qbuf_.assign(size_t(n_layers_ * n_heads_ * hd_), 0.f);
+    qptr_.resize(size_t(n_layers_));
+    for (int64_t l = 0; l < n_layers_; ++l) qptr_[l] = qbuf_.data() + l * n_heads_ * hd_;
+  }
+  heads_.assign(size_t(n_kv_), {});
+  pages_.assign(size_t(n_kv_), {});
+  step_ = 0, pos0_ = 0, n_ = 0;
+  last_ = cur_ = {};
+  peak_device_ = device_bytes(), peak_host_ = host_bytes();
+}
+
+size_t kv_runtime::device_bytes() const {
+  return store_.device_bytes() + (freekv_ ? dev_.device_bytes() : 0);
+}
+size_t kv_runtime::host_bytes() const { return freekv_ ? host_.host_bytes() : 0; }
+size_t kv_runtime::peak_device_bytes() const { return std::max(peak_device_, device_bytes()); }
+
+void kv_runtime::track() {
+  peak_device_ = std::max(peak_device_, device_bytes());
+  peak_host_ = std::max(peak_host_, host_bytes());
+}
+
+void kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
+  KV_ASSERT(n >= 1 && n <= max_chunk_);
+  sig_ = s;
+  if (freekv_) sig_.queries = qptr_;
+  pos0_ = pos0, n_ = n;
+  cur_ = {};
+  cur_.step = ++step_;
+  cur_.decode = s.decode;
+  cur_.n_tokens = n;
+  cur_.seq_len = pos0 + n;
+  cur_.confidence = s.decode ? s.confidence : -1.f;
+  cur_.kept.assign(size_t(n_layers_), 0);
+  policy_->on_step(sig_);
+}
+
+void kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t ld) {
+  if (freekv_) {
+    cur_.recalled_bytes += worker_->wait(layer);  // the layer's overlapped recall is done
+    host_.append(layer, n_, k, v, ld);
+    policy_->set_digests(layer, host_.digests(layer));
+  } else {
+    // Room for the kept tokens plus this chunk, and no more: the budget bounds the allocation.
+    const int64_t b = policy_->budget(layer, pos0_ + n_);
+    int64_t kept = 0;
+    for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
+    store_.set_capacity(layer, b < 0 ? 0 : std::max(b, kept) + n_);
+  }
+  store_.append(layer, pos0_, n_, k, v, ld);
+  track();
+}
+
+void kv_runtime::attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q,
+                        float scale, float* out, int64_t ldo) {
+  KV_ASSERT(n_q >= 1 && n_q <= n_);
+  const bool mass = needs_.attention_mass;
+  if (freekv_) run_freekv_select(pool, layer, q + (n_q - 1) * ldq);
+  if (mass) store_.clear_mass(layer);
+
+  // Spans per KV head: FreeKV's resident pages (ascending, all before the window), then the
+  // store's INT8 and FP16 segments.
+  const int64_t page = cfg_.options.page;
+  for (int64_t g = 0; g < n_kv_; ++g) {
+    kv_attn_head& h = heads_[g];
+    h.spans.clear();
+    if (freekv_) {
+      slot_order_.clear();  // (page, slot) of this head's wanted pages, in page order
+      for (int64_t s = 0; s < dev_.n_slots(); ++s) {
+        const int32_t p = dev_.slot_page(layer, g, s);
+        if (p >= 0 && std::binary_search(pages_[g].begin(), pages_[g].end(), p))
+          slot_order_.push_back({p, int32_t(s)});
+      }
+      KV_ASSERT(slot_order_.size() == pages_[g].size());  // all recalled before attention
+      std::sort(slot_order_.begin(), slot_order_.end());
+      for (const auto& [p, slot] : slot_order_) {
+        kv_span sp;
+        sp.n = page;
+        sp.k16 = dev_.slot_data(layer, g, slot);
+        sp.v16 = sp.k16 + page * hd_;
+        h.spans.push_back(sp);
+      }
+    }
+    const kv_attn_head store_part = kv_attn_head_from_view(store_.head_view(layer, g), mass);
+    h.spans.insert(h.spans.end(), store_part.spans.begin(), store_part.spans.end());
+  }
+  kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
+
+  if (!freekv_) {
+    store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
+  } else if (cfg_.overlap) {
+    prefetch(layer);
+  }
+  int64_t kept = 0;
+  for (int64_t g = 0; g < n_kv_; ++g)
+    kept = std::max(kept, store_.n_kept(layer, g) + (freekv_ ? int64_t(pages_[g].size()) * page : 0));
+  cur_.kept[size_t(layer)] = kept;
+  track();
+}
+
+void kv_runtime::run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last) {
+  float* qb = qbuf_.data() + layer * n_heads_ * hd_;
+  std::copy(q_last, q_last + n_heads_ * hd_, qb);
+  const keep_decision d = policy_->select(layer, store_.layer_meta(layer));
+  store_.apply(layer, d);
+  if (d.keep_all) {  // dense layer 0: everything stays in the store
+    for (auto& p : pages_) p.clear();
+    return;
+  }
+  pages_ = d.pages;
+  if (d.checked) {
+    cur_.checked_heads += n_kv_;
+    for (bool c : d.corrected) cur_.corrected_heads += c;
+  }
+  // Pages the prefetch did not bring (first step, corrected heads, a new candidate page).
+  const std::vector<kv_page_copy> jobs = dev_.plan(layer, pages_);
+  cur_.recalled_bytes += worker_->recall(host_, layer, dev_, jobs);
+}
+
+void kv_runtime::prefetch(int64_t layer) {
+  std::vector<std::vector<int32_t>> want = policy_->speculate(layer, pos0_ + n_ + 1);
+  if (want.empty()) return;
+  std::vector<kv_page_copy> jobs = dev_.plan(layer, want);
+  worker_->submit(host_, layer, dev_, std::move(jobs));
+}
+
+const kv_step_stats& kv_runtime::end_forward(double ms) {
+  cur_.ms = ms;
+  int64_t bsum = 0;
+  bool bounded = true;
+  for (int64_t l = 0; l < n_layers_; ++l) {
+    const int64_t b = policy_->budget(l, cur_.seq_len);
+    if (b < 0) bounded = false;
+    bsum += b;
+  }
+  cur_.budget = bounded ? bsum / n_layers_ : -1;
+  cur_.kv_device_bytes = device_bytes();
+  cur_.kv_host_bytes = host_bytes();
+  last_ = cur_;
+  return last_;
+}
+
+}  // namespace kvarena

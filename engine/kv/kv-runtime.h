@@ -1,0 +1,112 @@
+// kv-runtime.h: one sequence's KV cache under a policy, as the forward pass drives it:
+// the kv_store (FP16/INT8 kept tokens), the policy, and for FreeKV the host pool, the
+// device page slots and the recall worker. The forward pass calls, per forward call,
+// begin_forward, then per layer append and attend (attend runs the policy for that layer
+// at the moment it needs: eviction policies after attention, with the attention mass of
+// the chunk; freekv before attention, with the query), then end_forward. Only the signals
+// the policy declared (kv_policy_needs) are computed. Also the per-step statistics the
+// session reports (kv_step_stats).
+// Not here: which tokens a policy keeps (kv-policy-*.cpp), the kernel (kv-attention-cpu.h).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kv-attention-cpu.h"
+#include "kv-freekv-recall.h"
+#include "kv-host-pool.h"
+#include "kv-policy.h"
+#include "kv-store.h"
+#include "thread-pool.h"
+
+namespace kvarena {
+
+// What one forward call (a decode step or a prefill chunk) did to the cache.
+struct kv_step_stats {
+  int64_t step = 0;             // forward calls in this sequence so far (1-based)
+  bool decode = false;          // a decode step (one token whose logits gated the policy)
+  int64_t n_tokens = 0;         // tokens in this forward call
+  int64_t seq_len = 0;          // tokens seen after it
+  float confidence = -1.f;      // confidence of the gating logits; -1: not computed
+  int64_t budget = -1;          // tokens per layer per KV head the policy allows (mean over layers); -1: unbounded
+  std::vector<int64_t> kept;    // (n_layers,) tokens on the device per KV head after the step (max over heads)
+  size_t kv_device_bytes = 0;   // KV bytes on the device (store + FreeKV page slots) after the step
+  size_t kv_host_bytes = 0;     // FreeKV host pool bytes (0 for other policies)
+  int64_t corrected_heads = 0;  // freekv: (layer, KV head) selections redone this step
+  int64_t checked_heads = 0;    // freekv: (layer, KV head) correction tests this step
+  size_t recalled_bytes = 0;    // freekv: bytes copied host -> device this step (blocking + overlapped)
+  double ms = 0;                // wall time of the forward call
+};
+
+struct kv_runtime_config {
+  std::string policy;           // full|window|h2o|confkv|confkv-l|freekv
+  kv_policy_options options;    // shape fields must be set
+  int64_t max_chunk = 512;      // most tokens one forward call appends
+  bool overlap = true;          // freekv: speculative recall on the worker thread
+};
+
+class kv_runtime {
+ public:
+  // Throws engine_error (from make_kv_policy) for bad options.
+  explicit kv_runtime(const kv_runtime_config& cfg);
+  ~kv_runtime();
+
+  const kv_policy& policy() const { return *policy_; }
+  kv_policy_needs needs() const { return needs_; }
+  // Most tokens one forward call may carry (freekv: one page, so the device stays in budget).
+  int64_t max_chunk() const { return max_chunk_; }
+  // Eviction policies that rank by attention mass need the attention of every row of the
+  // chunk, also in the last layer where only the last row's logits are wanted.
+  bool needs_all_rows() const { return needs_.attention_mass; }
+
+  // One forward call of n tokens at positions [pos0, pos0 + n).
+  void begin_forward(const step_signals& s, int64_t pos0, int64_t n);
+  // Keys (after RoPE) and values of the chunk for `layer`: (n, n_kv_heads*head_dim) rows, ld apart.
+  void append(int64_t layer, const float* k, const float* v, int64_t ld);
+  // Attention of the chunk's last n_q queries q: (n_q, n_heads, head_dim), rows ldq apart,
+  // into out (same shape, ldo apart); runs the policy for `layer`.
+  void attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
+              float* out, int64_t ldo);
+  // Closes the step: statistics (ms is the caller's).
+  const kv_step_stats& end_forward(double ms);
+
+  void reset();  // a new sequence; memory already allocated is kept where it can be
+  const kv_step_stats& last() const { return last_; }
+
+  size_t device_bytes() const;       // store + page slots
+  size_t peak_device_bytes() const;  // the most device_bytes() was after any append or step
+  size_t host_bytes() const;
+  size_t peak_host_bytes() const { return peak_host_; }
+  const kv_store& store() const { return store_; }
+
+ private:
+  void track();
+  void run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last);
+  void prefetch(int64_t layer);
+
+  kv_runtime_config cfg_;
+  std::unique_ptr<kv_policy> policy_;
+  kv_policy_needs needs_;
+  int64_t n_layers_ = 0, n_heads_ = 0, n_kv_ = 0, hd_ = 0, max_chunk_ = 0;
+  kv_store store_;
+  // freekv
+  bool freekv_ = false;
+  kv_host_pool host_;
+  kv_device_pages dev_;
+  std::unique_ptr<kv_recall_worker> worker_;
+  std::vector<float> qbuf_;                 // (n_layers, n_heads*head_dim) this step's last query per layer
+  std::vector<const float*> qptr_;          // (n_layers,) into qbuf_
+  std::vector<kv_attn_head> heads_;         // (n_kv_heads,) spans of the current layer
+  std::vector<std::vector<int32_t>> pages_; // (n_kv_heads,) device-resident pages for this layer's attention
+  std::vector<std::pair<int32_t, int32_t>> slot_order_;  // (page, slot) scratch of attend()
+  kv_attend_scratch scratch_;
+  // step state
+  step_signals sig_;
+  int64_t pos0_ = 0, n_ = 0, step_ = 0;
+  kv_step_stats last_, cur_;
+  size_t peak_device_ = 0, peak_host_ = 0;
+};
+
+}  // namespace kvarena

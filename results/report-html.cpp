@@ -1,0 +1,124 @@
+// report-html.cpp: the HTML page of report-html.h.
+#include "report-html.h"
+
+#include <cmath>
+
+#include "svg-plot.h"
+
+namespace kvarena::results {
+
+namespace {
+
+// One colour per policy, the same in both plots (by the policy's place in the report).
+const char* policy_color(size_t i) {
+  static const char* const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+  return palette[i % std::size(palette)];
+}
+
+size_t policy_index(const run_report& r, const std::string& policy) {
+  for (size_t i = 0; i < r.policies.size(); ++i)
+    if (r.policies[i].policy == policy) return i;
+  return 0;
+}
+
+std::string success_vs_memory_plot(const run_report& r) {
+  plot_spec p;
+  p.title = "Success rate vs peak KV memory (median per task)";
+  p.x = {"peak KV memory, median", axis_unit::bytes};
+  p.y = {"success rate", axis_unit::percent};
+  p.label_points = true;
+  for (size_t i = 0; i < r.policies.size(); ++i) {
+    const auto& m = r.policies[i];
+    if (std::isnan(m.success_rate)) continue;
+    if (m.policy == "oracle") {
+      std::string pct = std::to_string(int(std::lround(100 * m.success_rate))) + "%";
+      p.hlines.push_back({"oracle (upper bound) " + pct, m.success_rate});
+      continue;
+    }
+    if (std::isnan(m.peak_kv_bytes_median)) continue;
+    p.series.push_back({m.policy, policy_color(i), {m.peak_kv_bytes_median}, {m.success_rate}});
+  }
+  return svg_plot(p);
+}
+
+std::string kv_trace_plot(const run_report& r) {
+  plot_spec p;
+  p.title = "KV cache over the tokens of " + r.trace_task + " (seed " + std::to_string(r.trace_seed) + ")";
+  p.x = {"tokens seen", axis_unit::number};
+  p.y = {"KV memory on the device", axis_unit::bytes};
+  p.lines = true;
+  for (const auto& t : r.traces) {
+    plot_series s{t.policy, policy_color(policy_index(r, t.policy)), {}, {}};
+    for (const auto& k : t.samples) {
+      s.x.push_back(double(k.token_index));
+      s.y.push_back(double(k.kv_bytes));
+    }
+    p.series.push_back(std::move(s));
+  }
+  return svg_plot(p);
+}
+
+constexpr const char* css = R"css(
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.92em; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f4f4f4; }
+.meta { color: #555; } .note { color: #555; font-size: 0.88em; }
+.complete { color: #1a7f37; } .incomplete { color: #b42318; font-weight: bold; }
+code { background: #f4f4f4; padding: 0 3px; }
+)css";
+
+}  // namespace
+
+std::string report_html(const run_report& r) {
+  const auto& i = r.run.info;
+  std::string seeds;
+  for (auto s : i.seeds) {
+    if (!seeds.empty()) seeds += ",";
+    seeds += std::to_string(s);
+  }
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>kvarena report: " +
+                  xml_escape(i.name) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n";
+  o += "<h1>kvarena report: run " + xml_escape(i.name) + "</h1>\n";
+  o += "<p class=\"meta\">model <code>" + xml_escape(i.model) + "</code>, suite <code>" + xml_escape(i.suite) +
+       "</code>, seeds " + xml_escape(seeds) + ", created " + xml_escape(r.run.created_at) +
+       (i.version.empty() ? "" : ", kvarena " + xml_escape(i.version)) + "; file <code>" + xml_escape(r.file) +
+       "</code></p>\n";
+  if (r.planned == 0)
+    o += "<p class=\"note\">No work-item plan stored: completeness unknown.</p>\n";
+  else if (r.not_done == 0)
+    o += "<p class=\"complete\">Complete: all " + std::to_string(r.planned) + " planned items done.</p>\n";
+  else
+    o += "<p class=\"incomplete\">INCOMPLETE: " + std::to_string(r.not_done) + " of " + std::to_string(r.planned) +
+         " planned items not done (<code>kvarena merge</code> lists them).</p>\n";
+
+  auto t = report_table(r);
+  o += "<table>\n<thead><tr>";
+  for (const auto& h : t[0]) o += "<th>" + xml_escape(h) + "</th>";
+  o += "</tr></thead>\n<tbody>\n";
+  for (size_t k = 1; k < t.size(); ++k) {
+    o += "<tr>";
+    for (const auto& c : t[k]) o += "<td>" + xml_escape(c) + "</td>";
+    o += "</tr>\n";
+  }
+  o += "</tbody>\n</table>\n";
+  o += "<p class=\"note\">errors = error + timeout rows; success = successes / task rows (errors count as "
+       "failures); retained = "
+       "success / full's success; KV peak = <code>peak_kv_bytes</code> (device) over items that ran to an end; "
+       "KV med/full = median / full's median; host KV = FreeKV's offloaded copy; step ms = median "
+       "<code>steps.latency_ms</code>; oracle = the scripted agent, the upper bound.</p>\n";
+
+  o += "<h2>Success rate vs peak KV memory</h2>\n" + success_vs_memory_plot(r);
+  o += "<h2>KV cache size over a task's tokens</h2>\n";
+  if (r.traces.empty())
+    o += "<p class=\"note\">The run has no <code>kv_trace</code> rows.</p>\n";
+  else
+    o += kv_trace_plot(r);
+  o += "</body>\n</html>\n";
+  return o;
+}
+
+}  // namespace kvarena::results

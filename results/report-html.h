@@ -1,0 +1,17 @@
+// report-html.h: the report as one self-contained HTML page (inline CSS, no JS, no network):
+// the run, the per-policy table of report_table(), and two SVG plots drawn by svg-plot.h:
+//   1. success rate vs median peak KV memory, one labelled point per policy (the oracle as
+//      a dashed line: the upper bound);
+//   2. KV bytes over the tokens of one item (report_options.trace_task or the longest
+//      trace), one line per policy: CONF-KV's sawtooth.
+// The page is well-formed XML (void elements self-closed), so XML tools can read it.
+#pragma once
+#include <string>
+
+#include "results-report.h"
+
+namespace kvarena::results {
+
+std::string report_html(const run_report& r);
+
+}  // namespace kvarena::results

@@ -1,0 +1,300 @@
+// results-report.cpp: metrics, the text table and JSON of results-report.h.
+#include "results-report.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "svg-plot.h"
+
+namespace kvarena::results {
+
+namespace {
+
+using json = nlohmann::ordered_json;  // fields in the documented order
+
+// Report order: full first (the reference), the paper's policies, others by name, oracle last.
+int policy_rank(const std::string& label) {
+  static const char* const known[] = {"full", "window", "h2o", "confkv", "confkv-l", "freekv"};
+  if (label == "oracle") return 1000;
+  int best = 100;
+  size_t best_len = 0;
+  for (int i = 0; i < int(std::size(known)); ++i) {
+    std::string k = known[i];
+    if (label == k) return i;
+    // A label with options, e.g. "confkv:tau=0.5", sorts with its policy.
+    const bool prefix = label.size() > k.size() && label.compare(0, k.size(), k) == 0;
+    if (prefix && !std::isalnum(static_cast<unsigned char>(label[k.size()])) && label[k.size()] != '-' &&
+        k.size() > best_len) {
+      best = i;
+      best_len = k.size();
+    }
+  }
+  return best;
+}
+
+std::string fmt(const char* f, double v) {
+  if (std::isnan(v)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = ",") {
+  std::string s;
+  for (const auto& x : v) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
+  return s;
+}
+
+// null for no value; whole numbers (byte counts) print without ".0".
+json num_or_null(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return int64_t(v);
+  return v;
+}
+
+int64_t count_for(sql_db& db, const char* sql, int64_t run_id, const std::string& policy) {
+  auto st = db.prepare(sql);
+  st.bind_int(1, run_id).bind_text(2, policy);
+  return st.step() ? st.int64(0) : 0;
+}
+
+policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy) {
+  policy_metrics m;
+  m.policy = policy;
+  m.planned = count_for(db, "SELECT COUNT(*) FROM work_items WHERE run_id = ?1 AND policy = ?2", run_id, policy);
+  std::vector<double> peaks, host_peaks, steps;
+  {
+    auto st = db.prepare(
+        "SELECT status, success, steps, peak_kv_bytes, peak_kv_host_bytes FROM task_results "
+        "WHERE run_id = ?1 AND policy = ?2");
+    st.bind_int(1, run_id).bind_text(2, policy);
+    while (st.step()) {
+      ++m.items;
+      item_status s = parse_item_status(st.text(0));
+      m.done += s == item_status::done;
+      m.errors += s == item_status::error;
+      m.timeouts += s == item_status::timeout;
+      m.successes += st.int64(1) != 0;
+      if (s == item_status::error) continue;  // per-item measures: items that ran to an end
+      steps.push_back(double(st.int64(2)));
+      peaks.push_back(double(st.int64(3)));
+      host_peaks.push_back(double(st.int64(4)));
+    }
+  }
+  std::vector<double> latencies;
+  {
+    auto st = db.prepare(
+        "SELECT s.latency_ms FROM steps s JOIN task_results t ON t.run_id = s.run_id AND t.task_id = s.task_id "
+        "AND t.policy = s.policy AND t.seed = s.seed WHERE s.run_id = ?1 AND s.policy = ?2 AND t.status <> 'error'");
+    st.bind_int(1, run_id).bind_text(2, policy);
+    while (st.step()) latencies.push_back(st.real(0));
+  }
+  if (m.items) m.success_rate = double(m.successes) / double(m.items);
+  m.peak_kv_bytes_median = median(peaks);
+  if (!peaks.empty()) m.peak_kv_bytes_max = *std::max_element(peaks.begin(), peaks.end());
+  m.peak_kv_host_bytes_median = median(host_peaks);
+  m.step_ms_median = median(latencies);
+  if (!steps.empty()) {
+    double sum = 0;
+    for (double s : steps) sum += s;
+    m.mean_steps = sum / double(steps.size());
+  }
+  return m;
+}
+
+// The item of the KV plot: the asked task (its smallest seed with a trace), else the
+// (task, seed) whose trace reaches the most tokens.
+bool pick_trace_item(sql_db& db, int64_t run_id, const std::string& task, std::string& task_out, int64_t& seed_out) {
+  auto st = task.empty()
+                ? db.prepare("SELECT task_id, seed FROM kv_trace WHERE run_id = ?1 GROUP BY task_id, seed "
+                             "ORDER BY MAX(token_index) DESC, COUNT(*) DESC, task_id, seed LIMIT 1")
+                : db.prepare("SELECT task_id, seed FROM kv_trace WHERE run_id = ?1 AND task_id = ?2 ORDER BY seed LIMIT 1");
+  st.bind_int(1, run_id);
+  if (!task.empty()) st.bind_text(2, task);
+  if (!st.step()) return false;
+  task_out = st.text(0);
+  seed_out = st.int64(1);
+  return true;
+}
+
+}  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) return no_value;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+run_report build_report(const std::string& path, const report_options& opt) {
+  results_reader reader(path);
+  sql_db& db = reader.db();
+  run_report r;
+  r.file = path;
+  auto runs = reader.runs();
+  r.runs_in_file = int64_t(runs.size());
+  if (runs.empty()) throw results_error("results file " + path + " holds no runs yet");
+  if (opt.run_name.empty()) {
+    r.run = runs.back();
+  } else {
+    auto found = reader.find_run(opt.run_name);
+    if (!found) {
+      std::vector<std::string> names;
+      for (const auto& x : runs) names.push_back(x.info.name);
+      throw results_error("results file " + path + " has no run named " + opt.run_name + " (runs: " + join(names, ", ") +
+                          ")");
+    }
+    r.run = *found;
+  }
+  const int64_t id = r.run.run_id;
+
+  std::set<std::string> names(r.run.info.policies.begin(), r.run.info.policies.end());
+  for (const char* sql : {"SELECT DISTINCT policy FROM task_results WHERE run_id = ?1",
+                          "SELECT DISTINCT policy FROM work_items WHERE run_id = ?1"}) {
+    auto st = db.prepare(sql);
+    st.bind_int(1, id);
+    while (st.step()) names.insert(st.text(0));
+  }
+  std::vector<std::string> order(names.begin(), names.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const std::string& a, const std::string& b) { return policy_rank(a) < policy_rank(b); });
+  for (const auto& p : order) r.policies.push_back(metrics_for(db, id, p));
+
+  const policy_metrics* full = nullptr;
+  for (const auto& m : r.policies)
+    if (m.policy == "full") full = &m;
+  for (auto& m : r.policies) {
+    if (full && full->success_rate > 0) m.retained_vs_full = m.success_rate / full->success_rate;
+    if (full && full->peak_kv_bytes_median > 0)
+      m.peak_kv_median_vs_full = m.peak_kv_bytes_median / full->peak_kv_bytes_median;
+  }
+
+  {
+    auto st = db.prepare("SELECT COUNT(*) FROM work_items WHERE run_id = ?1");
+    st.bind_int(1, id);
+    r.planned = st.step() ? st.int64(0) : 0;
+  }
+  r.not_done = int64_t(missing_items(db, id).size());
+
+  if (pick_trace_item(db, id, opt.trace_task, r.trace_task, r.trace_seed)) {
+    for (const auto& m : r.policies) {
+      auto samples = reader.trace(id, {r.trace_task, m.policy, r.trace_seed});
+      if (!samples.empty()) r.traces.push_back({m.policy, std::move(samples)});
+    }
+  } else if (!opt.trace_task.empty()) {
+    throw results_error("run " + r.run.info.name + " in " + path + " has no kv_trace rows for task " + opt.trace_task);
+  }
+  return r;
+}
+
+std::vector<std::vector<std::string>> report_table(const run_report& r) {
+  std::vector<std::vector<std::string>> t;
+  t.push_back({"policy", "items", "done", "errors", "success", "retained", "KV peak med", "KV peak max", "KV med/full",
+               "host KV med", "step ms med", "mean steps"});
+  for (const auto& m : r.policies) {
+    const bool oracle = m.policy == "oracle";  // no model, so no memory to report
+    auto mem = [&](double bytes) { return oracle ? std::string("-") : format_bytes(bytes); };
+    std::string success = m.items ? fmt("%.1f%%", 100 * m.success_rate) + " (" + std::to_string(m.successes) + "/" +
+                                        std::to_string(m.items) + ")"
+                                  : "n/a";
+    t.push_back({oracle ? "oracle (upper bound)" : m.policy,
+                 std::to_string(m.planned ? m.planned : m.items),
+                 std::to_string(m.done),
+                 std::to_string(m.errors + m.timeouts),
+                 success,
+                 fmt("%.1f%%", 100 * m.retained_vs_full),
+                 mem(m.peak_kv_bytes_median),
+                 mem(m.peak_kv_bytes_max),
+                 oracle ? "-" : fmt("%.2fx", m.peak_kv_median_vs_full),
+                 oracle || !(m.peak_kv_host_bytes_median > 0) ? "-" : format_bytes(m.peak_kv_host_bytes_median),
+                 fmt("%.1f", m.step_ms_median),
+                 fmt("%.1f", m.mean_steps)});
+  }
+  return t;
+}
+
+std::string report_text(const run_report& r) {
+  const auto& i = r.run.info;
+  std::string o = "run " + i.name + " (" + r.file + ")\n";
+  o += "  model " + i.model + ", suite " + i.suite + ", seeds ";
+  std::vector<std::string> seeds;
+  for (auto s : i.seeds) seeds.push_back(std::to_string(s));
+  o += join(seeds);
+  o += ", created " + r.run.created_at + (i.version.empty() ? "" : ", kvarena " + i.version) + "\n";
+  if (r.runs_in_file > 1)
+    o += "  (the file holds " + std::to_string(r.runs_in_file) + " runs; choose one with --run NAME)\n";
+  if (r.planned == 0)
+    o += "  no work-item plan stored: completeness unknown\n";
+  else if (r.not_done == 0)
+    o += "  complete: all " + std::to_string(r.planned) + " planned items done\n";
+  else
+    o += "  INCOMPLETE: " + std::to_string(r.not_done) + " of " + std::to_string(r.planned) +
+         " planned items not done (`kvarena merge` lists them)\n";
+  o += "\n";
+
+  auto t = report_table(r);
+  std::vector<size_t> width(t[0].size(), 0);
+  for (const auto& row : t)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : t) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      std::string pad(width[c] - row[c].size(), ' ');
+      line += c == 0 ? row[c] + pad : "  " + pad + row[c];  // first column left, numbers right
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    o += line + "\n";
+  }
+  o += "\nerrors = error + timeout rows; success = successes / task rows (errors count as failures);\n"
+       "retained = success / full's success; KV peak = peak_kv_bytes (device) of items that ran to an end;\n"
+       "KV med/full = median / full's median; host KV = FreeKV's offloaded copy; step ms = median\n"
+       "steps.latency_ms; oracle = the scripted agent (upper bound).\n";
+  return o;
+}
+
+std::string report_json(const run_report& r) {
+  json pols = json::array();
+  for (const auto& m : r.policies)
+    pols.push_back({{"policy", m.policy},
+                    {"planned_items", m.planned},
+                    {"items", m.items},
+                    {"done", m.done},
+                    {"errors", m.errors},
+                    {"timeouts", m.timeouts},
+                    {"successes", m.successes},
+                    {"success_rate", num_or_null(m.success_rate)},
+                    {"success_retained_vs_full", num_or_null(m.retained_vs_full)},
+                    {"peak_kv_bytes_median", num_or_null(m.peak_kv_bytes_median)},
+                    {"peak_kv_bytes_max", num_or_null(m.peak_kv_bytes_max)},
+                    {"peak_kv_median_vs_full", num_or_null(m.peak_kv_median_vs_full)},
+                    {"peak_kv_host_bytes_median", num_or_null(m.peak_kv_host_bytes_median)},
+                    {"step_ms_median", num_or_null(m.step_ms_median)},
+                    {"mean_steps", num_or_null(m.mean_steps)}});
+  const auto& i = r.run.info;
+  json config = json::parse(i.config_json, nullptr, false);
+  json j = {{"file", r.file},
+            {"run",
+             {{"name", i.name},
+              {"created_at", r.run.created_at},
+              {"model", i.model},
+              {"suite", i.suite},
+              {"policies", i.policies},
+              {"seeds", i.seeds},
+              {"version", i.version},
+              {"config", config.is_discarded() ? json(i.config_json) : config}}},
+            {"planned_items", r.planned},
+            {"not_done_items", r.not_done},
+            {"complete", r.planned > 0 ? json(r.not_done == 0) : json(nullptr)},  // null: no plan stored
+            {"policies", pols}};
+  return j.dump(2);
+}
+
+}  // namespace kvarena::results

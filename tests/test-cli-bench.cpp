@@ -1,0 +1,265 @@
+// test-cli-bench.cpp: the KV-policy command line end to end, through the built kvarena
+// binary (KVARENA_BIN): bad policy input fails fast with a message naming the valid choices
+// or range; `generate --policy` reports its "kv" object; each policy bench (ppl, niah,
+// memory, latency, confidence-kl) runs on a tiny random model and prints the contract's
+// JSON shape with sane values; --db rows are readable with the SQLite C API.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "test-util.h"
+
+namespace {
+
+using json = nlohmann::json;
+
+struct run_result {
+  int rc = -1;
+  std::string out, err;
+};
+
+class CliBench : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(kvarena::test::temp_dir("cli-bench").string());
+    model_ = new std::string(*dir_ + "/tiny.gguf");
+    // dim 64 / 4 heads: head_dim 16, too small for --kv-int8 (blocks of 32).
+    const run_result r = run("model random --arch llama --dim 64 --layers 2 --heads 4 --kv-heads 4 --ffn 128 "
+                             "--vocab 512 --ctx 1024 --type f32 --seed 3 --output-scale 3 --out " + *model_);
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete model_;
+  }
+
+  // Runs `kvarena ARGS`, stdout and stderr captured apart.
+  static run_result run(const std::string& args) {
+    static int n = 0;
+    const std::string base = *dir_ + "/run" + std::to_string(n++);
+    const std::string cmd = std::string(KVARENA_BIN) + " " + args + " >" + base + ".out 2>" + base + ".err";
+    run_result r;
+    const int st = std::system(cmd.c_str());
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = kvarena::test::read_file(base + ".out");
+    r.err = kvarena::test::read_file(base + ".err");
+    return r;
+  }
+  // A bench that must succeed; its stdout parsed, with the contract's top-level shape checked.
+  static json bench(const std::string& name, const std::string& args) {
+    const run_result r = run("bench " + name + " --model " + *model_ + " -t 1 " + args);
+    EXPECT_EQ(r.rc, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "stdout is not one JSON object: " << r.out;
+    if (j.is_discarded()) return json::object();
+    EXPECT_EQ(j["bench"], name);
+    EXPECT_EQ(j["model"], *model_);
+    EXPECT_TRUE(j["config"].is_object());
+    EXPECT_TRUE(j["results"].is_array());
+    for (const auto& res : j["results"]) {
+      EXPECT_TRUE(res["policy"].is_string());
+      EXPECT_TRUE(res["options"].is_object());
+    }
+    return j;
+  }
+  static const json* find(const json& results, const std::string& policy) {
+    for (const auto& r : results)
+      if (r["policy"] == policy) return &r;
+    ADD_FAILURE() << "no result for " << policy;
+    return nullptr;
+  }
+
+  static const char* policies() {
+    return "--policies full,window:window=32,confkv:n-high=16:n-low=48:protect=8,"
+           "freekv:budget=96:sinks=32:window=32:page=32";
+  }
+
+  static std::string* dir_;
+  static std::string* model_;
+};
+std::string* CliBench::dir_ = nullptr;
+std::string* CliBench::model_ = nullptr;
+
+TEST_F(CliBench, UnknownPolicyListsTheValidOnesBeforeLoading) {
+  // The model does not exist: the policy error must come first (validated before loading).
+  const run_result r = run("bench memory --model /nonexistent.gguf --policies full,wndow");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("unknown policy 'wndow'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("full, window, h2o, confkv, confkv-l, freekv"), std::string::npos) << r.err;
+  const run_result g = run("generate --model /nonexistent.gguf --prompt hi --policy h20");
+  EXPECT_EQ(g.rc, 1);
+  EXPECT_NE(g.err.find("unknown policy 'h20'"), std::string::npos) << g.err;
+}
+
+TEST_F(CliBench, UnknownKeyListsThePolicysKeys) {
+  const run_result r = run("bench memory --model /nonexistent.gguf --policies window:budget=64");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("unknown option 'budget' for window (valid: window, sinks)"), std::string::npos) << r.err;
+  const run_result v = run("bench memory --model /nonexistent.gguf --policies confkv:kv-int8=yes");
+  EXPECT_EQ(v.rc, 1);
+  EXPECT_NE(v.err.find("kv-int8=yes must be 0 or 1"), std::string::npos) << v.err;
+}
+
+TEST_F(CliBench, FreekvTauOutOfRangeNamesTheRange) {
+  const run_result r = run("bench memory --model /nonexistent.gguf --policies freekv --tau 2");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("tau must be in [-1,1] (got 2)"), std::string::npos) << r.err;
+}
+
+TEST_F(CliBench, Int8NeedsHeadDimMultipleOf32) {
+  const run_result r = run("bench memory --model " + *model_ + " --policies confkv:kv-int8=1 --n-gen 4");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("multiple of 32"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("head_dim=16"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(CliBench, BudgetBelowProtectIsRefused) {
+  const run_result r = run("bench memory --model /nonexistent.gguf --policies confkv:n-high=16 --protect 64");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_NE(r.err.find("smaller than the protected window"), std::string::npos) << r.err;
+}
+
+TEST_F(CliBench, GenerateReportsTheKvObject) {
+  const run_result r = run("generate --model " + *model_ + " --prompt 'the old boat' -n 24 --json " +
+                           "--policy window:window=8:sinks=2");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const json j = json::parse(r.out);
+  const json& kv = j["kv"];
+  EXPECT_EQ(kv["policy"], "window");
+  EXPECT_EQ(kv["options"], json({{"window", 8}, {"sinks", 2}}));
+  EXPECT_GT(kv["peak_kv_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(kv["peak_kv_host_bytes"], 0);
+  EXPECT_EQ(kv["kept_tokens_final"].size(), 2u);
+  for (const auto& k : kv["kept_tokens_final"]) EXPECT_LE(k.get<int64_t>(), 10);
+  if (j["n_gen"].get<int64_t>() > 1) {
+    EXPECT_GE(kv["steps"].get<int64_t>(), 1);
+  }
+}
+
+TEST_F(CliBench, EffectiveOptionsResolveDefaults) {
+  const json j = bench("memory", "--policies window,confkv,freekv:budget=96:sinks=32:window=32:page=32 "
+                                 "--n-prompt 8 --n-gen 8 --trace-every 4");
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["options"], json({{"window", 512}, {"sinks", 0}}));
+  EXPECT_DOUBLE_EQ(j["results"][1]["options"]["tau"].get<double>(), 0.6);
+  EXPECT_EQ(j["results"][1]["options"]["kv-int8"], 0);
+  EXPECT_DOUBLE_EQ(j["results"][2]["options"]["tau"].get<double>(), 0.9);
+  EXPECT_EQ(j["results"][2]["options"]["sinks"], 32);
+}
+
+TEST_F(CliBench, Ppl) {
+  const std::string text = *dir_ + "/text.txt";
+  std::ofstream(text) << "The old lighthouse stands near the bridge, and the sky is blue. A quiet river drifts "
+                         "along the shore while the wind is calm, and the sky is golden. The village baker "
+                         "waits at the edge of town before the rain begins, and the sky is grey.";
+  const json j = bench("ppl", std::string(policies()) + " --text " + text);
+  ASSERT_EQ(j["results"].size(), 4u);
+  for (const auto& r : j["results"]) {
+    const double ppl = r["ppl"].get<double>();
+    EXPECT_TRUE(std::isfinite(ppl) && ppl > 1) << r.dump();
+    EXPECT_GT(r["n_tokens"].get<int64_t>(), 10);
+    EXPECT_NEAR(std::log(ppl), r["nll_mean"].get<double>(), 1e-6);
+    EXPECT_GT(r["peak_kv_bytes"].get<int64_t>(), 0);
+    EXPECT_GT(r["tok_s"].get<double>(), 0);
+  }
+  EXPECT_GT((*find(j["results"], "freekv"))["peak_kv_host_bytes"].get<int64_t>(), 0);
+}
+
+TEST_F(CliBench, Niah) {
+  const json j = bench("niah", std::string(policies()) + " --lengths 96,160 --depths 0,0.5,1");
+  ASSERT_EQ(j["results"].size(), 4u);
+  for (const auto& r : j["results"]) {
+    const double acc = r["accuracy"].get<double>();
+    EXPECT_GE(acc, 0.0);
+    EXPECT_LE(acc, 1.0);
+    ASSERT_EQ(r["grid"].size(), 6u);
+    int correct = 0;
+    for (const auto& c : r["grid"]) {
+      EXPECT_TRUE(c["length"] == 96 || c["length"] == 160);
+      correct += c["correct"].get<bool>();
+    }
+    EXPECT_DOUBLE_EQ(acc, correct / 6.0);
+    EXPECT_GT(r["peak_kv_bytes"].get<int64_t>(), 0);
+  }
+}
+
+TEST_F(CliBench, MemoryWindowBelowFullAndDbRows) {
+  const std::string db = *dir_ + "/bench.sqlite";
+  const json j = bench("memory", std::string(policies()) + " --n-prompt 16 --n-gen 160 --trace-every 16 --db " + db);
+  ASSERT_EQ(j["results"].size(), 4u);
+  const json& full = *find(j["results"], "full");
+  const json& window = *find(j["results"], "window");
+  const json& confkv = *find(j["results"], "confkv");
+  EXPECT_LT(window["peak_kv_bytes"].get<int64_t>(), full["peak_kv_bytes"].get<int64_t>());
+  EXPECT_LE(window["kept_tokens_max"].get<int64_t>(), 32);
+  EXPECT_EQ(full["kept_tokens_max"].get<int64_t>(), 176);
+  EXPECT_LE(confkv["kept_tokens_max"].get<int64_t>(), 48 + 1);
+  EXPECT_EQ(full["trace"].size(), 10u);
+  EXPECT_TRUE(full["confident_fraction"].is_null());
+  EXPECT_TRUE(confkv["confident_fraction"].is_number());
+  const double cm = confkv["confidence_mean"].get<double>();
+  EXPECT_GT(cm, 0.0);
+  EXPECT_LT(cm, 1.0);
+  EXPECT_GT((*find(j["results"], "freekv"))["peak_kv_host_bytes"].get<int64_t>(), 0);
+
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT bench, model, policy, options_json, config_json, metrics_json, created_at "
+                                  "FROM bench_results ORDER BY id", -1, &st, nullptr), SQLITE_OK);
+  std::vector<std::string> pols;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    auto col = [&](int i) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, i))); };
+    EXPECT_EQ(col(0), "memory");
+    EXPECT_EQ(col(1), *model_);
+    pols.push_back(col(2));
+    EXPECT_TRUE(json::parse(col(3)).is_object());
+    EXPECT_EQ(json::parse(col(4))["n_gen"], 160);
+    const json m = json::parse(col(5));
+    EXPECT_TRUE(m.contains("peak_kv_bytes"));
+    EXPECT_FALSE(m.contains("policy"));
+    EXPECT_FALSE(col(6).empty());
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  EXPECT_EQ(pols, (std::vector<std::string>{"full", "window", "confkv", "freekv"}));
+}
+
+TEST_F(CliBench, LatencyOneEntryPerPolicyAndContext) {
+  const json j = bench("latency", std::string(policies()) + " --contexts 64,128 --steps 4");
+  ASSERT_EQ(j["results"].size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    const json& r = j["results"][i];
+    EXPECT_EQ(r["context"], i < 4 ? 64 : 128);
+    EXPECT_GT(r["step_ms_median"].get<double>(), 0);
+    EXPECT_LE(r["step_ms_p10"].get<double>(), r["step_ms_median"].get<double>());
+    EXPECT_LE(r["step_ms_median"].get<double>(), r["step_ms_p90"].get<double>());
+    EXPECT_GT(r["kv_device_bytes"].get<int64_t>(), 0);
+    const double cr = r["correction_rate"].get<double>();
+    EXPECT_TRUE(cr >= 0 && cr <= 1);
+  }
+  EXPECT_EQ(j["results"][3]["policy"], "freekv");
+  EXPECT_GT(j["results"][7]["kv_host_bytes"].get<int64_t>(), 0);
+}
+
+TEST_F(CliBench, ConfidenceKl) {
+  const json j = bench("confidence-kl", "--policies full,window:window=16 --n-gen 48 --every 8 --ablate 16");
+  ASSERT_EQ(j["results"].size(), 2u);
+  for (const auto& r : j["results"]) {
+    EXPECT_GT(r["n_samples"].get<int64_t>(), 2);
+    const double pr = r["pearson_r"].get<double>();
+    EXPECT_TRUE(pr >= -1 && pr <= 1);
+    EXPECT_GE(r["kl_mean"].get<double>(), 0);
+    EXPECT_EQ(r["samples"].size(), r["n_samples"].get<size_t>());
+  }
+}
+
+}  // namespace

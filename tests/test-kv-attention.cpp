@@ -1,0 +1,310 @@
+// test-kv-attention.cpp: the CPU attention over the KV store's memory (kv-attention-cpu.h).
+// (1) Its plain-loop ref::kv_attend against kv_attend_ref, the independent position-based
+// reference over a real kv_store (INT8 and FP16 segments, compacted). (2) The optimised
+// kv_attend against ref::kv_attend over decode and prefill shapes, GQA groups, head dims,
+// span layouts (empty spans, many 32-token pages, INT8 + FP16, heads of unequal length),
+// with and without mass, on 1 and 3 threads, for every kernel variant the CPU runs.
+// (3) Mass is probability: per query head and query it sums to 1.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cpu-kernels.h"
+#include "ggml-types.h"
+#include "kv/kv-attention-cpu.h"
+#include "kv/kv-attention-ref.h"
+#include "kv/kv-store.h"
+#include "thread-pool.h"
+
+using namespace kvarena;
+
+namespace {
+
+std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& f : x) f = u(rng);
+  return x;
+}
+
+// The memory of one synthetic span (FP16 or INT8) and its mass column.
+struct span_data {
+  int64_t n = 0;
+  bool int8 = false;
+  std::vector<uint16_t> k16, v16;  // (n, hd)
+  std::vector<int8_t> kq, vq;      // (n, hd)
+  std::vector<int32_t> block;      // (n,)
+  std::vector<float> ks, vs;       // (n_blocks, hd)
+  std::vector<float> mass;         // (n,)
+};
+
+span_data make_span(std::mt19937& rng, int64_t n, int64_t hd, bool int8) {
+  span_data s;
+  s.n = n, s.int8 = int8;
+  if (int8) {
+    std::uniform_int_distribution<int> q(-127, 127);
+    s.kq.resize(size_t(n * hd));
+    s.vq.resize(s.kq.size());
+    for (int8_t& x : s.kq) x = int8_t(q(rng));
+    for (int8_t& x : s.vq) x = int8_t(q(rng));
+    // Blocks of 32 with one skipped id, as compaction leaves them.
+    const int64_t n_blocks = n / 32 + 2;
+    for (int64_t t = 0; t < n; ++t) s.block.push_back(int32_t(t / 32 + (t >= n / 2 ? 1 : 0)));
+    s.ks = uniform(rng, n_blocks * hd, 0.004f, 0.02f);  // keys up to ~2.5, values ~1
+    s.vs = uniform(rng, n_blocks * hd, 0.002f, 0.008f);
+  } else {
+    for (float x : uniform(rng, n * hd, -2.5f, 2.5f)) s.k16.push_back(fp32_to_fp16(x));
+    for (float x : uniform(rng, n * hd, -1.f, 1.f)) s.v16.push_back(fp32_to_fp16(x));
+  }
+  s.mass.assign(size_t(n), 0.25f);
+  return s;
+}
+
+// Span layouts: (length, int8) per span of a head of N tokens.
+enum class layout { fp16, int8_fp16, pages, ragged };
+const char* layout_name(layout l) {
+  switch (l) {
+    case layout::fp16: return "fp16";
+    case layout::int8_fp16: return "int8+fp16";
+    case layout::pages: return "pages";
+    default: return "ragged";
+  }
+}
+
+std::vector<std::pair<int64_t, bool>> span_lengths(std::mt19937& rng, layout l, int64_t N) {
+  std::vector<std::pair<int64_t, bool>> out;
+  switch (l) {
+    case layout::fp16:
+      out.push_back({N, false});
+      break;
+    case layout::int8_fp16: {
+      const int64_t w = std::min<int64_t>(N, 69);
+      out.push_back({N - w, true});
+      out.push_back({w, false});
+      break;
+    }
+    case layout::pages: {  // FreeKV: 32-token pages of either kind, empty slots, a window
+      int64_t left = N, i = 0;
+      for (; left > 45; ++i) {
+        if (i % 5 == 2) out.push_back({0, i % 2 == 0});
+        out.push_back({32, i % 3 != 0});
+        left -= 32;
+      }
+      out.push_back({left, false});
+      out.push_back({0, false});
+      break;
+    }
+    case layout::ragged: {  // random cuts, lengths 0..50, either kind
+      std::uniform_int_distribution<int64_t> len(0, 50);
+      for (int64_t left = N; left > 0;) {
+        const int64_t n = std::min(left, len(rng));
+        out.push_back({n, rng() % 2 == 0});
+        left -= n;
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+// The spans of n_kv heads; with layout::ragged head g has N - 37 g tokens (at least 0).
+struct heads_data {
+  int64_t hd = 0;
+  std::vector<std::vector<span_data>> heads;  // (n_kv, spans)
+
+  std::vector<kv_attn_head> view(bool with_mass) {
+    std::vector<kv_attn_head> out(heads.size());
+    for (size_t g = 0; g < heads.size(); ++g)
+      for (span_data& s : heads[g]) {
+        kv_span sp;
+        sp.n = s.n;
+        if (s.int8) {
+          sp.kq = s.kq.data(), sp.vq = s.vq.data(), sp.block = s.block.data();
+          sp.k_scale = s.ks.data(), sp.v_scale = s.vs.data();
+        } else {
+          sp.k16 = s.k16.data(), sp.v16 = s.v16.data();
+        }
+        sp.mass = with_mass ? s.mass.data() : nullptr;
+        out[g].spans.push_back(sp);
+      }
+    return out;
+  }
+  std::vector<float> masses() const {  // every mass value, head by head
+    std::vector<float> m;
+    for (const auto& h : heads)
+      for (const span_data& s : h) m.insert(m.end(), s.mass.begin(), s.mass.end());
+    return m;
+  }
+  void reset_mass(float x) {
+    for (auto& h : heads)
+      for (span_data& s : h) s.mass.assign(size_t(s.n), x);
+  }
+};
+
+heads_data make_heads(std::mt19937& rng, layout l, int64_t n_kv, int64_t N, int64_t hd) {
+  heads_data d;
+  d.hd = hd;
+  for (int64_t g = 0; g < n_kv; ++g) {
+    const int64_t n = l == layout::ragged ? std::max<int64_t>(0, N - 37 * g) : N;
+    d.heads.emplace_back();
+    for (auto [len, int8] : span_lengths(rng, l, n)) d.heads.back().push_back(make_span(rng, len, hd, int8));
+  }
+  return d;
+}
+
+thread_pool& pool_of(int n) {
+  static thread_pool p1(1), p3(3);
+  return n == 1 ? p1 : p3;
+}
+
+// |got - want| <= rel * max(1, |want|).
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, float rel,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 5; ++i) {
+    const float tol = rel * std::max(1.0f, std::fabs(want[i]));
+    if (!(std::fabs(got[i] - want[i]) <= tol)) {
+      ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << " want " << want[i];
+      ++bad;
+    }
+  }
+}
+
+}  // namespace
+
+// (1) ref::kv_attend over the store's two spans == kv_attend_ref over the store, by position:
+// the queries are the last n_q kept tokens of every head (compaction keeps them).
+TEST(KvAttention, RefMatchesStoreReference) {
+  const int64_t d = 64, n_kv = 2, G = 4, n_heads = n_kv * G, n_tok = 300;
+  std::mt19937 rng(21);
+  for (int64_t n_q : {1, 4}) {
+    SCOPED_TRACE("n_q=" + std::to_string(n_q));
+    kv_store_config c;
+    c.n_layers = 1, c.n_kv_heads = n_kv, c.head_dim = d, c.group = G, c.int8 = true, c.fp16_window = 48;
+    kv_store s(c);
+    auto k = uniform(rng, n_tok * n_kv * d, -2.f, 2.f), v = uniform(rng, n_tok * n_kv * d, -1.f, 1.f);
+    s.append(0, 0, 200, k.data(), v.data(), n_kv * d);
+    s.append(0, 200, n_tok - 200, k.data() + 200 * n_kv * d, v.data() + 200 * n_kv * d, n_kv * d);
+    std::vector<std::vector<int32_t>> keep(static_cast<size_t>(n_kv));
+    for (int64_t g = 0; g < n_kv; ++g)
+      for (int32_t t = 0; t < n_tok; ++t)
+        if (t >= n_tok - n_q || rng() % 5 < 3) keep[size_t(g)].push_back(t);
+    s.compact(0, keep);
+    s.quantize_old(0);
+    for (int64_t g = 0; g < n_kv; ++g) {
+      ASSERT_GT(s.head_view(0, g).n_int8, 0);
+      ASSERT_GT(s.head_view(0, g).n_fp16, 0);
+    }
+    auto q = uniform(rng, n_q * n_heads * d, -1.f, 1.f);
+    std::vector<int32_t> qpos;
+    for (int64_t i = 0; i < n_q; ++i) qpos.push_back(int32_t(n_tok - n_q + i));
+    const float scale = 1.0f / std::sqrt(float(d));
+    std::vector<float> want(q.size()), got(q.size());
+
+    s.clear_mass(0);
+    kv_attend_ref(s, 0, q.data(), n_heads * d, qpos.data(), n_q, n_heads, scale, want.data(),
+                  n_heads * d, true);
+    std::vector<float> want_mass;
+    for (int64_t g = 0; g < n_kv; ++g) {
+      kv_head_view hv = s.head_view(0, g);
+      want_mass.insert(want_mass.end(), hv.mass, hv.mass + hv.n());
+    }
+    s.clear_mass(0);
+    std::vector<kv_attn_head> heads;
+    for (int64_t g = 0; g < n_kv; ++g) heads.push_back(kv_attn_head_from_view(s.head_view(0, g), true));
+    ref::kv_attend(heads, d, q.data(), n_heads * d, n_q, n_heads, scale, got.data(), n_heads * d);
+    std::vector<float> got_mass;
+    for (int64_t g = 0; g < n_kv; ++g) {
+      kv_head_view hv = s.head_view(0, g);
+      got_mass.insert(got_mass.end(), hv.mass, hv.mass + hv.n());
+    }
+    expect_close(got, want, 1e-5f, "out");
+    expect_close(got_mass, want_mass, 1e-5f, "mass");
+  }
+}
+
+// (2) The optimised kernel against ref::kv_attend.
+TEST(KvAttention, OptimisedMatchesRef) {
+  struct shape {
+    int64_t n_q, n_kv, G, hd, N;
+    layout lay;
+    bool mass;
+  };
+  const std::vector<shape> shapes = {
+      {1, 2, 4, 64, 1500, layout::pages, true},      // decode, GQA 4, FreeKV pages
+      {1, 1, 8, 128, 3000, layout::int8_fp16, true},  // decode, one head cut into ranges
+      {1, 4, 1, 64, 2000, layout::fp16, false},       // decode, no GQA (direct reads)
+      {1, 3, 1, 48, 700, layout::ragged, true},       // head_dim 48, heads of unequal length
+      {1, 2, 2, 8, 300, layout::int8_fp16, false},    // head_dim 8: generic path everywhere
+      {3, 2, 4, 64, 900, layout::pages, true},        // a few queries, split mode
+      {40, 2, 2, 64, 300, layout::int8_fp16, true},   // prefill chunk
+      {70, 1, 8, 128, 200, layout::pages, true},      // prefill, several query blocks
+      {20, 3, 1, 48, 60, layout::ragged, true},       // heads shorter than the chunk
+      {512, 1, 2, 64, 600, layout::fp16, false},      // a full prefill chunk
+  };
+  const std::string variant0 = cpu_kernel_variant();
+  std::mt19937 rng(5);
+  for (const shape& sh : shapes) {
+    const int64_t n_heads = sh.n_kv * sh.G, row = n_heads * sh.hd;
+    const int64_t ldq = row + 3, ldo = row + 5;  // padded rows: padding stays untouched
+    heads_data data = make_heads(rng, sh.lay, sh.n_kv, sh.N, sh.hd);
+    const auto q = uniform(rng, sh.n_q * ldq, -1.f, 1.f);
+    const float scale = 0.7f / std::sqrt(float(sh.hd));
+    std::vector<float> want(size_t(sh.n_q * ldo), -7.f);
+    ref::kv_attend(data.view(sh.mass), sh.hd, q.data(), ldq, sh.n_q, n_heads, scale, want.data(), ldo);
+    const std::vector<float> want_mass = data.masses();
+    for (const std::string& variant : cpu_kernel_variants_supported())
+      for (int threads : {1, 3}) {
+        const std::string what = "n_q=" + std::to_string(sh.n_q) + " n_kv=" + std::to_string(sh.n_kv) +
+                                 " G=" + std::to_string(sh.G) + " hd=" + std::to_string(sh.hd) +
+                                 " N=" + std::to_string(sh.N) + " " + layout_name(sh.lay) +
+                                 (sh.mass ? " mass " : " ") + variant + " threads=" + std::to_string(threads);
+        set_cpu_kernel_variant(variant);
+        data.reset_mass(0.25f);
+        kv_attend_scratch scratch;
+        std::vector<float> got(size_t(sh.n_q * ldo), -7.f);
+        kv_attend(pool_of(threads), data.view(sh.mass), sh.hd, q.data(), ldq, sh.n_q, n_heads, scale,
+                  got.data(), ldo, scratch);
+        expect_close(got, want, 1e-4f, what + " out");
+        if (sh.mass) expect_close(data.masses(), want_mass, 1e-4f, what + " mass");
+        // Warm scratch: the same call again needs no more memory.
+        const size_t bytes = scratch.bytes();
+        kv_attend(pool_of(threads), data.view(false), sh.hd, q.data(), ldq, sh.n_q, n_heads, scale,
+                  got.data(), ldo, scratch);
+        EXPECT_EQ(scratch.bytes(), bytes) << what;
+        expect_close(got, want, 1e-4f, what + " out again");
+      }
+  }
+  set_cpu_kernel_variant(variant0);
+}
+
+// (3) Every query head's probabilities sum to 1, so a decode step adds G to each head's mass
+// and a chunk of n_q queries (all seeing tokens) adds n_q * G.
+TEST(KvAttention, MassSumsToQueryHeads) {
+  std::mt19937 rng(9);
+  const int64_t n_kv = 3, G = 4, hd = 64, n_heads = n_kv * G;
+  const std::string variant0 = cpu_kernel_variant();
+  for (const std::string& variant : cpu_kernel_variants_supported())
+    for (int64_t n_q : {1, 2, 33}) {
+      set_cpu_kernel_variant(variant);
+      heads_data data = make_heads(rng, layout::pages, n_kv, 2500, hd);
+      data.reset_mass(0.0f);
+      const auto q = uniform(rng, n_q * n_heads * hd, -1.f, 1.f);
+      std::vector<float> out(q.size());
+      kv_attend_scratch scratch;
+      kv_attend(pool_of(3), data.view(true), hd, q.data(), n_heads * hd, n_q, n_heads, 0.125f,
+                out.data(), n_heads * hd, scratch);
+      for (int64_t g = 0; g < n_kv; ++g) {
+        double sum = 0;
+        for (const span_data& s : data.heads[size_t(g)])
+          for (float m : s.mass) sum += m;
+        EXPECT_NEAR(sum, double(n_q * G), 1e-4 * double(n_q * G))
+            << variant << " n_q=" << n_q << " head " << g;
+      }
+    }
+  set_cpu_kernel_variant(variant0);
+}
