@@ -22,5 +22,6 @@ void add_bench_env_command(CLI::App& app, command_fn& run);   // kvarena bench e
 void add_bench_policy_command(CLI::App& app, command_fn& run);  // kvarena bench ppl|niah|memory|latency|confidence-kl (after add_bench_command)
 void add_merge_command(CLI::App& app, command_fn& run);   // kvarena merge OUT shards...
 void add_report_command(CLI::App& app, command_fn& run);  // kvarena report RUN.sqlite
+void add_run_command(CLI::App& app, command_fn& run);     // kvarena run (suite x policies x seeds -> results file)
 
 }  // namespace kvarena::cli

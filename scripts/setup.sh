@@ -8,7 +8,12 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   libboost-dev libcurl4-openssl-dev libgumbo-dev libsqlite3-dev sqlite3
   clang libclang-rt-14-dev
+  # the single-node Slurm cluster of the `slurm` test (specs/cluster.md)
+  slurmctld slurmd slurm-client munge
 )
+# Optional extras: `scripts/setup.sh --chromium` also installs Debian's chromium (to open
+# the HTML report headless and take a screenshot).
+if [[ ${1:-} == --chromium ]]; then PACKAGES+=(chromium); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -31,20 +31,23 @@ keep_decision kv_policy_topk::select(int64_t layer, const kv_layer_meta& meta) {
       std::iota(out.begin(), out.end(), 0);
       continue;
     }
-    std::vector<char> kept(size_t(h.n), 0);
+    std::vector<char>& kept = kept_;
+    kept.assign(size_t(h.n), 0);
     int64_t count = 0;
     for (int64_t i = std::max<int64_t>(0, h.n - R); i < h.n && count < B; ++i) kept[i] = 1, ++count;
     for (int64_t i = 0; i < h.n && h.pos[i] < S && count < B; ++i)
       if (!kept[i]) kept[i] = 1, ++count;
-    std::vector<int32_t> rest;  // candidates for the remaining budget, best first
+    // Candidates for the remaining budget with their rank, computed once each; the best
+    // `take` of them (ties: the newer wins, so the order is total and the choice unique).
+    std::vector<std::pair<float, int32_t>>& rest = rest_;
+    rest.clear();
     for (int64_t i = 0; i < h.n; ++i)
-      if (!kept[i]) rest.push_back(int32_t(i));
+      if (!kept[i]) rest.push_back({rank(meta, h, i), int32_t(i)});
     const int64_t take = std::min<int64_t>(B - count, int64_t(rest.size()));
-    std::partial_sort(rest.begin(), rest.begin() + take, rest.end(), [&](int32_t a, int32_t b) {
-      float ra = rank(meta, h, a), rb = rank(meta, h, b);
-      return ra != rb ? ra > rb : a > b;
+    std::nth_element(rest.begin(), rest.begin() + take, rest.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second > b.second;
     });
-    for (int64_t j = 0; j < take; ++j) kept[rest[j]] = 1;
+    for (int64_t j = 0; j < take; ++j) kept[rest[j].second] = 1;
     for (int64_t i = 0; i < h.n; ++i)
       if (kept[i]) out.push_back(int32_t(i));
   }

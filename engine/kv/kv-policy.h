@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kv-store.h"
@@ -115,6 +116,10 @@ class kv_policy_topk : public kv_policy {
   virtual int64_t recent(int64_t layer, int64_t seq_len) const = 0;
   virtual int64_t budget_for(int64_t layer, int64_t seq_len) const = 0;  // <0: unbounded
   virtual int64_t fp16_window() const { return -1; }
+
+ private:
+  std::vector<char> kept_;                        // select() scratch: (n,) kept flags
+  std::vector<std::pair<float, int32_t>> rest_;   // select() scratch: (rank, index) candidates
 };
 
 // Builds a policy by name: full, window, h2o, confkv, confkv-l, freekv. Throws engine_error

@@ -13,10 +13,11 @@ namespace kvarena {
 
 namespace {
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-// Allocation (in tokens) for `need` tokens after `have`: grow by half, in blocks of 32,
-// never past the layer capacity (0 = unbounded).
+// Allocation (in tokens) for `need` tokens after `have`: grow by a quarter (the slack an
+// unbounded cache holds stays small; the copies stay amortised O(1) per token), in blocks
+// of 32, never past the layer capacity (0 = unbounded).
 int64_t grown(int64_t have, int64_t need, int64_t cap) {
-  int64_t a = std::max(need, have + have / 2);
+  int64_t a = std::max(need, have + have / 4);
   a = round_up(std::max<int64_t>(a, kv_int8_block), kv_int8_block);
   if (cap > 0) a = std::min(a, std::max(cap, need));
   return a;

@@ -1,0 +1,248 @@
+// runner.cpp: see runner.h.
+#include "runner.h"
+
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "oracle-agent.h"
+#include "runner-progress.h"
+#include "runner-record.h"
+#include "server/env-server.h"
+
+namespace kvarena {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+using clk = std::chrono::steady_clock;
+
+double ms_since(clk::time_point t0) { return std::chrono::duration<double, std::milli>(clk::now() - t0).count(); }
+
+std::vector<task> load_suite(const std::string& suite, int64_t limit) {
+  std::error_code ec;
+  if (suite.empty()) throw std::invalid_argument("--suite: give a suite folder (e.g. tasks/vwa-local)");
+  if (!fs::exists(suite, ec))
+    throw std::invalid_argument("--suite " + suite + ": no such folder (the suites are tasks/vwa-local and "
+                                "tasks/long-horizon)");
+  task_suite s = load_tasks(suite);
+  if (!s.ok()) {
+    std::string msg = "--suite " + suite + ": " + std::to_string(s.errors.size()) +
+                      " problem(s); `kvarena tasks validate " + suite + "` lists them all:";
+    for (size_t i = 0; i < s.errors.size() && i < 10; ++i) msg += "\n  " + s.errors[i];
+    throw std::invalid_argument(msg);
+  }
+  if (s.tasks.empty()) throw std::invalid_argument("--suite " + suite + ": no tasks");
+  if (limit < 0) throw std::invalid_argument("--limit must be at least 1 (or 0 for all tasks)");
+  if (limit > 0 && static_cast<size_t>(limit) < s.tasks.size()) s.tasks.resize(static_cast<size_t>(limit));
+  return std::move(s.tasks);
+}
+
+}  // namespace
+
+std::string format_run_summary(const runner_summary& s) {
+  std::string out = "kvarena run: " + s.name;
+  if (s.shard) out += " (shard " + std::to_string(s.shard->index) + "/" + std::to_string(s.shard->count) + ")";
+  out += ": " + std::to_string(s.in_shard) + " items: " + std::to_string(s.ran) + " ran (" + std::to_string(s.done) +
+         " done, " + std::to_string(s.errors) + " errors, " + std::to_string(s.timeouts) + " timeouts; " +
+         std::to_string(s.successes) + " successes), " + std::to_string(s.skipped) + " already done";
+  if (s.not_started) out += ", " + std::to_string(s.not_started) + " not started";
+  out += "; " + format_duration(s.wall_s) + "; results in " + s.file;
+  return out;
+}
+
+suite_runner::suite_runner(runner_config cfg) : cfg_(std::move(cfg)) {
+  if (cfg_.policies.empty()) throw std::invalid_argument("a run needs at least one policy");
+  for (size_t i = 0; i < cfg_.policies.size(); ++i) {
+    if (cfg_.agent == run_agent::oracle && !cfg_.policies[i].oracle)
+      throw std::invalid_argument("the oracle agent runs no KV policy ('" + cfg_.policies[i].label + "')");
+    for (size_t j = 0; j < i; ++j)
+      if (cfg_.policies[j].label == cfg_.policies[i].label)
+        throw std::invalid_argument("--policies: '" + cfg_.policies[i].label + "' is listed twice");
+  }
+  if (cfg_.seeds.empty()) throw std::invalid_argument("a run needs at least one seed");
+  if (cfg_.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
+  if (cfg_.threads < 1) throw std::invalid_argument("--threads must be at least 1");
+  if (cfg_.output.file.empty() || cfg_.output.name.empty()) throw std::invalid_argument("no results file or run name");
+  tasks_ = load_suite(cfg_.suite, cfg_.limit);
+  std::vector<std::string> ids, labels;
+  for (const task& t : tasks_) ids.push_back(std::to_string(t.task_id));
+  for (const run_policy& p : cfg_.policies) labels.push_back(p.label);
+  plan_ = plan_work_items(ids, labels, cfg_.seeds, cfg_.shard ? cfg_.shard->count : 1);
+
+  const fs::path parent = fs::path(cfg_.output.file).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec) throw results::results_error("cannot create the folder " + parent.string() + " for " + cfg_.output.file +
+                                       ": " + ec.message());
+  results::writer_options wo;
+  wo.created_by = std::string("kvarena ") + k_kvarena_version;
+  writer_ = std::make_unique<results::results_writer>(cfg_.output.file, wo);
+}
+
+suite_runner::~suite_runner() = default;
+
+std::string suite_runner::config_json(const std::string& chat) const {
+  const runner_config& c = cfg_;
+  const bool oracle = c.agent == run_agent::oracle;
+  json j;
+  j["agent"] = oracle ? "oracle" : "model";
+  j["suite"] = c.suite;
+  j["tasks"] = tasks_.size();
+  j["limit"] = c.limit;
+  json pols = json::array();
+  for (const run_policy& p : c.policies) {
+    json o = json::parse(p.options_json, nullptr, false);
+    if (o.is_discarded()) o = json::object();
+    pols.push_back({{"label", p.label}, {"policy", p.oracle ? "oracle" : p.spec.name}, {"options", o}});
+  }
+  j["policies"] = pols;
+  j["seeds"] = c.seeds;
+  if (!oracle) {
+    const agent_config& a = c.agent_cfg;
+    j["model"] = c.model_path;
+    j["chat_template"] = chat;
+    j["n_ctx"] = c.n_ctx;
+    j["history"] = history_mode_name(a.history);
+    j["max_steps"] = a.early_stop.max_steps;
+    j["parse_failures"] = a.early_stop.parse_failures;
+    j["repeated_actions"] = a.early_stop.repeated_actions;
+    j["max_obs_tokens"] = a.max_obs_tokens;
+    j["max_new_tokens"] = a.max_new_tokens;
+    j["examples"] = a.n_examples;
+    j["max_episode_s"] = a.max_episode_s;
+    j["browser"] = a.env.browser;
+    j["sampling"] = {{"temperature", c.sampling.temperature}, {"top_p", c.sampling.top_p}, {"top_k", c.sampling.top_k}};
+  }
+  return j.dump();
+}
+
+runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const runner_hooks& hooks) {
+  const auto t0 = clk::now();
+  const bool oracle = cfg_.agent == run_agent::oracle;
+  model_context base;
+  if (!oracle) {
+    if (!llm || !tok) throw std::invalid_argument("the model agent needs a model and its tokenizer");
+    base.llm = llm;
+    base.tok = tok;
+    base.chat = chat_template::for_model(*llm, cfg_.chat_template);
+    base.session.n_threads = cfg_.threads;
+    base.session.n_ctx = cfg_.n_ctx;
+    base.sampling = cfg_.sampling;
+  }
+
+  results::run_info info;
+  info.name = cfg_.output.name;
+  info.model = oracle ? "oracle" : cfg_.model_path;
+  info.suite = cfg_.suite;
+  for (const run_policy& p : cfg_.policies) info.policies.push_back(p.label);
+  info.seeds = cfg_.seeds;
+  info.version = k_kvarena_version;
+  info.config_json = config_json(oracle ? "" : base.chat.name());
+  const int64_t run_id = writer_->begin_run(info, cfg_.resume);
+  writer_->add_work_items(run_id, plan_);
+
+  runner_summary sum;
+  sum.file = cfg_.output.file;
+  sum.name = cfg_.output.name;
+  sum.run_id = run_id;
+  sum.shard = cfg_.shard;
+  sum.planned = static_cast<int64_t>(plan_.size());
+  const std::vector<results::work_item> mine = shard_work_items(plan_, cfg_.shard ? cfg_.shard->index : 0);
+  sum.in_shard = static_cast<int64_t>(mine.size());
+  const std::set<results::work_item> already = writer_->done_items(run_id);
+  std::vector<results::work_item> todo;
+  for (const auto& it : mine)
+    if (!already.count(it)) todo.push_back(it);
+  sum.skipped = sum.in_shard - static_cast<int64_t>(todo.size());
+  if (todo.empty()) {
+    sum.wall_s = std::chrono::duration<double>(clk::now() - t0).count();
+    return sum;
+  }
+
+  std::map<std::string, const task*> by_id;
+  for (const task& t : tasks_) by_id[std::to_string(t.task_id)] = &t;
+  std::map<std::string, const run_policy*> by_label;
+  for (const run_policy& p : cfg_.policies) by_label[p.label] = &p;
+
+  std::unique_ptr<env_server> local;
+  std::string url = cfg_.env_url;
+  if (url.empty()) {
+    local = tasks::start_local_env_server(cfg_.jobs);
+    url = local->base_url();
+  }
+  env_client client(url, cfg_.env);
+
+  run_progress progress(hooks.log, hooks.tty, static_cast<int64_t>(todo.size()));
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr write_error;
+  std::mutex mu;  // guards sum's counters and write_error
+
+  auto run_item = [&](const results::work_item& item) -> item_rows {
+    const auto ti = clk::now();
+    try {
+      const task& t = *by_id.at(item.task_id);
+      const run_policy& p = *by_label.at(item.policy);
+      if (p.oracle) return rows_from_oracle(item, tasks::run_oracle_task(client, t));
+      model_context mc = base;
+      mc.session.kv_policy = p.spec.name;
+      mc.session.kv = p.spec.options;
+      mc.session.kv_overlap = p.spec.overlap;
+      mc.sampling.seed = static_cast<uint64_t>(item.seed);
+      return rows_from_episode(item, run_episode(client, t, cfg_.agent_cfg, mc));
+    } catch (const std::exception& e) {  // run_episode reports failures itself; this is a last resort
+      return error_rows(item, std::string("agent crashed: ") + e.what(), ms_since(ti));
+    } catch (...) {
+      return error_rows(item, "agent crashed: unknown exception", ms_since(ti));
+    }
+  };
+
+  auto worker = [&] {
+    for (;;) {
+      if ((hooks.stop && hooks.stop->load()) || failed.load()) return;
+      const size_t i = next++;
+      if (i >= todo.size()) return;
+      progress.started(todo[i]);
+      item_rows rows = run_item(todo[i]);
+      try {
+        writer_->write_item(run_id, rows.result, rows.steps, rows.trace);
+      } catch (...) {  // the file is unusable (disk full, removed): stop, report after the join
+        std::lock_guard lock(mu);
+        if (!write_error) write_error = std::current_exception();
+        failed = true;
+        return;
+      }
+      progress.finished(rows.result);
+      std::lock_guard lock(mu);
+      ++sum.ran;
+      switch (rows.result.status) {
+        case results::item_status::done: ++sum.done; break;
+        case results::item_status::error: ++sum.errors; break;
+        case results::item_status::timeout: ++sum.timeouts; break;
+      }
+      if (rows.result.success) ++sum.successes;
+    }
+  };
+  const int n = std::max(1, std::min<int>(cfg_.jobs, static_cast<int>(todo.size())));
+  std::vector<std::thread> threads;
+  for (int k = 0; k < n; ++k) threads.emplace_back(worker);
+  for (auto& th : threads) th.join();
+  progress.clear();
+  if (write_error) std::rethrow_exception(write_error);
+
+  sum.not_started = static_cast<int64_t>(todo.size()) - sum.ran;
+  sum.interrupted = sum.not_started > 0;
+  sum.wall_s = std::chrono::duration<double>(clk::now() - t0).count();
+  return sum;
+}
+
+}  // namespace kvarena

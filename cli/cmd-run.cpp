@@ -1,0 +1,300 @@
+// cmd-run.cpp: `kvarena run`: a suite x policies x seeds evaluation into a results file
+// (agent/runner.h does the work; this file turns flags into a runner_config).
+//   kvarena run --suite tasks/vwa-local --policies full,window:window=256,h2o,confkv,freekv
+//       --model m.gguf [--seeds N | --seed-list 0,5,7] [--limit N] [--out results/runs/NAME.sqlite]
+//       [--shard I/N | --shard-count N] [--resume] [--jobs N] [--threads N] ...
+//   kvarena run --suite tasks/vwa-local --agent oracle      (the upper-bound row, no model)
+//   kvarena run ... --model m.gguf --with-oracle           (model policies + the oracle's row)
+// The per-policy flags of policy-flags.h (--window, --budget, ...) set every policy's defaults.
+// With a shard (--shard, SLURM_ARRAY_TASK_ID/COUNT, or JOB_COMPLETION_INDEX + --shard-count)
+// --out is a folder and the file is <out>/shard-I-of-N.sqlite.
+// Exit status: 0 every item of this process done (whatever its success); 4 the run went to
+// its end but some items are error/timeout rows (listed on stderr; --resume retries them);
+// 1 nothing or not everything could run (bad flags, suite, model, results file);
+// 128+signal (130, 143) stopped by SIGINT/SIGTERM after the items in flight.
+// Progress: one redrawn line on a terminal, else only per-item errors and a summary line
+// (stderr); then the report table of the run (stdout).
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli-commands.h"
+#include "engine-error.h"
+#include "gguf-reader.h"
+#include "model.h"
+#include "policy-flags.h"
+#include "results-report.h"
+#include "runner.h"
+#include "tokenizer.h"
+
+namespace kvarena::cli {
+
+namespace {
+
+constexpr int k_exit_items_failed = 4;
+
+struct run_args {
+  std::string suite;
+  std::string agent = "model";
+  std::string model;
+  std::string tokenizer_path;
+  int64_t seeds = 1;
+  std::string seed_list;
+  int64_t limit = -1;
+  std::string out;
+  std::string name;
+  std::string shard;
+  int64_t shard_count = 0;
+  bool resume = false;
+  bool with_oracle = false;
+  std::string history = "full";
+  int max_steps = 30;
+  int64_t max_new_tokens = 256;
+  int64_t max_obs_tokens = 1024;
+  int examples = 2;
+  double max_episode_s = 0;
+  int64_t n_ctx = 0;
+  std::string chat_template = "auto";
+  float temp = 0.0f;
+  float top_p = 1.0f;
+  int32_t top_k = 0;
+  int threads = 2;
+  int jobs = 1;
+  std::string env_url;
+  int env_tries = 3;
+  long env_backoff_ms = 250;
+  long env_timeout_ms = 120000;
+  policy_flags policy;
+  CLI::App* sub = nullptr;  // to ask whether a flag was given
+};
+
+std::atomic<bool> g_stop{false};
+std::atomic<int> g_signal{0};
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) _exit(128 + sig);  // a second signal: quit now (items are transactional)
+  g_signal = sig;
+  const char msg[] = "\nkvarena run: stopping after the items in flight (signal again to quit at once)\n";
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+}
+
+void install_stop_handlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// This process's command line with --resume added (for the message after an interruption).
+std::string resume_command() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string raw = ss.str();
+  std::string cmd;
+  bool has_resume = false;
+  size_t b = 0;
+  while (b < raw.size()) {
+    size_t e = raw.find('\0', b);
+    if (e == std::string::npos) e = raw.size();
+    const std::string arg = raw.substr(b, e - b);
+    has_resume |= arg == "--resume";
+    bool plain = !arg.empty();
+    for (char c : arg) plain &= std::isalnum(static_cast<unsigned char>(c)) || std::string("-_./:=,@%+").find(c) != std::string::npos;
+    if (!cmd.empty()) cmd += ' ';
+    if (plain) {
+      cmd += arg;
+    } else {
+      cmd += '\'';
+      for (char c : arg) cmd += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      cmd += '\'';
+    }
+    b = e + 1;
+  }
+  if (cmd.empty()) return "the same command with --resume";
+  return has_resume ? cmd : cmd + " --resume";
+}
+
+bool given(const run_args& a, const char* flag) { return a.sub->get_option(flag)->count() > 0; }
+
+runner_config make_config(const run_args& a) {
+  runner_config c;
+  c.suite = a.suite;
+  if (given(a, "--limit") && a.limit < 1)
+    throw std::invalid_argument("--limit " + std::to_string(a.limit) + ": give at least 1 task (omit --limit for all)");
+  c.limit = a.limit < 0 ? 0 : a.limit;
+  if (a.agent == "oracle") {
+    c.agent = run_agent::oracle;
+    if (!a.model.empty()) throw std::invalid_argument("--agent oracle runs no model: drop --model");
+    if (given(a, "--policies"))
+      throw std::invalid_argument("--agent oracle runs no KV policy (its row is labelled \"oracle\"): drop --policies");
+    if (a.with_oracle) throw std::invalid_argument("--with-oracle adds the oracle to a model run; --agent oracle is only that");
+    c.policies.push_back({"oracle", {}, "{}", true});
+  } else if (a.agent == "model") {
+    if (a.model.empty()) throw std::invalid_argument("--model: give the model file (GGUF or llama2.c .bin), or --agent oracle");
+    for (const kv_policy_spec& p : parse_policy_specs(a.policy)) c.policies.push_back({p.text, p, policy_options_json(p).dump()});
+    if (a.with_oracle) c.policies.push_back({"oracle", {}, "{}", true});
+  } else {
+    throw std::invalid_argument("--agent " + a.agent + ": use model (default) or oracle");
+  }
+  if (given(a, "--seed-list") && given(a, "--seeds"))
+    throw std::invalid_argument("--seeds N and --seed-list LIST: give one of them");
+  c.seeds = given(a, "--seed-list") ? parse_seed_list(a.seed_list) : seeds_from_count(a.seeds);
+  c.model_path = a.model;
+  c.chat_template = a.chat_template;
+  c.n_ctx = a.n_ctx;
+  c.sampling.temperature = a.temp;
+  c.sampling.top_p = a.top_p;
+  c.sampling.top_k = a.top_k;
+  c.agent_cfg.history = parse_history_mode(a.history);
+  c.agent_cfg.early_stop.max_steps = a.max_steps;
+  c.agent_cfg.max_new_tokens = a.max_new_tokens;
+  c.agent_cfg.max_obs_tokens = a.max_obs_tokens;
+  c.agent_cfg.n_examples = a.examples;
+  c.agent_cfg.max_episode_s = a.max_episode_s;
+  c.threads = a.threads;
+  c.jobs = a.jobs;
+  c.env_url = a.env_url;
+  c.env.tries = a.env_tries;
+  c.env.backoff_ms = a.env_backoff_ms;
+  c.env.total_timeout_ms = a.env_timeout_ms;
+  if (!a.shard.empty()) {
+    c.shard = parse_shard(a.shard);
+  } else {
+    c.shard = shard_from_environment(given(a, "--shard-count") ? std::optional<int64_t>(a.shard_count) : std::nullopt);
+  }
+  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, c.agent == run_agent::oracle ? "oracle" : a.model);
+  c.resume = a.resume;
+  return c;
+}
+
+int run_suite_command(const run_args& a) {
+  runner_config cfg = make_config(a);
+  suite_runner runner(cfg);  // suite, plan, results file: refused here before any work
+
+  std::unique_ptr<model> m;
+  std::unique_ptr<tokenizer> tok;
+  if (cfg.agent == run_agent::model) {
+    m = load_model(cfg.model_path);
+    std::vector<kv_policy_spec> specs;
+    for (const run_policy& p : cfg.policies)
+      if (!p.oracle) specs.push_back(p.spec);
+    check_policy_specs(specs, m->config);
+    if (!a.tokenizer_path.empty()) tok = tokenizer::from_llama2c(a.tokenizer_path, m->config.n_vocab);
+    else if (m->gguf) tok = tokenizer::from_gguf(*m->gguf);
+    else throw engine_error(cfg.model_path + ": not a GGUF file, so it has no vocabulary: pass --tokenizer tokenizer.bin");
+  }
+
+  const bool tty = isatty(STDERR_FILENO);
+  install_stop_handlers();
+  runner_hooks hooks;
+  hooks.stop = &g_stop;
+  hooks.tty = tty;
+  hooks.log = stderr;
+  const size_t mine = shard_work_items(runner.plan(), cfg.shard ? cfg.shard->index : 0).size();
+  std::string shard_text;
+  if (cfg.shard)
+    shard_text = ", shard " + std::to_string(cfg.shard->index) + "/" + std::to_string(cfg.shard->count) + " (" +
+                 cfg.shard->source + "): " + std::to_string(mine) + " items";
+  std::fprintf(stderr, "kvarena run: %s: %zu tasks x %zu policies x %zu seeds = %zu items%s -> %s\n",
+               cfg.output.name.c_str(), runner.tasks().size(), cfg.policies.size(), cfg.seeds.size(),
+               runner.plan().size(), shard_text.c_str(), cfg.output.file.c_str());
+  const runner_summary sum = runner.run(m.get(), tok.get(), hooks);
+  std::fprintf(stderr, "%s\n", format_run_summary(sum).c_str());
+
+  try {  // the items are committed whatever happens here: a report failure does not change the status
+    results::report_options ro;
+    ro.run_name = sum.name;
+    std::fputs(results::report_text(results::build_report(sum.file, ro)).c_str(), stdout);
+    std::fflush(stdout);
+    if (sum.shard && sum.shard->count > 1)
+      std::fprintf(stderr, "kvarena run: the table is this shard's; the other shards' items count as not done until "
+                           "`kvarena merge OUT.sqlite %s/shard-*-of-%lld.sqlite`\n",
+                   std::filesystem::path(sum.file).parent_path().string().c_str(), (long long)sum.shard->count);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kvarena run: no report: %s (try `kvarena report %s`)\n", e.what(), sum.file.c_str());
+  }
+
+  if (sum.interrupted) {
+    std::fprintf(stderr, "kvarena run: interrupted: %lld items committed, %lld not started; resume with:\n  %s\n",
+                 (long long)sum.ran, (long long)sum.not_started, resume_command().c_str());
+    return 128 + (g_signal.load() ? g_signal.load() : SIGINT);
+  }
+  if (sum.errors + sum.timeouts > 0) {
+    std::fprintf(stderr, "kvarena run: %lld items ended in error or timeout (listed above); run again with --resume "
+                         "to retry only those\n", (long long)(sum.errors + sum.timeouts));
+    return k_exit_items_failed;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, command_fn& run) {
+  auto* sub = app.add_subcommand("run", "Evaluate an agent on a task suite under KV policies x seeds into a results "
+                                        "file (resumable, shardable)");
+  auto a = std::make_shared<run_args>();
+  a->sub = sub;
+  const char* g = "Run";
+  sub->add_option("--suite,-s", a->suite, "Task suite folder (tasks/vwa-local, tasks/long-horizon)")->required()->group(g);
+  sub->add_option("--agent", a->agent, "model (default) or oracle (the scripted upper bound; no model, no policies)")
+      ->group(g);
+  sub->add_flag("--with-oracle", a->with_oracle, "Also run the scripted oracle on every task: the report's upper-bound "
+                                                "row (policy \"oracle\")")->group(g);
+  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin); shared read-only by the items")->group(g);
+  sub->add_option("--tokenizer", a->tokenizer_path, "llama2.c tokenizer.bin (for .bin checkpoints)")->group(g);
+  sub->add_option("--seeds", a->seeds, "Seeds 0..N-1 per (task, policy)")->capture_default_str()->group(g);
+  sub->add_option("--seed-list", a->seed_list, "Explicit seeds instead of --seeds, e.g. 0,5,7")->group(g);
+  sub->add_option("--limit", a->limit, "Only the first N tasks of the suite (by id)")->group(g);
+  sub->add_option("--out,-o", a->out, "Results file (.sqlite); with a shard a folder that gets shard-I-of-N.sqlite "
+                                      "(default results/runs/<name>.sqlite)")->group(g);
+  sub->add_option("--name", a->name, "Run name (default: the --out file's stem, or the folder's name)")->group(g);
+  sub->add_option("--shard", a->shard, "This process's shard I/N (default: SLURM_ARRAY_TASK_ID/COUNT)")->group(g);
+  sub->add_option("--shard-count", a->shard_count, "N for JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs)")->group(g);
+  sub->add_flag("--resume", a->resume, "Continue the run of that name in the file: skip its done items")->group(g);
+  sub->add_option("--jobs,-j", a->jobs, "Items at once (each its own engine session)")
+      ->capture_default_str()->check(CLI::Range(1, 256))->group(g);
+  sub->add_option("--threads,-t", a->threads, "Threads per item's engine session")
+      ->capture_default_str()->check(CLI::Range(1, 1024))->group(g);
+  const char* ag = "Agent";
+  sub->add_option("--history", a->history, "last (VWA: re-prompt each step) or full (one growing sequence)")
+      ->capture_default_str()->group(ag);
+  sub->add_option("--max-steps", a->max_steps, "Agent steps per task")->capture_default_str()->check(CLI::Range(1, 100000))->group(ag);
+  sub->add_option("--max-new-tokens", a->max_new_tokens, "Tokens generated per step")
+      ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30))->group(ag);
+  sub->add_option("--max-obs-tokens", a->max_obs_tokens, "Observation budget in model tokens (0: no limit)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(ag);
+  sub->add_option("--examples", a->examples, "Worked examples in the prompt (0..3)")
+      ->capture_default_str()->check(CLI::Range(0, 3))->group(ag);
+  sub->add_option("--max-episode-s", a->max_episode_s, "Wall-clock limit per item, seconds (status timeout; 0: none)")
+      ->check(CLI::NonNegativeNumber)->group(ag);
+  sub->add_option("--ctx", a->n_ctx, "Context length of each session (0: the model's)")->check(CLI::NonNegativeNumber)->group(ag);
+  sub->add_option("--chat-template", a->chat_template, "auto (from the GGUF), chatml, llama3, llama2 or plain")
+      ->capture_default_str()->group(ag);
+  sub->add_option("--temp", a->temp, "Sampling temperature (0 = greedy)")->check(CLI::NonNegativeNumber)->group(ag);
+  sub->add_option("--top-p", a->top_p, "Nucleus sampling mass in (0, 1]")->check(CLI::Range(0.0, 1.0))->group(ag);
+  sub->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = all)")->check(CLI::NonNegativeNumber)->group(ag);
+  const char* eg = "Env";
+  sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites)")->group(eg);
+  sub->add_option("--env-tries", a->env_tries, "Attempts per env call that got no answer or a 5xx (1 = no retry)")
+      ->capture_default_str()->check(CLI::Range(1, 100))->group(eg);
+  sub->add_option("--env-backoff-ms", a->env_backoff_ms, "Wait before the 2nd try, doubled for each further one")
+      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(eg);
+  sub->add_option("--env-timeout-ms", a->env_timeout_ms, "Limit of one env request")
+      ->capture_default_str()->check(CLI::PositiveNumber)->group(eg);
+  add_policy_flags(sub, a->policy, true);
+  sub->callback([&run, a] { run = [a] { return run_suite_command(*a); }; });
+}
+
+}  // namespace kvarena::cli

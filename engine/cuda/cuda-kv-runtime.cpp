@@ -1,0 +1,101 @@
+// cuda-kv-runtime.cpp: a policy driving the device store (see the header); the order of
+// operations is kv-runtime.cpp's for the eviction policies.
+#include "cuda-kv-runtime.h"
+
+#include <algorithm>
+
+#include "engine-error.h"
+#include "model.h"
+
+namespace kvarena {
+
+kv_runtime_config cuda_kv_config(const model_config& c, const std::string& policy, const kv_policy_options& o,
+                                 int64_t max_chunk) {
+  kv_runtime_config rc;
+  rc.policy = policy;
+  rc.options = o;
+  rc.options.n_layers = c.n_layers;
+  rc.options.n_heads = c.n_heads;
+  rc.options.n_kv_heads = c.n_kv_heads;
+  rc.options.head_dim = c.head_dim;
+  rc.max_chunk = max_chunk;
+  return rc;
+}
+
+cuda_kv_runtime::cuda_kv_runtime(const kv_runtime_config& cfg, cuda_allocator& a, cudaStream_t st)
+    : cfg_(cfg), a_(&a), st_(st) {
+  policy_ = make_kv_policy(cfg.policy, cfg.options);  // validates, throws engine_error
+  needs_ = policy_->needs();
+  if (needs_.host_offload)
+    throw engine_error("cuda: policy '" + cfg.policy +
+                       "' (host offload, FreeKV) is not implemented on the CUDA backend yet; use the CPU backend");
+  n_layers_ = cfg.options.n_layers, n_kv_ = cfg.options.n_kv_heads;
+  max_chunk_ = std::max<int64_t>(1, cfg.max_chunk);
+  reset();
+}
+
+void cuda_kv_runtime::reset() {
+  const kv_policy_options& o = cfg_.options;
+  if (step_ > 0) policy_ = make_kv_policy(cfg_.policy, o);  // fresh policy state
+  kv_store_config sc;
+  sc.n_layers = n_layers_, sc.n_kv_heads = n_kv_, sc.head_dim = o.head_dim;
+  sc.group = o.n_heads / o.n_kv_heads;
+  sc.int8 = o.int8 && (cfg_.policy == "confkv" || cfg_.policy == "confkv-l");
+  sc.fp16_window = o.int8_window;
+  store_ = std::make_unique<cuda_kv_store>(sc, *a_, st_);
+  step_ = 0, pos0_ = 0, n_ = 0;
+  last_ = cur_ = {};
+}
+
+void cuda_kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
+  KV_ASSERT(n >= 1 && n <= max_chunk_);
+  sig_ = s;
+  pos0_ = pos0, n_ = n;
+  cur_ = {};
+  cur_.step = ++step_;
+  cur_.decode = s.decode;
+  cur_.n_tokens = n;
+  cur_.seq_len = pos0 + n;
+  cur_.confidence = s.decode ? s.confidence : -1.f;
+  cur_.kept.assign(size_t(n_layers_), 0);
+  policy_->on_step(sig_);
+}
+
+void cuda_kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t ld) {
+  // Room for the kept tokens plus this chunk, and no more: the budget bounds the allocation.
+  const int64_t b = policy_->budget(layer, pos0_ + n_);
+  int64_t kept = 0;
+  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_->n_kept(layer, g));
+  store_->set_capacity(layer, b < 0 ? 0 : std::max(b, kept) + n_);
+  store_->append(layer, pos0_, n_, k, v, ld);
+}
+
+void cuda_kv_runtime::add_spans(int64_t layer, cu::kv_span_table& t) {
+  if (needs_.attention_mass) store_->clear_mass(layer);
+  store_->add_spans(layer, t, needs_.attention_mass);
+}
+
+void cuda_kv_runtime::after_attention(int64_t layer) {
+  if (needs_.attention_mass) store_->fetch_mass(layer);
+  store_->apply(layer, policy_->select(layer, store_->layer_meta(layer)));
+  int64_t kept = 0;
+  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_->n_kept(layer, g));
+  cur_.kept[size_t(layer)] = kept;
+}
+
+const kv_step_stats& cuda_kv_runtime::end_forward(double ms) {
+  cur_.ms = ms;
+  int64_t bsum = 0;
+  bool bounded = true;
+  for (int64_t l = 0; l < n_layers_; ++l) {
+    const int64_t b = policy_->budget(l, cur_.seq_len);
+    if (b < 0) bounded = false;
+    bsum += b;
+  }
+  cur_.budget = bounded ? bsum / n_layers_ : -1;
+  cur_.kv_device_bytes = store_->device_bytes();
+  last_ = cur_;
+  return last_;
+}
+
+}  // namespace kvarena

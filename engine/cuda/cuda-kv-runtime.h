@@ -1,0 +1,61 @@
+// cuda-kv-runtime.h: one sequence's KV cache under a policy on the CUDA backend, the
+// counterpart of kv_runtime (engine/kv/kv-runtime.h): the policy object (the CPU one,
+// unchanged) decides from host metadata; the cuda_kv_store holds the tokens on the device.
+// Per forward call: begin_forward, then per layer append (device K/V rows), add_spans (the
+// layer's heads for the attention launch; clears the mass first when the policy ranks by
+// it), the attention itself (the engine's, possibly batched with other sequences), then
+// after_attention (fetches the mass, runs select, compacts / INT8-blocks on the device);
+// end_forward returns the step's statistics.
+// Policies: full, window, h2o, confkv, confkv-l (INT8 included). freekv is not implemented
+// on the device yet (throws engine_error naming it).
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "cuda-kv-store.h"
+#include "kv/kv-runtime.h"
+#include "model.h"
+
+namespace kvarena {
+
+class cuda_kv_runtime {
+ public:
+  // Throws engine_error for bad options (make_kv_policy) or an unsupported policy.
+  cuda_kv_runtime(const kv_runtime_config& cfg, cuda_allocator& a, cudaStream_t st);
+
+  const kv_policy& policy() const { return *policy_; }
+  kv_policy_needs needs() const { return needs_; }
+  int64_t max_chunk() const { return max_chunk_; }
+  bool needs_all_rows() const { return needs_.attention_mass; }
+
+  void begin_forward(const step_signals& s, int64_t pos0, int64_t n);
+  void append(int64_t layer, const float* k, const float* v, int64_t ld);
+  void add_spans(int64_t layer, cu::kv_span_table& t);
+  void after_attention(int64_t layer);
+  const kv_step_stats& end_forward(double ms);
+  void reset();
+
+  const kv_step_stats& last() const { return last_; }
+  size_t device_bytes() const { return store_->device_bytes(); }
+  size_t peak_device_bytes() const { return store_->peak_device_bytes(); }
+  const cuda_kv_store& store() const { return *store_; }
+  cuda_kv_store& store() { return *store_; }
+
+ private:
+  kv_runtime_config cfg_;
+  cuda_allocator* a_;
+  cudaStream_t st_;
+  std::unique_ptr<kv_policy> policy_;
+  kv_policy_needs needs_;
+  int64_t n_layers_ = 0, n_kv_ = 0, max_chunk_ = 1;
+  std::unique_ptr<cuda_kv_store> store_;
+  step_signals sig_;
+  int64_t pos0_ = 0, n_ = 0, step_ = 0;
+  kv_step_stats last_, cur_;
+};
+
+// The kv_runtime_config a sequence of model config c gets for a policy and its options.
+kv_runtime_config cuda_kv_config(const model_config& c, const std::string& policy, const kv_policy_options& o,
+                                 int64_t max_chunk);
+
+}  // namespace kvarena

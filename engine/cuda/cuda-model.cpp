@@ -1,0 +1,113 @@
+// cuda-model.cpp: weight upload (see the header).
+#include "cuda-model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cpu-kernels.h"
+#include "cuda-check.h"
+#include "engine-error.h"
+#include "ggml-types.h"
+
+namespace kvarena {
+
+namespace {
+
+// Rows [0, rows) of matrix t as F16 into dst (rows, ne[0]).
+void upload_rows_f16(const tensor_view& t, uint16_t* dst) {
+  const int64_t in = t.ne[0], rows = t.rows();
+  if (t.type == ggml_type::f16) {
+    CUDA_CHECK(cudaMemcpy(dst, t.data, size_t(rows * in) * 2, cudaMemcpyHostToDevice));
+    return;
+  }
+  // Other types: dequantise a slab of rows on the host, round to F16, copy.
+  const int64_t slab = std::max<int64_t>(1, (int64_t(8) << 20) / std::max<int64_t>(1, in));
+  std::vector<float> row(static_cast<size_t>(in));
+  std::vector<uint16_t> h(static_cast<size_t>(std::min(slab, rows) * in));
+  for (int64_t r0 = 0; r0 < rows; r0 += slab) {
+    const int64_t r1 = std::min(rows, r0 + slab);
+    for (int64_t r = r0; r < r1; ++r) {
+      get_row(t, r, row.data());
+      for (int64_t c = 0; c < in; ++c) h[size_t((r - r0) * in + c)] = fp32_to_fp16(row[size_t(c)]);
+    }
+    CUDA_CHECK(cudaMemcpy(dst + r0 * in, h.data(), size_t((r1 - r0) * in) * 2, cudaMemcpyHostToDevice));
+  }
+}
+
+void upload_vec_f32(const tensor_view& t, float* dst) {
+  std::vector<float> v(static_cast<size_t>(t.n_elements()));
+  if (t.type == ggml_type::f32) {
+    std::memcpy(v.data(), t.data, v.size() * 4);
+  } else {
+    get_row(t, 0, v.data());
+  }
+  CUDA_CHECK(cudaMemcpy(dst, v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+}
+
+}  // namespace
+
+void check_cuda_model_config(const model_config& c) {
+  if (c.arch == model_arch::gpt2)
+    throw engine_error("cuda: architecture gpt2 is not implemented on the CUDA backend (llama and qwen2 are); "
+                       "use the CPU backend");
+  if (c.head_dim % 8 != 0 || c.head_dim > 256)
+    throw engine_error("cuda: head_dim " + std::to_string(c.head_dim) +
+                       " is not supported by the CUDA attention (a multiple of 8, at most 256)");
+  if (c.n_kv_heads <= 0 || c.n_heads % c.n_kv_heads != 0)
+    throw engine_error("cuda: n_heads " + std::to_string(c.n_heads) + " is not a multiple of n_kv_heads " +
+                       std::to_string(c.n_kv_heads));
+}
+
+cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
+  check_cuda_model_config(c_);
+  const int64_t D = c_.dim, KV = c_.kv_dim(), F = c_.ffn_dim, V = c_.n_vocab;
+  const auto f16 = [&](int64_t rows, int64_t cols, const char* what) {
+    bytes_ += size_t(rows * cols) * 2;
+    return cuda_buffer<uint16_t>(a, size_t(rows * cols), what);
+  };
+  const auto f32 = [&](int64_t n, const char* what) {
+    bytes_ += size_t(n) * 4;
+    return cuda_buffer<float>(a, size_t(n), what);
+  };
+  tok_embd_ = f16(V, D, "token embedding");
+  upload_rows_f16(m.tok_embd, tok_embd_.data());
+  tied_ = m.output.data == m.tok_embd.data;
+  if (!tied_) {
+    output_ = f16(V, D, "output matrix");
+    upload_rows_f16(m.output, output_.data());
+  }
+  output_norm_ = f32(D, "output norm");
+  upload_vec_f32(m.output_norm, output_norm_.data());
+
+  layers_.resize(size_t(c_.n_layers));
+  for (int64_t l = 0; l < c_.n_layers; ++l) {
+    const layer_weights& L = m.layers[size_t(l)];
+    cuda_layer_weights& W = layers_[size_t(l)];
+    W.wqkv = f16(D + 2 * KV, D, "attention q/k/v weights");
+    upload_rows_f16(L.wq, W.wqkv.data());
+    upload_rows_f16(L.wk, W.wqkv.data() + D * D);
+    upload_rows_f16(L.wv, W.wqkv.data() + (D + KV) * D);
+    if (L.bq || L.bk || L.bv) {
+      W.bqkv = f32(D + 2 * KV, "attention q/k/v biases");
+      std::vector<float> zero(static_cast<size_t>(D + 2 * KV), 0.f);
+      CUDA_CHECK(cudaMemcpy(W.bqkv.data(), zero.data(), zero.size() * 4, cudaMemcpyHostToDevice));
+      if (L.bq) upload_vec_f32(L.bq, W.bqkv.data());
+      if (L.bk) upload_vec_f32(L.bk, W.bqkv.data() + D);
+      if (L.bv) upload_vec_f32(L.bv, W.bqkv.data() + D + KV);
+    }
+    W.wo = f16(D, D, "attention output weights");
+    upload_rows_f16(L.wo, W.wo.data());
+    W.w_gate_up = f16(2 * F, D, "ffn gate/up weights");
+    upload_rows_f16(L.w_gate, W.w_gate_up.data());
+    upload_rows_f16(L.w_up, W.w_gate_up.data() + F * D);
+    W.w_down = f16(D, F, "ffn down weights");
+    upload_rows_f16(L.w_down, W.w_down.data());
+    W.attn_norm = f32(D, "attention norm");
+    upload_vec_f32(L.attn_norm, W.attn_norm.data());
+    W.ffn_norm = f32(D, "ffn norm");
+    upload_vec_f32(L.ffn_norm, W.ffn_norm.data());
+  }
+}
+
+}  // namespace kvarena

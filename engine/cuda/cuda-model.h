@@ -1,0 +1,51 @@
+// cuda-model.h: a model's weights on the device, for the CUDA forward pass. Matrices are
+// stored F16 in ggml row layout ((out, in) row-major), whatever their type in the file
+// (F16 is copied as is; F32/BF16/Q8_0/Q4_0 are dequantised and rounded to F16); norm
+// weights and biases stay F32. Q, K, V are concatenated into one (dim + 2*kv_dim, dim)
+// matrix and gate/up into one (2*ffn, dim), so each is one GEMM.
+// llama-family only (llama, qwen2); gpt2 throws engine_error (not implemented on CUDA yet).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "cuda-memory.h"
+#include "model.h"
+
+namespace kvarena {
+
+struct cuda_layer_weights {
+  cuda_buffer<uint16_t> wqkv;       // (dim + 2*kv_dim, dim): q rows, k rows, v rows
+  cuda_buffer<float> bqkv;          // (dim + 2*kv_dim,) qwen2; empty otherwise
+  cuda_buffer<uint16_t> wo;         // (dim, dim)
+  cuda_buffer<uint16_t> w_gate_up;  // (2*ffn, dim): gate rows, then up rows
+  cuda_buffer<uint16_t> w_down;     // (dim, ffn)
+  cuda_buffer<float> attn_norm;     // (dim,)
+  cuda_buffer<float> ffn_norm;      // (dim,)
+};
+
+class cuda_model {
+ public:
+  // Uploads every weight (synchronously). Throws engine_error for an architecture or a
+  // shape the CUDA backend does not support, or when device memory runs out.
+  cuda_model(const model& m, cuda_allocator& a);
+
+  const model_config& config() const { return c_; }
+  const uint16_t* tok_embd() const { return tok_embd_.data(); }  // (n_vocab, dim)
+  const uint16_t* output() const { return tied_ ? tok_embd_.data() : output_.data(); }  // (n_vocab, dim)
+  const float* output_norm() const { return output_norm_.data(); }  // (dim,)
+  const cuda_layer_weights& layer(int64_t l) const { return layers_[size_t(l)]; }
+  size_t weight_bytes() const { return bytes_; }
+
+ private:
+  model_config c_;
+  bool tied_ = false;
+  cuda_buffer<uint16_t> tok_embd_, output_;
+  cuda_buffer<float> output_norm_;
+  std::vector<cuda_layer_weights> layers_;
+  size_t bytes_ = 0;
+};
+
+// Checks that the CUDA forward supports this config; throws engine_error saying what not.
+void check_cuda_model_config(const model_config& c);
+
+}  // namespace kvarena

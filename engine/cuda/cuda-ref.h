@@ -1,0 +1,43 @@
+// cuda-ref.h: CPU references for the CUDA kernels that have no engine ref:: counterpart,
+// and a CPU emulation of the span attention's algorithm (tiles, online softmax, split-K
+// merge, mass pass) that the tests check against ref::kv_attend on machines without a GPU.
+// Plain loops over host memory; compiled by the host compiler (no nvcc needed).
+// Kernels with an engine reference use it directly: ref::rmsnorm, ref::layernorm,
+// ref::rope_adjacent / detail::rope_neox, ref::silu_mul, ref::gelu, argmax,
+// kv_quantize_block, ref::kv_attend.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "cuda-kernels.h"
+#include "kv/kv-attention-cpu.h"
+
+namespace kvarena::cuda_ref {
+
+// x: (n, dim) = rows tokens[i] of an F16 table.
+void embed_f16(const uint16_t* table, int64_t dim, const int32_t* tokens, int64_t n, float* x);
+// Rows of x (n, ld) rotated at positions pos[i]: the engine's reference RoPE per row.
+void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
+          const int32_t* pos, float freq_base, bool neox);
+// dst row dst_idx[j] (j when null) = src row src_idx[j].
+void gather_rows(const void* src, void* dst, int64_t row_bytes, const int32_t* src_idx, const int32_t* dst_idx,
+                 int64_t n);
+// INT8 blocks of F16 rows, as cu::kv_quantize_f16 (through kv_quantize_block).
+void kv_quantize_f16(const uint16_t* src, int64_t src_stride, int64_t n_units, int64_t n_tok, int64_t head_dim,
+                     int8_t* q, int64_t q_stride, float* scale, int64_t scale_stride);
+// Per unit: per-channel min/max of its (page, D) F16 keys.
+void page_digest(const uint16_t* keys, int64_t unit_stride, int64_t n_units, int64_t page, int64_t head_dim,
+                 float* kmin, float* kmax);
+// out (n_kv, n_cand): mean over the group of softmax_j(Quest bound), in double.
+void page_scores(const float* q, const float* kmin, const float* kmax, const int32_t* cand, int64_t n_cand,
+                 int64_t n_heads, int64_t n_kv, int64_t head_dim, float scale, float* out);
+
+// The span table (host memory pointers) of sequence `seq` as ref::kv_attend's heads.
+std::vector<kv_attn_head> attn_heads(const cu::kv_span_table& table, int64_t seq, int64_t n_kv);
+
+// The span attention as the GPU computes it (float math, 32-token tiles, online softmax,
+// the same split plan for n_sm multiprocessors, the same merge and mass pass), over a table
+// whose spans point at host memory. a.heads/a.spans are ignored (the table is used).
+void attend_spans_emulated(const cu::kv_span_table& table, const cu::span_attention_args& a, int64_t n_sm);
+
+}  // namespace kvarena::cuda_ref

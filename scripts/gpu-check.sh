@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# gpu-check.sh OUTDIR: the GPU checks of the CUDA backend, as one script that finishes in
+# about 8 minutes on an H200 whatever happens (each step has a timeout taken from one
+# overall deadline; a step that fails or times out is reported and the rest still run).
+#   1. configure + build (-DKVARENA_CUDA=ON, default architectures 80;90) of kvarena_cuda,
+#      test-cuda and kvarena-cuda-bench only (not the whole project: time)
+#   2. ctest -L gpu (kernel agreement tests, CUDA forward vs CPU forward)
+#   3. a quick bench on a small random llama (a result even if the big one runs out of time)
+#   4. a random-weight 8B-shaped llama (dim 4096, 32 layers, 32 heads, 8 KV heads, ffn 14336,
+#      vocab 128256, F16: ~16 GB, written in ~1-2 minutes), then the latency bench at 1K and
+#      8K contexts, batch 1 and 8, every policy (full, window, h2o, confkv and confkv-l with
+#      INT8 on the device; freekv is not on the GPU yet and reports an error entry)
+# Everything goes to OUTDIR: summary.txt (one line per step: name, exit code, seconds),
+# <step>.log, bench-*.json, nvidia-smi.txt.
+# Env: BUILD_DIR (build-gpu), JOBS (16), DEADLINE_S (470), MODEL_DIR (/tmp), SKIP_8B=1.
+set -uo pipefail
+OUT="${1:?usage: scripts/gpu-check.sh OUTDIR}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+BUILD="${BUILD_DIR:-build-gpu}"
+JOBS="${JOBS:-16}"
+DEADLINE_S="${DEADLINE_S:-470}"
+MODEL_DIR="${MODEL_DIR:-/tmp}"
+START=$(date +%s)
+SUMMARY="$OUT/summary.txt"
+: > "$SUMMARY"
+
+left() { echo $(( DEADLINE_S - ($(date +%s) - START) )); }
+
+# step NAME MAX_SECONDS MIN_SECONDS CMD...: runs CMD with stdout+stderr in OUT/NAME.log under
+# min(MAX, time left); skipped when less than MIN seconds are left.
+step() {
+  local name=$1 max=$2 min=$3; shift 3
+  local l; l=$(left)
+  if [ "$l" -lt "$min" ]; then
+    echo "$name skipped (only ${l}s left)" | tee -a "$SUMMARY" >&2
+    return 125
+  fi
+  local lim=$(( max < l ? max : l ))
+  local t0; t0=$(date +%s)
+  timeout --kill-after=10 "$lim" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  local note=""
+  [ "$rc" = 124 ] || [ "$rc" = 137 ] && note=" (timed out after ${lim}s)"
+  echo "$name rc=$rc seconds=$(( $(date +%s) - t0 ))$note" | tee -a "$SUMMARY" >&2
+  return $rc
+}
+
+nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >> "$OUT/nvidia-smi.txt"
+BIN="$BUILD/kvarena-cuda-bench"
+
+step configure 120 20 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVARENA_CUDA=ON \
+  -DKVARENA_BUILD_TESTS=ON
+built=$?
+if [ $built = 0 ]; then
+  step build 300 30 cmake --build "$BUILD" -j "$JOBS" --target kvarena_cuda test-cuda kvarena-cuda-bench
+  built=$?
+fi
+
+if [ $built = 0 ]; then
+  step ctest-gpu 240 30 ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 200 -j 4
+  # Passed / skipped / failed counts in one line (a skip here means no GPU was visible).
+  { grep -E "tests passed" "$OUT/ctest-gpu.log"
+    echo "  skipped: $(grep -c -- '\*\*\*Skipped' "$OUT/ctest-gpu.log")"
+    grep -E -- "\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception" "$OUT/ctest-gpu.log"; } >> "$SUMMARY" || true
+
+  SMALL="$MODEL_DIR/kvarena-gpucheck-125m.gguf"
+  step model-small 60 20 "$BIN" random --out "$SMALL" --dim 768 --layers 12 --heads 12 --kv-heads 4 \
+      --ffn 2048 --vocab 32000 --type f16 && \
+    step bench-small 90 20 sh -c "'$BIN' latency --model '$SMALL' --contexts 1024,8192 --batches 1,8 --steps 32 \
+      --policies full,window,h2o,confkv:kv-int8=1,confkv-l:kv-int8=1,freekv > '$OUT/bench-small.json'"
+  rm -f "$SMALL"
+
+  if [ "${SKIP_8B:-0}" != 1 ]; then
+    BIG="$MODEL_DIR/kvarena-gpucheck-8b-f16.gguf"
+    ok=0
+    if [ -s "$BIG" ]; then
+      echo "model-8b reused $BIG" | tee -a "$SUMMARY" >&2
+    else
+      # ~16 GB written: about a minute on a fast disk; the bench needs ~1-2 more.
+      step model-8b 200 150 "$BIN" random --out "$BIG" --dim 4096 --layers 32 --heads 32 --kv-heads 8 \
+        --ffn 14336 --vocab 128256 --type f16 || ok=1
+    fi
+    if [ $ok = 0 ]; then
+      step bench-8b 240 60 sh -c "'$BIN' latency --model '$BIG' --contexts 1024,8192 --batches 1,8 --steps 32 \
+        --policies full,window,h2o,confkv:kv-int8=1,confkv-l:kv-int8=1,freekv > '$OUT/bench-8b.json'"
+    fi
+    [ "${KEEP_MODEL:-0}" = 1 ] || rm -f "$BIG"
+  fi
+fi
+
+echo "total seconds=$(( $(date +%s) - START ))" | tee -a "$SUMMARY" >&2
+ls -l "$OUT" >&2

@@ -1,0 +1,659 @@
+// test-runner.cpp: `kvarena run` (agent/runner*.{h,cpp}, cli/cmd-run.cpp), mostly through the
+// built binary (KVARENA_BIN) on a tiny random model (dim 64, 2 layers, garbage replies, so
+// episodes end by the step limit) with in-process sites and env server:
+//   - the plan: sorted items, item k -> shard k mod N; shards from --shard and from the
+//     Slurm / Kubernetes variables, ids outside 0..N-1 refused; output paths and names;
+//   - the rows an episode and an oracle run become;
+//   - end to end: 10 tasks x 5 policies, one done row per item with steps, a report row per
+//     policy; 2 shards in two processes merged equal an unsharded run on the deterministic
+//     columns; SIGKILL mid-run then --resume: every item once, done items not redone;
+//     SIGTERM: the items in flight committed, exit 143, the resume command printed; an
+//     unreachable env server: error rows and exit 4; a results file of another schema
+//     version: exit 1 before any work; bad flags: clear messages; the oracle (alone and
+//     with --with-oracle beside the model's policies): 100%; --jobs 2 = --jobs 1.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "model-random.h"
+#include "results-db.h"
+#include "runner-plan.h"
+#include "runner-progress.h"
+#include "runner-record.h"
+#include "test-util.h"
+
+namespace kvarena {
+namespace {
+
+namespace fs = std::filesystem;
+using rows_t = std::vector<std::vector<std::string>>;
+
+// ---------------------------------------------------------------- helpers
+
+// Every row of `sql` as text ("" for NULL). The file is opened read-write so that a killed
+// writer's hot journal is rolled back, as any results opener does.
+rows_t query(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  rows_t out;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+    sqlite3_close(h);
+    ADD_FAILURE() << "cannot open " << db;
+    return out;
+  }
+  sqlite3_busy_timeout(h, 10000);
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(h);
+    sqlite3_close(h);
+    return out;
+  }
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const unsigned char* t = sqlite3_column_text(st, i);
+      row.push_back(t ? reinterpret_cast<const char*>(t) : "");
+    }
+    out.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE) ADD_FAILURE() << sql << ": " << sqlite3_errmsg(h);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return out;
+}
+
+int64_t count(const std::string& db, const std::string& sql) {
+  rows_t r = query(db, sql);
+  return r.empty() || r[0].empty() ? -1 : std::stoll(r[0][0]);
+}
+
+// COUNT(*) of the file's done rows, -1 while the file or its tables are not there yet.
+int64_t done_rows_or_missing(const std::string& db) {
+  if (!fs::exists(db)) return -1;
+  sqlite3* h = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(h, 10000);
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(h, "SELECT COUNT(*) FROM task_results WHERE status = 'done'", -1, &st, nullptr) ==
+            SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+      n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(h);
+  return n;
+}
+
+// `env` without the shard variables of a surrounding Slurm or Kubernetes job.
+std::string clean_env() {
+  return "env -u SLURM_ARRAY_TASK_ID -u SLURM_ARRAY_TASK_COUNT -u SLURM_ARRAY_TASK_MIN -u SLURM_ARRAY_TASK_MAX "
+         "-u SLURM_ARRAY_TASK_STEP -u JOB_COMPLETION_INDEX ";
+}
+
+struct run_result {
+  int rc = -1;
+  std::string out, err;
+};
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+const char* const k_policies =
+    "full,window:window=64,h2o:heavy=32:recent=32,confkv:n-high=32:n-low=64:protect=16,"
+    "freekv:budget=128:sinks=32:window=32:page=32";
+const std::vector<std::string> k_labels = {"full", "window:window=64", "h2o:heavy=32:recent=32",
+                                           "confkv:n-high=32:n-low=64:protect=16",
+                                           "freekv:budget=128:sinks=32:window=32:page=32"};
+
+class Runner : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(test::temp_dir("runner").string());
+    model_ = new std::string(*dir_ + "/tiny.gguf");
+    random_model_spec s;
+    s.arch = model_arch::llama;
+    s.dim = 64;
+    s.n_layers = 2;
+    s.n_heads = 4;
+    s.n_kv_heads = 2;
+    s.ffn_dim = 128;
+    s.n_vocab = 512;
+    s.n_ctx = 8192;
+    s.type = ggml_type::f32;
+    s.seed = 3;
+    write_random_model(s, *model_);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete model_;
+  }
+
+  // `kvarena ARGS` with environment assignments `env` ("A=1 B=2"), output captured.
+  static run_result run(const std::string& args, const std::string& env = "") {
+    static int n = 0;
+    const std::string base = *dir_ + "/cmd" + std::to_string(n++);
+    const std::string cmd = clean_env() + env + " " + std::string(KVARENA_BIN) + " " + args + " >" + base +
+                            ".out 2>" + base + ".err </dev/null";
+    run_result r;
+    const int st = std::system(cmd.c_str());
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = test::read_file(base + ".out");
+    r.err = test::read_file(base + ".err");
+    return r;
+  }
+  // The model run's common flags: tiny limits, no worked examples (short prompts), 1 thread.
+  static std::string model_args(const std::string& suite_limit = "--limit 10") {
+    return "--suite " + suite() + " " + suite_limit + " --model " + *model_ +
+           " --max-steps 2 --max-new-tokens 8 --max-obs-tokens 256 --examples 0 --threads 1";
+  }
+  static std::string suite() { return std::string(KVARENA_SOURCE_DIR) + "/tasks/vwa-local"; }
+  static std::string policies() { return std::string("--policies ") + k_policies; }
+
+  static std::string* dir_;
+  static std::string* model_;
+};
+std::string* Runner::dir_ = nullptr;
+std::string* Runner::model_ = nullptr;
+
+// The columns that greedy decoding makes the same in every run (given policies whose
+// memory does not depend on the exact logits, see TwoShardsMergedEqualAnUnshardedRun).
+// final_url is compared by its path inside the site: the env session's port and tenant id
+// ("http://127.0.0.1:PORT/t-xxxxxxxx") differ per env server and session.
+rows_t deterministic_rows(const std::string& db) {
+  rows_t r = query(db,
+                   "SELECT task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
+                   "generated_tokens, peak_kv_bytes FROM task_results ORDER BY task_id, policy, seed");
+  static const std::regex origin("^http://127\\.0\\.0\\.1:[0-9]+/t-[0-9a-f]+");
+  for (auto& row : r) row[8] = std::regex_replace(row[8], origin, "");
+  return r;
+}
+
+// ---------------------------------------------------------------- the plan
+
+TEST(RunnerPlan, SortedItemsGoToShardKModN) {
+  const auto plan = plan_work_items({"2", "10", "1"}, {"window", "full"}, {1, 0}, 3);
+  ASSERT_EQ(plan.size(), 12u);
+  for (size_t k = 0; k < plan.size(); ++k) {
+    EXPECT_EQ(plan[k].shard, static_cast<int64_t>(k % 3));
+    if (k > 0) {
+      EXPECT_TRUE(plan[k - 1].item < plan[k].item) << k;
+    }
+  }
+  EXPECT_EQ(plan[0].item, (results::work_item{"1", "full", 0}));
+  EXPECT_EQ(plan[1].item, (results::work_item{"1", "full", 1}));
+  EXPECT_EQ(plan[4].item, (results::work_item{"10", "full", 0}));  // task ids sort as text
+  // The shards together hold every item exactly once.
+  std::vector<results::work_item> all;
+  for (int64_t s = 0; s < 3; ++s)
+    for (const auto& it : shard_work_items(plan, s)) all.push_back(it);
+  EXPECT_EQ(all.size(), plan.size());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+  // Unsharded: everything in shard 0.
+  for (const auto& p : plan_work_items({"1", "2"}, {"full"}, {0}, 1)) EXPECT_EQ(p.shard, 0);
+}
+
+TEST(RunnerPlan, ShardFlag) {
+  EXPECT_EQ(parse_shard("1/4"), (shard_spec{1, 4, ""}));
+  EXPECT_EQ(parse_shard("0/1"), (shard_spec{0, 1, ""}));
+  for (const char* bad : {"2/2", "4/2", "1/0", "-1/2", "1", "a/b", "1/2/3", "", "/2"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(parse_shard(bad), std::invalid_argument);
+  }
+  try {
+    parse_shard("2/2");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "--shard 2/2: the index must be in 0..1")) << e.what();
+  }
+}
+
+TEST(RunnerPlan, ShardFromSlurmAndKubernetesVariables) {
+  auto env = [](std::map<std::string, std::string> vars) {
+    return env_lookup([vars = std::move(vars)](const char* n) -> const char* {
+      auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+  };
+  EXPECT_EQ(shard_from_environment(std::nullopt, env({})), std::nullopt);
+  auto s = shard_from_environment(std::nullopt, env({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"},
+                                                     {"SLURM_ARRAY_TASK_MIN", "0"}, {"SLURM_ARRAY_TASK_MAX", "3"},
+                                                     {"SLURM_ARRAY_TASK_STEP", "1"}}));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(*s, (shard_spec{3, 4, ""}));
+  EXPECT_TRUE(contains(s->source, "SLURM_ARRAY_TASK_ID=3"));
+  // Ids not 0..N-1: out of range, an array starting at 1, a step, a count missing.
+  auto refused = [&](std::map<std::string, std::string> vars, std::optional<int64_t> count, const char* msg) {
+    try {
+      shard_from_environment(count, env(std::move(vars)));
+      ADD_FAILURE() << "not refused: " << msg;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_TRUE(contains(e.what(), msg)) << e.what();
+    }
+  };
+  refused({{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}, std::nullopt, "not in 0..3");
+  refused({{"SLURM_ARRAY_TASK_ID", "1"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "1"},
+           {"SLURM_ARRAY_TASK_MAX", "4"}},
+          std::nullopt, "--array=0-3");
+  refused({{"SLURM_ARRAY_TASK_ID", "0"}, {"SLURM_ARRAY_TASK_COUNT", "2"}, {"SLURM_ARRAY_TASK_MIN", "0"},
+           {"SLURM_ARRAY_TASK_MAX", "2"}, {"SLURM_ARRAY_TASK_STEP", "2"}},
+          std::nullopt, "not 0..1");
+  refused({{"SLURM_ARRAY_TASK_ID", "0"}}, std::nullopt, "SLURM_ARRAY_TASK_COUNT is not set");
+  refused({{"SLURM_ARRAY_TASK_ID", "x"}, {"SLURM_ARRAY_TASK_COUNT", "2"}}, std::nullopt, "not a non-negative integer");
+  // Kubernetes Indexed Jobs: the index from the environment, N from --shard-count.
+  EXPECT_EQ(shard_from_environment(5, env({{"JOB_COMPLETION_INDEX", "2"}})), (shard_spec{2, 5, ""}));
+  refused({{"JOB_COMPLETION_INDEX", "2"}}, std::nullopt, "pass --shard-count");
+  refused({{"JOB_COMPLETION_INDEX", "5"}}, 5, "not in 0..4");
+  refused({}, 3, "needs JOB_COMPLETION_INDEX");
+}
+
+TEST(RunnerPlan, SeedsAndOutputPaths) {
+  EXPECT_EQ(seeds_from_count(3), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_THROW(seeds_from_count(0), std::invalid_argument);
+  EXPECT_EQ(parse_seed_list("0,5,7"), (std::vector<int64_t>{0, 5, 7}));
+  for (const char* bad : {"", "1,,2", "1,1", "-1", "x"}) {
+    EXPECT_THROW(parse_seed_list(bad), std::invalid_argument) << bad;
+  }
+
+  run_output o = resolve_run_output("results/runs/abc.sqlite", "", std::nullopt, "tasks/vwa-local", "m.gguf");
+  EXPECT_EQ(o.file, "results/runs/abc.sqlite");
+  EXPECT_EQ(o.name, "abc");
+  o = resolve_run_output("out/run7", "", shard_spec{1, 4, "--shard"}, "tasks/vwa-local", "m.gguf");
+  EXPECT_EQ(o.file, "out/run7/shard-1-of-4.sqlite");
+  EXPECT_EQ(o.name, "run7");
+  o = resolve_run_output("out/run7/", "named", std::nullopt, "tasks/vwa-local", "m.gguf");
+  EXPECT_EQ(o.file, "out/run7/shard-0-of-1.sqlite");
+  EXPECT_EQ(o.name, "named");
+  o = resolve_run_output("", "", std::nullopt, "tasks/vwa-local/", "/models/m125.gguf");
+  EXPECT_EQ(o.file, "results/runs/vwa-local-m125.sqlite");
+  o = resolve_run_output("", "", shard_spec{0, 2, "--shard"}, "tasks/long-horizon", "oracle");
+  EXPECT_EQ(o.file, "results/runs/long-horizon-oracle/shard-0-of-2.sqlite");
+  EXPECT_THROW(resolve_run_output("x.sqlite", "", shard_spec{0, 2, "--shard"}, "s", "m"), std::invalid_argument);
+  EXPECT_EQ(format_duration(125), "2m05s");
+  EXPECT_EQ(format_duration(3725), "1h02m");
+  EXPECT_EQ(item_label({"12", "window:window=64", 3}), "task 12 window:window=64 seed 3");
+}
+
+// ---------------------------------------------------------------- rows of an item
+
+TEST(RunnerRecord, EpisodeAndOracleRows) {
+  episode_result e;
+  e.status = "timeout";
+  e.end_reason = "Timeout after 5 s";
+  e.steps = 2;
+  e.answer = "Early stop: Timeout after 5 s";
+  e.peak_kv_bytes = 1000;
+  e.peak_kv_host_bytes = 2000;
+  e.peak_device_bytes = 5000;
+  step_record s0;
+  s0.index = 0;
+  s0.action = "click [3]";
+  s0.kv_tokens = 40;
+  s0.kv_bytes = 640;
+  s0.confidence = 0.5f;
+  s0.budget = 64;
+  s0.latency_ms = 7;
+  s0.prompt_tokens = 30;
+  s0.generated_tokens = 8;
+  step_record s1 = s0;
+  s1.index = 1;
+  s1.action = "none";
+  s1.action_error = "no action found";
+  s1.confidence = -1;
+  s1.budget = -1;
+  e.step_records = {s0, s1};
+  kv_trace_point p;
+  p.token_index = 30;
+  p.kv_bytes = 480;
+  p.budget = 64;
+  p.confidence = 0.25f;
+  e.kv_trace = {p};
+  const results::work_item item{"7", "window", 1};
+  item_rows r = rows_from_episode(item, e);
+  EXPECT_EQ(r.result.item, item);
+  EXPECT_EQ(r.result.status, results::item_status::timeout);
+  EXPECT_EQ(r.result.error, "Timeout after 5 s");
+  EXPECT_EQ(r.result.peak_kv_bytes, 1000);
+  EXPECT_EQ(r.result.peak_kv_host_bytes, 2000);
+  ASSERT_EQ(r.steps.size(), 2u);
+  EXPECT_EQ(r.steps[0].action, "click [3]");
+  EXPECT_EQ(r.steps[0].action_error, "");
+  EXPECT_EQ(r.steps[0].budget, 64);
+  EXPECT_FLOAT_EQ(r.steps[0].confidence, 0.5);
+  EXPECT_EQ(r.steps[1].action_error, "no action found");
+  EXPECT_LT(r.steps[1].confidence, 0);
+  ASSERT_EQ(r.trace.size(), 1u);
+  EXPECT_EQ(r.trace[0].token_index, 30);
+  EXPECT_EQ(r.trace[0].kv_bytes, 480);
+
+  e.status = "error";
+  e.error = "step 2 env: boom";
+  EXPECT_EQ(rows_from_episode(item, e).result.error, "step 2 env: boom");
+  e.status = "weird";
+  EXPECT_EQ(rows_from_episode(item, e).result.status, results::item_status::error);
+
+  tasks::oracle_task_result o;
+  o.solved = true, o.score = 1, o.steps = 4;
+  EXPECT_EQ(rows_from_oracle(item, o).result.status, results::item_status::done);
+  EXPECT_TRUE(rows_from_oracle(item, o).result.success);
+  o.solved = false, o.score = 0, o.reason = "evaluation: score 0.00";
+  EXPECT_EQ(rows_from_oracle(item, o).result.status, results::item_status::done);
+  o.reason = "cannot create a session: unreachable";
+  EXPECT_EQ(rows_from_oracle(item, o).result.status, results::item_status::error);
+  EXPECT_EQ(rows_from_oracle(item, o).result.error, o.reason);
+}
+
+// ---------------------------------------------------------------- end to end
+
+TEST_F(Runner, TenTasksFivePoliciesEndToEnd) {
+  const std::string db = *dir_ + "/e2e.sqlite";
+  const auto t0 = std::chrono::steady_clock::now();
+  run_result r = run("run " + model_args() + " " + policies() + " --out " + db);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.rc, 0) << r.err;
+  std::printf("50 items in %.1f s\n", s);
+  EXPECT_TRUE(contains(r.err, "50 items: 50 ran (50 done, 0 errors")) << r.err;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM work_items"), 50);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results"), 50);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM (SELECT DISTINCT task_id, policy, seed FROM task_results)"), 50);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE status = 'done' AND success IN (0, 1) AND "
+                      "peak_kv_bytes > 0 AND steps > 0 AND prompt_tokens > 0 AND finished_at <> ''"),
+            50);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE policy LIKE 'freekv%' AND peak_kv_host_bytes > 0"), 10);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE policy NOT LIKE 'freekv%' AND peak_kv_host_bytes > 0"),
+            0);
+  // Steps rows for every item, the bounded policies below full.
+  EXPECT_EQ(count(db, "SELECT COUNT(DISTINCT task_id || policy) FROM steps"), 50);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM steps WHERE action = '' OR kv_bytes <= 0 OR prompt_tokens <= 0"), 0);
+  EXPECT_GT(count(db, "SELECT COUNT(*) FROM kv_trace"), 0);
+  EXPECT_GT(count(db, "SELECT MIN(peak_kv_bytes) FROM task_results WHERE policy = 'full'"),
+            count(db, "SELECT MAX(peak_kv_bytes) FROM task_results WHERE policy = 'window:window=64'"));
+  // The run's identity: labels as given, options and limits in the config.
+  rows_t run_row = query(db, "SELECT name, policies, config FROM runs");
+  ASSERT_EQ(run_row.size(), 1u);
+  EXPECT_EQ(run_row[0][0], "e2e");
+  EXPECT_TRUE(contains(run_row[0][1], "\"window:window=64\"")) << run_row[0][1];
+  for (const char* key : {"\"history\":\"full\"", "\"max_steps\":2", "\"max_new_tokens\":8", "\"max_obs_tokens\":256",
+                          "\"budget\":128", "\"window\":64", "tiny.gguf"})
+    EXPECT_TRUE(contains(run_row[0][2], key)) << key << " in " << run_row[0][2];
+  // The report: printed at the end of the run and by `kvarena report`, a row per policy.
+  run_result rep = run("report " + db);
+  ASSERT_EQ(rep.rc, 0) << rep.err;
+  for (const std::string& label : k_labels) {
+    EXPECT_TRUE(contains(rep.out, "\n" + label + " ")) << label << "\n" << rep.out;
+    EXPECT_TRUE(contains(r.out, "\n" + label + " ")) << label << "\n" << r.out;
+  }
+  // A rerun without --resume is refused (the run exists), with what to do.
+  run_result again = run("run " + model_args("--limit 1") + " " + policies() + " --out " + db);
+  EXPECT_EQ(again.rc, 1);
+  EXPECT_TRUE(contains(again.err, "--resume")) << again.err;
+}
+
+TEST_F(Runner, TwoShardsMergedEqualAnUnshardedRun) {
+  const std::string whole = *dir_ + "/whole.sqlite", shards = *dir_ + "/sharded";
+  // The prompt shows the page URL, which carries the env session's port and random tenant
+  // id, so two runs do not feed the model the same tokens: here confkv's budget is made
+  // independent of the (slightly different) confidence, and the steps are compared on
+  // kept bytes rather than on which pages freekv recalled.
+  const std::string args = model_args() +
+                           " --policies full,window:window=64,h2o:heavy=32:recent=32,"
+                           "confkv:n-high=64:n-low=64:protect=16,freekv:budget=128:sinks=32:window=32:page=32"
+                           " --name cmp";
+  run_result w = run("run " + args + " --out " + whole);
+  ASSERT_EQ(w.rc, 0) << w.err;
+  // The two shards in two processes at once.
+  std::vector<run_result> sr(2);
+  std::vector<std::thread> th;
+  for (int i = 0; i < 2; ++i)
+    th.emplace_back([&, i] { sr[i] = run("run " + args + " --shard " + std::to_string(i) + "/2 --out " + shards); });
+  for (auto& t : th) t.join();
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(sr[i].rc, 0) << sr[i].err;
+    const std::string f = shards + "/shard-" + std::to_string(i) + "-of-2.sqlite";
+    EXPECT_EQ(count(f, "SELECT COUNT(*) FROM work_items"), 50);  // the whole plan in every shard file
+    EXPECT_EQ(count(f, "SELECT COUNT(*) FROM work_items WHERE shard = " + std::to_string(i)), 25);
+    EXPECT_EQ(count(f, "SELECT COUNT(*) FROM task_results"), 25);
+    EXPECT_EQ(count(f, "SELECT COUNT(*) FROM task_results t JOIN work_items w USING (run_id, task_id, policy, seed) "
+                       "WHERE w.shard = " + std::to_string(i)),
+              25);
+  }
+  const std::string merged = *dir_ + "/merged.sqlite";
+  run_result m = run("merge " + merged + " " + shards + "/shard-0-of-2.sqlite " + shards + "/shard-1-of-2.sqlite");
+  ASSERT_EQ(m.rc, 0) << m.out << m.err;
+  EXPECT_TRUE(contains(m.out, "COMPLETE")) << m.out;
+  const rows_t a = deterministic_rows(whole), b = deterministic_rows(merged);
+  ASSERT_EQ(a.size(), 50u);
+  EXPECT_EQ(a, b);
+  // Each item's steps too (action text, tokens, KV bytes).
+  const char* steps_sql =
+      "SELECT task_id, policy, seed, step, action, prompt_tokens, generated_tokens, kv_bytes FROM steps "
+      "ORDER BY 1, 2, 3, 4";
+  EXPECT_EQ(query(whole, steps_sql), query(merged, steps_sql));
+}
+
+// Starts `kvarena ARGS` as a child (the returned pid is kvarena itself), output to BASE.out/.err.
+pid_t spawn_kvarena(const std::string& args, const std::string& base) {
+  const std::string cmd = "exec " + clean_env() + std::string(KVARENA_BIN) + " " + args + " >" + base + ".out 2>" + base + ".err </dev/null";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// Polls the results file until it holds `n` done rows (or 60 s pass); returns what it saw.
+int64_t wait_for_done_rows(const std::string& db, int64_t n) {
+  int64_t seen = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  while ((seen = done_rows_or_missing(db)) < n && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return seen;
+}
+
+TEST_F(Runner, KilledRunResumesWithEveryItemOnce) {
+  const std::string db = *dir_ + "/killed.sqlite";
+  // 10 tasks x 2 policies with a worked example in the prompt: a few seconds, long enough
+  // to kill it in the middle.
+  const std::string args = "run --suite " + suite() + " --limit 10 --model " + *model_ +
+                           " --max-steps 2 --max-new-tokens 8 --max-obs-tokens 256 --examples 1 --threads 1"
+                           " --policies full,window:window=64 --out " + db;
+  const pid_t pid = spawn_kvarena(args, *dir_ + "/killed");
+  ASSERT_GT(pid, 0);
+  const int64_t seen = wait_for_done_rows(db, 3);
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFSIGNALED(st)) << "the run ended before it was killed: " << test::read_file(*dir_ + "/killed.err");
+  ASSERT_GE(seen, 3);
+
+  // What survived the kill: whole items only (no steps without their task row).
+  const rows_t before = query(db, "SELECT task_id, policy, seed, finished_at FROM task_results ORDER BY 1, 2, 3");
+  const int64_t k = static_cast<int64_t>(before.size());
+  ASSERT_GE(k, 3);
+  ASSERT_LT(k, 20) << "the run finished before the kill";
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM steps s WHERE NOT EXISTS (SELECT 1 FROM task_results t WHERE "
+                      "t.run_id = s.run_id AND t.task_id = s.task_id AND t.policy = s.policy AND t.seed = s.seed)"),
+            0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a redone item would get a new finished_at
+
+  run_result r = run(args + " --resume");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, std::to_string(20 - k) + " ran")) << r.err;
+  EXPECT_TRUE(contains(r.err, std::to_string(k) + " already done")) << r.err;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE status = 'done'"), 20);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM (SELECT task_id, policy, seed FROM task_results GROUP BY 1, 2, 3 "
+                      "HAVING COUNT(*) > 1)"),
+            0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM runs"), 1);
+  const rows_t after = query(db, "SELECT task_id, policy, seed, finished_at FROM task_results ORDER BY 1, 2, 3");
+  std::map<std::vector<std::string>, std::string> finished;
+  for (const auto& row : after) finished[{row[0], row[1], row[2]}] = row[3];
+  for (const auto& row : before) {
+    const std::vector<std::string> key = {row[0], row[1], row[2]};
+    EXPECT_EQ(finished[key], row[3]) << "redone: " << row[0] << " " << row[1];
+  }
+  // Resuming a complete run runs nothing.
+  run_result again = run(args + " --resume");
+  ASSERT_EQ(again.rc, 0) << again.err;
+  EXPECT_TRUE(contains(again.err, "0 ran")) << again.err;
+}
+
+TEST_F(Runner, SigtermStopsAfterTheItemsInFlight) {
+  const std::string db = *dir_ + "/stopped.sqlite";
+  const std::string args = "run --suite " + suite() + " --limit 10 --model " + *model_ +
+                           " --max-steps 2 --max-new-tokens 8 --max-obs-tokens 256 --examples 1 --threads 1"
+                           " --policies full,window:window=64 --jobs 2 --out " + db;
+  const pid_t pid = spawn_kvarena(args, *dir_ + "/stopped");
+  ASSERT_GT(pid, 0);
+  ASSERT_GE(wait_for_done_rows(db, 2), 2);
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  ASSERT_TRUE(WIFEXITED(st));
+  const std::string err = test::read_file(*dir_ + "/stopped.err");
+  EXPECT_EQ(WEXITSTATUS(st), 128 + SIGTERM) << err;
+  EXPECT_TRUE(contains(err, "stopping after the items in flight")) << err;
+  EXPECT_TRUE(contains(err, "resume with:")) << err;
+  EXPECT_TRUE(contains(err, "--resume")) << err;
+  // Every item that started was finished and committed: the rows are whole and done.
+  const int64_t k = count(db, "SELECT COUNT(*) FROM task_results");
+  EXPECT_LT(k, 20);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE status = 'done'"), k);
+  EXPECT_TRUE(contains(err, std::to_string(k) + " ran")) << err;
+  run_result r = run(args + " --resume");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE status = 'done'"), 20);
+}
+
+TEST_F(Runner, UnreachableEnvServerGivesErrorRowsAndExit4) {
+  const std::string db = *dir_ + "/unreachable.sqlite";
+  run_result r = run("run " + model_args("--limit 3") +
+                     " --policies full,window --env-url http://127.0.0.1:1 --env-tries 2 --env-backoff-ms 10 --out " + db);
+  EXPECT_EQ(r.rc, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "6 errors")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--resume")) << r.err;
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results"), 6);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM task_results WHERE status = 'error' AND error LIKE "
+                      "'%127.0.0.1:1%unreachable after 2 tries%'"),
+            6)
+      << query(db, "SELECT error FROM task_results LIMIT 1")[0][0];
+}
+
+TEST_F(Runner, ShardFromSlurmVariables) {
+  const std::string out = *dir_ + "/slurm";
+  const std::string args = "run --suite " + suite() + " --agent oracle --limit 5 --out " + out;
+  for (int i = 0; i < 2; ++i) {
+    run_result r = run(args, "SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " SLURM_ARRAY_TASK_COUNT=2");
+    ASSERT_EQ(r.rc, 0) << r.err;
+  }
+  // Items sorted by task id as text: 0 1 2 3 4 -> shards 0 1 0 1 0.
+  const std::string f0 = out + "/shard-0-of-2.sqlite", f1 = out + "/shard-1-of-2.sqlite";
+  EXPECT_EQ(query(f0, "SELECT task_id FROM task_results ORDER BY 1"), (rows_t{{"0"}, {"2"}, {"4"}}));
+  EXPECT_EQ(query(f1, "SELECT task_id FROM task_results ORDER BY 1"), (rows_t{{"1"}, {"3"}}));
+  EXPECT_EQ(count(f1, "SELECT COUNT(*) FROM work_items"), 5);
+  EXPECT_EQ(query(f1, "SELECT name FROM runs"), (rows_t{{"slurm"}}));
+  // --shard wins over the variables.
+  run_result f = run(args + "2 --shard 0/1", "SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_COUNT=2");
+  ASSERT_EQ(f.rc, 0) << f.err;
+  EXPECT_TRUE(fs::exists(out + "2/shard-0-of-1.sqlite"));
+  // Ids outside 0..N-1, an array not starting at 0: refused before anything is written.
+  run_result bad = run(args + "3", "SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=2");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_TRUE(contains(bad.err, "shard index 2 of 2 is not in 0..1")) << bad.err;
+  run_result one = run(args + "3", "SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=2 SLURM_ARRAY_TASK_MIN=1 "
+                                   "SLURM_ARRAY_TASK_MAX=2");
+  EXPECT_EQ(one.rc, 1);
+  EXPECT_TRUE(contains(one.err, "--array=0-1")) << one.err;
+  EXPECT_FALSE(fs::exists(out + "3"));
+  // Kubernetes: JOB_COMPLETION_INDEX with --shard-count.
+  run_result k8s = run(args + "4 --shard-count 3", "JOB_COMPLETION_INDEX=2");
+  ASSERT_EQ(k8s.rc, 0) << k8s.err;
+  EXPECT_EQ(query(out + "4/shard-2-of-3.sqlite", "SELECT task_id FROM task_results"), (rows_t{{"2"}}));
+}
+
+TEST_F(Runner, OtherSchemaVersionIsRefusedBeforeAnyWork) {
+  const std::string db = *dir_ + "/v99.sqlite";
+  { results::results_writer w(db); }
+  query(db, "PRAGMA user_version = 99");
+  const std::string bytes = test::read_file(db);
+  // The model does not exist: the file's refusal must come first.
+  run_result r = run("run --suite " + suite() + " --model /nonexistent.gguf --policies full --out " + db);
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(contains(r.err, "99")) << r.err;
+  EXPECT_TRUE(contains(r.err, "version")) << r.err;
+  EXPECT_FALSE(contains(r.err, "nonexistent")) << r.err;
+  EXPECT_EQ(test::read_file(db), bytes);
+}
+
+TEST_F(Runner, BadFlagsFailWithClearMessages) {
+  const std::string s = "run --suite " + suite() + " --model /nonexistent.gguf ";
+  const std::string out = " --out " + *dir_ + "/bad.sqlite";
+  struct bad_case {
+    std::string args, message;
+  };
+  const std::vector<bad_case> cases = {
+      {s + "--policies full,wndow" + out, "unknown policy 'wndow'"},
+      {s + "--policies window:budget=5" + out, "unknown option 'budget' for window"},
+      {s + "--policies full,full" + out, "'full' is listed twice"},
+      {s + "--shard 2/2" + out, "--shard 2/2: the index must be in 0..1"},
+      {s + "--shard 1/2 --out " + *dir_ + "/x.sqlite", "--out is a folder"},
+      {s + "--limit 0" + out, "--limit 0: give at least 1 task"},
+      {s + "--history some" + out, "history mode 'some'"},
+      {s + "--seeds 2 --seed-list 1,2" + out, "give one of them"},
+      {"run --suite /nonexistent-suite --model /nonexistent.gguf" + out, "--suite /nonexistent-suite: no such folder"},
+      {"run --suite " + suite() + " --policies full" + out, "--model: give the model file"},
+      {"run --suite " + suite() + " --agent oracle --policies full" + out, "drop --policies"},
+      {"run --suite " + suite() + " --agent robot" + out, "--agent robot: use model (default) or oracle"},
+      {"run --suite " + suite() + " --agent oracle --with-oracle" + out, "--with-oracle adds the oracle to a model run"},
+      {s + "--policies full" + out, "nonexistent.gguf"},  // all else fine: the model's own error
+  };
+  for (const bad_case& c : cases) {
+    SCOPED_TRACE(c.args);
+    run_result r = run(c.args);
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_TRUE(contains(r.err, c.message)) << r.err;
+  }
+}
+
+TEST_F(Runner, OracleSolvesEveryTaskAloneAndBesideTheModel) {
+  const std::string db = *dir_ + "/oracle.sqlite";
+  run_result r = run("run --suite " + suite() + " --agent oracle --limit 6 --jobs 2 --out " + db);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(query(db, "SELECT policy, COUNT(*), SUM(success), SUM(status = 'done') FROM task_results GROUP BY 1"),
+            (rows_t{{"oracle", "6", "6", "6"}}));
+  EXPECT_EQ(query(db, "SELECT model FROM runs"), (rows_t{{"oracle"}}));
+  EXPECT_TRUE(contains(r.out, "oracle")) << r.out;
+  EXPECT_TRUE(contains(r.out, "100.0% (6/6)")) << r.out;
+
+  // --with-oracle: the oracle's row beside the model's policies in one run.
+  const std::string both = *dir_ + "/with-oracle.sqlite";
+  run_result w = run("run " + model_args("--limit 3") + " --policies full,window:window=64 --with-oracle --out " + both);
+  ASSERT_EQ(w.rc, 0) << w.err;
+  EXPECT_EQ(query(both, "SELECT policy, COUNT(*), SUM(success) FROM task_results GROUP BY 1 ORDER BY 1"),
+            (rows_t{{"full", "3", "0"}, {"oracle", "3", "3"}, {"window:window=64", "3", "0"}}));
+  EXPECT_TRUE(contains(w.out, "\noracle (upper bound)")) << w.out;
+  EXPECT_TRUE(contains(query(both, "SELECT config FROM runs")[0][0], "\"policy\":\"oracle\""));
+}
+
+TEST_F(Runner, JobsRunItemsAtOnceWithTheSameResults) {
+  const std::string one = *dir_ + "/jobs1.sqlite", two = *dir_ + "/jobs2.sqlite";
+  const std::string args = model_args("--limit 4") + " --policies full,window:window=64 --name jobs";
+  ASSERT_EQ(run("run " + args + " --out " + one).rc, 0);
+  run_result r = run("run " + args + " --jobs 2 --out " + two);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(deterministic_rows(one), deterministic_rows(two));
+}
+
+}  // namespace
+}  // namespace kvarena
