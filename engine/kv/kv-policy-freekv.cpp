@@ -27,6 +27,7 @@ class kv_policy_freekv final : public kv_policy {
         slots_((o.budget - o.window - o.page) / o.page),
         tau_(o.tau == -2.f ? 0.9f : o.tau), dense0_(o.dense_layer0),
         prev_q_(size_t(o.n_layers)), digests_(size_t(o.n_layers)),
+        spec_(size_t(o.n_layers * o.n_kv_heads)),
         corrections_(size_t(o.n_layers), 0), head_steps_(size_t(o.n_layers), 0) {}
   const char* name() const override { return "freekv"; }
   kv_policy_needs needs() const override { return {.queries = true, .host_offload = true}; }
@@ -69,8 +70,14 @@ class kv_policy_freekv final : public kv_policy {
         head_steps_[layer] += 1;
         d.corrected[g] = correct;
       }
-      d.pages[g] = choose(correct || !have_prev ? q : prev.data(), g, dg, cand, n_sink, k);
+      const speculation& sp = spec_[size_t(layer * n_kv_ + g)];
+      if (!correct && have_prev && sp.valid && sp.n_sink == n_sink && sp.n_cand == int64_t(cand.size())) {
+        d.pages[g] = sp.pages;  // speculate() already chose with this query over these candidates
+      } else {
+        d.pages[g] = choose(correct || !have_prev ? q : prev.data(), g, dg, cand, n_sink, k);
+      }
     }
+    for (int64_t g = 0; g < n_kv_; ++g) spec_[size_t(layer * n_kv_ + g)].valid = false;
     prev.assign(q, q + n_heads_ * d_);
     return d;
   }
@@ -84,7 +91,10 @@ class kv_policy_freekv final : public kv_policy {
     const int64_t n_sink = std::min(S_ / p_, wstart / p_);
     const std::vector<int32_t> cand = candidates(n_sink, wstart);
     std::vector<std::vector<int32_t>> pages(static_cast<size_t>(n_kv_));
-    for (int64_t g = 0; g < n_kv_; ++g) pages[g] = choose(prev.data(), g, dg, cand, n_sink, slots_ - n_sink);
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      pages[g] = choose(prev.data(), g, dg, cand, n_sink, slots_ - n_sink);
+      spec_[size_t(layer * n_kv_ + g)] = {true, n_sink, int64_t(cand.size()), pages[g]};
+    }
     return pages;
   }
 
@@ -135,16 +145,14 @@ class kv_policy_freekv final : public kv_policy {
     const float scale = 1.f / std::sqrt(float(d_));
     std::vector<double> mean(static_cast<size_t>(n), 0.0), s(static_cast<size_t>(n));
     for (int64_t h = g * group(); h < (g + 1) * group(); ++h) {
+      const float* qh = q + h * d_;
       double mx = -1e300, z = 0;
       for (int64_t j = 0; j < n; ++j) {
         const float* mn = dg.kmin + (int64_t(cand[j]) * n_kv_ + g) * d_;
         const float* mxk = dg.kmax + (int64_t(cand[j]) * n_kv_ + g) * d_;
-        double b = 0;
-        for (int64_t c = 0; c < d_; ++c) {
-          const double qc = q[h * d_ + c];
-          b += std::max(qc * mxk[c], qc * mn[c]);
-        }
-        s[j] = b * scale;
+        float b = 0;  // the Quest bound: a plain float loop the compiler vectorises
+        for (int64_t c = 0; c < d_; ++c) b += std::max(qh[c] * mxk[c], qh[c] * mn[c]);
+        s[j] = double(b * scale);
         mx = std::max(mx, s[j]);
       }
       for (int64_t j = 0; j < n; ++j) z += (s[j] = std::exp(s[j] - mx));
@@ -167,6 +175,15 @@ class kv_policy_freekv final : public kv_policy {
   std::vector<const float*> queries_;            // (n_layers,) this step's (n_heads, d)
   std::vector<std::vector<float>> prev_q_;       // (n_layers,) (n_heads*d) last step's query
   std::vector<kv_page_digests> digests_;         // (n_layers,)
+  // The pages speculate() chose per (layer, KV head) with the last query, and over which
+  // candidates (a contiguous range: the sink count and the candidate count identify it);
+  // select() reuses them for a head that is not corrected instead of scoring twice.
+  struct speculation {
+    bool valid = false;
+    int64_t n_sink = 0, n_cand = 0;
+    std::vector<int32_t> pages;
+  };
+  std::vector<speculation> spec_;                // (n_layers * n_kv_heads,)
   std::vector<int64_t> corrections_, head_steps_;  // (n_layers,) counts over heads and steps
 };
 }  // namespace

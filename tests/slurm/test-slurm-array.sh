@@ -27,10 +27,10 @@ if ! sinfo -h -o %t 2>/dev/null | grep -q .; then
 fi
 
 "$BIN" model random --arch llama --dim 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 --vocab 512 \
-  --ctx 4096 --type f32 --seed 3 --out "$WORK/tiny.gguf" >/dev/null
+  --ctx 16384 --type f32 --seed 3 --out "$WORK/tiny.gguf" >/dev/null
 read -r array merge < <("$ROOT/scripts/slurm/submit.sh" --shards 4 --out "$WORK/run" --bin "$BIN" -- \
   --suite "$ROOT/tasks/vwa-local" --limit 4 --policies full,window:window=64 --model "$WORK/tiny.gguf" \
-  --max-steps 2 --max-new-tokens 8 --max-obs-tokens 256 --name slurm-test)
+  --max-steps 2 --max-new-tokens 8 --max-obs-tokens 256 --examples 0 --name slurm-test)
 echo "submitted array $array, merge $merge"
 
 for _ in $(seq 1 600); do
