@@ -24,6 +24,7 @@ JOBS="${JOBS:-16}"
 DEADLINE_S="${DEADLINE_S:-470}"
 MODEL_DIR="${MODEL_DIR:-/tmp}"
 START=$(date +%s)
+export PATH="$PATH:/usr/local/cuda/bin"
 SUMMARY="$OUT/summary.txt"
 : > "$SUMMARY"
 
