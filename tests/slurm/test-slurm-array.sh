@@ -22,8 +22,13 @@ cleanup() {
 }
 trap cleanup EXIT
 if ! sinfo -h -o %t 2>/dev/null | grep -q .; then
-  KVARENA_SLURM_DIR=$WORK/cluster "$ROOT/scripts/slurm/local-cluster.sh" start
   started=1
+  # A box where the daemons cannot run (no munge socket, a sandbox) is an environment
+  # limit, not a kvarena failure: skip with the cluster's log.
+  if ! KVARENA_SLURM_DIR=$WORK/cluster "$ROOT/scripts/slurm/local-cluster.sh" start; then
+    tail -20 "$WORK"/cluster/log/*.log 2>/dev/null || true
+    skip "the single-node Slurm cluster did not come up here"
+  fi
 fi
 
 "$BIN" model random --arch llama --dim 64 --layers 2 --heads 4 --kv-heads 2 --ffn 128 --vocab 512 \
