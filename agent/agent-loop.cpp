@@ -11,6 +11,7 @@
 #include "kv-meter.h"
 #include "obs-truncate.h"
 #include "prompt.h"
+#include "url-view.h"
 
 namespace kvarena {
 
@@ -130,10 +131,11 @@ void episode_runner::run() {
 
   early_stop_rules rules(cfg_.early_stop);
   env_observation obs = created.observation;
+  const url_view urls(obs.url);  // the model sees one fixed origin, the env the real one
   std::optional<agent_action> prev;
   std::optional<std::string> prev_env_error;
   std::string answer;
-  r_.final_url = obs.url;
+  r_.final_url = urls.show(obs.url);
   for (int step = 0;; ++step) {
     if (early_stop_decision d = rules.check(); d.stop) {
       r_.end_reason = d.reason;
@@ -148,10 +150,10 @@ void episode_runner::run() {
     }
 
     phase_ = step_phase(step, "prompt");
-    truncated_observation shown = truncate_to_tokens(*mc_.tok, obs.text, cfg_.max_obs_tokens);
+    truncated_observation shown = truncate_to_tokens(*mc_.tok, urls.show(obs.text), cfg_.max_obs_tokens);
     const std::string prev_text = previous_action_text(prev ? &*prev : nullptr, prev_env_error);
     const std::vector<int32_t> prompt =
-        step_prompt(step_message({shown.text, obs.url, task_.intent, prev_text}));
+        step_prompt(step_message({shown.text, urls.show(obs.url), task_.intent, prev_text}));
     const int64_t need = session_->n_past() + static_cast<int64_t>(prompt.size()) + cfg_.max_new_tokens;
     if (need > session_->n_ctx()) {
       r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
@@ -171,7 +173,7 @@ void episode_runner::run() {
 
     step_record rec;
     rec.index = step;
-    rec.url = obs.url;
+    rec.url = urls.show(obs.url);
     rec.output = g.text;
     rec.action = a.text;
     rec.parsed = a.ok();
@@ -194,7 +196,7 @@ void episode_runner::run() {
 
     phase_ = step_phase(step, "env");
     const auto te = clk::now();
-    env_step_result er = env_call([&] { return env_.step(id, a.env_text); });
+    env_step_result er = env_call([&] { return env_.step(id, urls.real(a.env_text)); });
     step_record& done = r_.step_records.back();
     done.env_ms = ms_since(te);
     if (a.ok() && er.action_error) done.action_error = er.action_error;
@@ -202,7 +204,7 @@ void episode_runner::run() {
     prev = std::move(a);
     prev_env_error = er.action_error;
     obs = std::move(er.observation);
-    r_.final_url = obs.url;
+    r_.final_url = urls.show(obs.url);
     if (er.done || prev->parsed.act.kind == action_kind::stop) {
       r_.end_reason = er.reason.value_or("stop");
       answer = er.answer.value_or(prev->parsed.act.answer);

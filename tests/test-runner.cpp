@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,17 +165,13 @@ class Runner : public ::testing::Test {
 std::string* Runner::dir_ = nullptr;
 std::string* Runner::model_ = nullptr;
 
-// The columns that greedy decoding makes the same in every run (given policies whose
-// memory does not depend on the exact logits, see TwoShardsMergedEqualAnUnshardedRun).
-// final_url is compared by its path inside the site: the env session's port and tenant id
-// ("http://127.0.0.1:PORT/t-xxxxxxxx") differ per env server and session.
+// The columns that greedy decoding makes the same in every run. The agent shows the env
+// session's URL prefix (port, tenant) as one fixed origin (agent/url-view.h), so every run
+// feeds the model the same tokens and final_url is comparable as stored.
 rows_t deterministic_rows(const std::string& db) {
-  rows_t r = query(db,
-                   "SELECT task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
-                   "generated_tokens, peak_kv_bytes FROM task_results ORDER BY task_id, policy, seed");
-  static const std::regex origin("^http://127\\.0\\.0\\.1:[0-9]+/t-[0-9a-f]+");
-  for (auto& row : r) row[8] = std::regex_replace(row[8], origin, "");
-  return r;
+  return query(db,
+               "SELECT task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
+               "generated_tokens, peak_kv_bytes, peak_kv_host_bytes FROM task_results ORDER BY task_id, policy, seed");
 }
 
 // ---------------------------------------------------------------- the plan
@@ -401,13 +396,11 @@ TEST_F(Runner, TenTasksFivePoliciesEndToEnd) {
 
 TEST_F(Runner, TwoShardsMergedEqualAnUnshardedRun) {
   const std::string whole = *dir_ + "/whole.sqlite", shards = *dir_ + "/sharded";
-  // The prompt shows the page URL, which carries the env session's port and random tenant
-  // id, so two runs do not feed the model the same tokens: here confkv's budget is made
-  // independent of the (slightly different) confidence, and the steps are compared on
-  // kept bytes rather than on which pages freekv recalled.
+  // confkv's budget follows the confidence and freekv's pages the queries: both must come
+  // out the same because every run feeds the model the same tokens.
   const std::string args = model_args() +
                            " --policies full,window:window=64,h2o:heavy=32:recent=32,"
-                           "confkv:n-high=64:n-low=64:protect=16,freekv:budget=128:sinks=32:window=32:page=32"
+                           "confkv:n-high=32:n-low=64:protect=16,freekv:budget=128:sinks=32:window=32:page=32"
                            " --name cmp";
   run_result w = run("run " + args + " --out " + whole);
   ASSERT_EQ(w.rc, 0) << w.err;
@@ -436,7 +429,8 @@ TEST_F(Runner, TwoShardsMergedEqualAnUnshardedRun) {
   EXPECT_EQ(a, b);
   // Each item's steps too (action text, tokens, KV bytes).
   const char* steps_sql =
-      "SELECT task_id, policy, seed, step, action, prompt_tokens, generated_tokens, kv_bytes FROM steps "
+      "SELECT task_id, policy, seed, step, action, prompt_tokens, generated_tokens, kv_tokens, kv_bytes, "
+      "confidence, budget FROM steps "
       "ORDER BY 1, 2, 3, 4";
   EXPECT_EQ(query(whole, steps_sql), query(merged, steps_sql));
 }

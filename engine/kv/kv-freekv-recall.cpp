@@ -106,20 +106,13 @@ void kv_recall_worker::run() {
   }
 }
 
-// Gathers a batch into one staging buffer and scatters it into the slots, alternating buffers
-// (the worker is the only one touching them while no blocking recall runs).
+// The overlapped form has one thread doing all of the work, so a staging buffer would only
+// add a second copy: each host page goes straight into its device slot (on CUDA the copy
+// goes through pinned staging because the device cannot read pageable host memory).
 void kv_recall_worker::run_async(const async_job& job) {
-  const int64_t n = int64_t(job.jobs.size());
-  for (int64_t j0 = 0, b = 0; j0 < n; j0 += stage_pages_, ++b) {
-    const int64_t j1 = std::min(n, j0 + stage_pages_);
-    uint16_t* st = stage_[b % 2].data();
-    for (int64_t j = j0; j < j1; ++j)
-      std::memcpy(st + (j - j0) * page_elems_, job.pool->page_data(job.layer, job.jobs[j].page, job.jobs[j].head),
-                  size_t(page_elems_) * sizeof(uint16_t));
-    for (int64_t j = j0; j < j1; ++j)
-      std::memcpy(job.dev->slot_data(job.layer, job.jobs[j].head, job.jobs[j].slot), st + (j - j0) * page_elems_,
-                  size_t(page_elems_) * sizeof(uint16_t));
-  }
+  for (const kv_page_copy& c : job.jobs)
+    std::memcpy(job.dev->slot_data(job.layer, c.head, c.slot), job.pool->page_data(job.layer, c.page, c.head),
+                size_t(page_elems_) * sizeof(uint16_t));
 }
 
 void kv_recall_worker::submit(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,

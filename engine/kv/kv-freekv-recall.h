@@ -5,9 +5,9 @@
 // wanted. kv_recall_worker: double-buffered copy host -> device. A worker thread gathers a
 // batch of host pages into one staging buffer while the caller scatters the other staging
 // buffer into the device slots (on CUDA: pinned memory, two streams and events instead).
-// submit()/wait() are the overlapped form: the worker moves a layer's pages on its own
-// (through the same two staging buffers, alternately) while the caller computes other
-// layers; wait(layer) returns once that layer's pages are in place.
+// submit()/wait() are the overlapped form: the worker moves a layer's pages on its own (one
+// copy per page: with a single thread working, staging would only double the copies) while
+// the caller computes other layers; wait(layer) returns once that layer's pages are in place.
 // Not here: which pages are wanted (kv-policy-freekv.cpp).
 #pragma once
 #include <condition_variable>
