@@ -28,11 +28,21 @@ void kv_host_pool::append(int64_t layer, int64_t n, const float* k, const float*
   }
 }
 
+namespace {
+// Grows by a quarter (not std::vector's doubling), so the pool holds about the cache's
+// bytes, not up to twice them.
+template <class T>
+void grow_to(std::vector<T>& v, size_t n) {
+  if (n > v.capacity()) v.reserve(std::max(n, v.capacity() + v.capacity() / 4));
+  v.resize(n);
+}
+}  // namespace
+
 void kv_host_pool::flush(layer_pool& L) {
   const int64_t d = head_dim_, p = page_, row = n_kv_heads_ * d, pg = L.n_pages;
-  L.data.resize(size_t((pg + 1) * n_kv_heads_ * 2 * p * d));
-  L.kmin.resize(size_t((pg + 1) * row));
-  L.kmax.resize(size_t((pg + 1) * row));
+  grow_to(L.data, size_t((pg + 1) * n_kv_heads_ * 2 * p * d));
+  grow_to(L.kmin, size_t((pg + 1) * row));
+  grow_to(L.kmax, size_t((pg + 1) * row));
   for (int64_t g = 0; g < n_kv_heads_; ++g) {
     uint16_t* dst = &L.data[size_t((pg * n_kv_heads_ + g) * 2 * p * d)];  // (2, p, d)
     float* mn = &L.kmin[size_t(pg * row + g * d)];
