@@ -512,12 +512,14 @@ struct host_head {
 host_head copy_head(kv_store& s, int64_t layer, int64_t g) {
   const kv_head_view v = s.head_view(layer, g);
   host_head h;
-  h.d = v.head_dim, h.n8 = v.n_int8, h.n16 = v.n_fp16;
+  h.d = v.head_dim, h.n8 = v.n_int8, h.n16 = v.n_fp16_all();
   for (int64_t t = 0; t < v.n_int8; ++t) h.nb = std::max<int64_t>(h.nb, v.block[t] + 1);
   h.kq.assign(v.k_q, v.k_q + h.n8 * h.d), h.vq.assign(v.v_q, v.v_q + h.n8 * h.d);
   h.block.assign(v.block, v.block + h.n8), h.pos.assign(v.pos, v.pos + h.n8 + h.n16);
   h.ks.assign(v.k_scale, v.k_scale + h.nb * h.d), h.vs.assign(v.v_scale, v.v_scale + h.nb * h.d);
-  h.k16.assign(v.k16, v.k16 + h.n16 * h.d), h.v16.assign(v.v16, v.v16 + h.n16 * h.d);
+  h.k16.assign(v.k16, v.k16 + v.n_fp16 * h.d), h.v16.assign(v.v16, v.v16 + v.n_fp16 * h.d);
+  h.k16.insert(h.k16.end(), v.k16b, v.k16b + v.n_fp16b * h.d);  // the ring's wrapped part
+  h.v16.insert(h.v16.end(), v.v16b, v.v16b + v.n_fp16b * h.d);
   return h;
 }
 

@@ -3,13 +3,16 @@
 // FreeKV host pool's head-major pages against their token-major source.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <random>
 #include <set>
 #include <vector>
 
 #include "ggml-types.h"
+#include "kv/kv-attention-cpu.h"
 #include "kv/kv-attention-ref.h"
 #include "kv/kv-freekv-recall.h"
 #include "kv/kv-host-pool.h"
@@ -279,6 +282,230 @@ TEST(KvStore, ByteAccountingMatchesBuffers) {
       pos += n;
     }
     EXPECT_GE(s.peak_device_bytes(), peak);
+  }
+}
+
+// ---- the FP16 ring against a plain model of the store ---------------------------------
+
+namespace {
+
+// What one head of the store must hold: per kept token its position and the key/value it
+// dequantises to (the input rounded through FP16, or the INT8 value of its frozen block).
+struct model_token {
+  int32_t pos;
+  bool int8;
+  std::vector<float> k, v;  // (head_dim,)
+};
+
+// INT8 of one block as the header specifies it (scale = amax / 127, q = round(x / scale)),
+// written out here: x (32 tokens' rows) becomes q * scale.
+void model_freeze(std::vector<std::vector<float>*>& rows, int64_t d) {
+  for (int64_t c = 0; c < d; ++c) {
+    float amax = 0.f;
+    for (auto* r : rows) amax = std::max(amax, std::fabs((*r)[size_t(c)]));
+    const float s = amax / 127.f;
+    for (auto* r : rows) {
+      float& x = (*r)[size_t(c)];
+      x = s > 0.f ? float(int8_t(std::clamp(std::nearbyint(x / s), -127.f, 127.f))) * s : 0.f;
+    }
+  }
+}
+
+struct store_model {
+  int64_t d = 0, window = 0;
+  bool int8 = false;
+  std::vector<std::vector<model_token>> heads;  // (n_kv,) kept tokens in order
+
+  void quantize_old() {
+    if (!int8) return;
+    for (auto& h : heads)
+      for (;;) {
+        int64_t n8 = 0;
+        while (n8 < int64_t(h.size()) && h[size_t(n8)].int8) ++n8;
+        if (int64_t(h.size()) - n8 < window + kv_int8_block) break;
+        for (int kv = 0; kv < 2; ++kv) {
+          std::vector<std::vector<float>*> rows;
+          for (int64_t t = n8; t < n8 + kv_int8_block; ++t) rows.push_back(kv ? &h[size_t(t)].v : &h[size_t(t)].k);
+          model_freeze(rows, d);
+        }
+        for (int64_t t = n8; t < n8 + kv_int8_block; ++t) h[size_t(t)].int8 = true;
+      }
+  }
+  void append(int64_t pos0, int64_t n, const std::vector<float>& k, const std::vector<float>& v) {
+    const int64_t kv = int64_t(heads.size());
+    for (int64_t g = 0; g < kv; ++g)
+      for (int64_t t = 0; t < n; ++t) {
+        model_token m{int32_t(pos0 + t), false, std::vector<float>(size_t(d)), std::vector<float>(size_t(d))};
+        for (int64_t c = 0; c < d; ++c) {
+          m.k[size_t(c)] = fp16_round(k[size_t((t * kv + g) * d + c)]);
+          m.v[size_t(c)] = fp16_round(v[size_t((t * kv + g) * d + c)]);
+        }
+        heads[size_t(g)].push_back(std::move(m));
+      }
+    quantize_old();
+  }
+  void compact(const std::vector<std::vector<int32_t>>& keep) {
+    for (size_t g = 0; g < heads.size(); ++g) {
+      std::vector<model_token> kept;
+      for (int32_t i : keep[g]) kept.push_back(heads[g][size_t(i)]);
+      heads[g] = std::move(kept);
+    }
+  }
+};
+
+// Every head of layer 0 of s equals the model: positions, segment sizes, dequantised keys and
+// values (exactly), and the attention spans of the view cover the same tokens and mass slots.
+void expect_store_matches(kv_store& s, const store_model& m, const std::string& what, int64_t* wrapped) {
+  const int64_t d = m.d;
+  std::vector<float> key(static_cast<size_t>(d)), val(key.size());
+  for (size_t g = 0; g < m.heads.size(); ++g) {
+    const std::vector<model_token>& want = m.heads[g];
+    const kv_head_view hv = s.head_view(0, int64_t(g));
+    ASSERT_EQ(hv.n(), int64_t(want.size())) << what << " head " << g;
+    int64_t n8 = 0;
+    while (n8 < int64_t(want.size()) && want[size_t(n8)].int8) ++n8;
+    ASSERT_EQ(hv.n_int8, n8) << what << " head " << g;
+    if (hv.n_fp16b > 0) ++*wrapped;
+    for (int64_t t = 0; t < hv.n(); ++t) {
+      const model_token& w = want[size_t(t)];
+      ASSERT_EQ(hv.pos[t], w.pos) << what << " head " << g << " t " << t;
+      kv_load_key(hv, t, key.data());
+      kv_load_value(hv, t, val.data());
+      for (int64_t c = 0; c < d; ++c) {
+        ASSERT_EQ(key[size_t(c)], w.k[size_t(c)]) << what << " head " << g << " t " << t << " c " << c;
+        ASSERT_EQ(val[size_t(c)], w.v[size_t(c)]) << what << " head " << g << " t " << t << " c " << c;
+      }
+    }
+    // The kernel's spans: the same tokens in the same order, mass at the same slots.
+    const kv_attn_head ah = kv_attn_head_from_view(hv, true);
+    ASSERT_EQ(ah.n_tokens(), hv.n()) << what;
+    int64_t t = 0;
+    for (const kv_span& sp : ah.spans)
+      for (int64_t j = 0; j < sp.n; ++j, ++t) {
+        ASSERT_EQ(sp.mass + j, hv.mass + t) << what << " head " << g << " t " << t;
+        const model_token& w = want[size_t(t)];
+        for (int64_t c = 0; c < d; ++c) {
+          const float kx = sp.kq ? float(sp.kq[j * d + c]) * sp.k_scale[int64_t(sp.block[j]) * d + c]
+                                 : fp16_to_fp32(sp.k16[j * d + c]);
+          const float vx = sp.kq ? float(sp.vq[j * d + c]) * sp.v_scale[int64_t(sp.block[j]) * d + c]
+                                 : fp16_to_fp32(sp.v16[j * d + c]);
+          ASSERT_EQ(kx, w.k[size_t(c)]) << what << " span token " << t;
+          ASSERT_EQ(vx, w.v[size_t(c)]) << what << " span token " << t;
+        }
+      }
+  }
+  ASSERT_EQ(s.device_bytes(), s.recount_device_bytes()) << what;
+}
+
+}  // namespace
+
+// Randomised: appends of 1..40 tokens, compactions with random keep sets, sinks + window,
+// prefix drops, one hole anywhere (both sides of the ring move), INT8 blocking and the
+// shrinking large drops trigger; after every operation the store equals the model.
+TEST(KvStore, Fp16RingMatchesModelThroughRandomOperations) {
+  struct shape { int64_t d; bool int8; int64_t window; };
+  for (const shape sh : {shape{32, false, 0}, shape{8, false, 0}, shape{32, true, 16}, shape{64, true, 40},
+                         shape{32, true, 0}}) {
+    const int64_t kv = 2, d = sh.d;
+    kv_store s(cfg(1, kv, d, sh.int8, sh.window));
+    store_model m{d, sh.window, sh.int8, std::vector<std::vector<model_token>>(size_t(kv))};
+    std::mt19937 rng(uint32_t(100 + d + sh.window));
+    int64_t pos = 0, wrapped = 0;
+    for (int round = 0; round < 400; ++round) {
+      const std::string what = "d=" + std::to_string(d) + (sh.int8 ? " int8" : "") + " round " + std::to_string(round);
+      const int op = int(rng() % 8);
+      if (op < 3 || s.n_kept(0, 0) == 0) {  // append
+        const int64_t n = 1 + int64_t(rng() % 40);
+        pos += int64_t(rng() % 3);  // positions may skip (as after a dropped chunk)
+        auto k = random_rows(rng, n, kv * d), v = random_rows(rng, n, kv * d);
+        s.append(0, pos, n, k.data(), v.data(), kv * d);
+        m.append(pos, n, k, v);
+        pos += n;
+      } else if (op == 7) {
+        s.quantize_old(0);
+        m.quantize_old();
+      } else {
+        std::vector<std::vector<int32_t>> keep(static_cast<size_t>(kv));
+        for (int64_t g = 0; g < kv; ++g) {
+          const int32_t n = int32_t(s.n_kept(0, g));
+          auto& ks = keep[size_t(g)];
+          auto range = [&](int32_t a, int32_t b) { for (int32_t i = a; i < b; ++i) ks.push_back(i); };
+          auto below = [&](int32_t x) { return int32_t(rng() % uint32_t(x + 1)); };  // 0..x
+          if (op == 3) {  // random subset, from sparse (shrinks) to dense
+            const uint32_t p = 1 + rng() % 10;
+            for (int32_t i = 0; i < n; ++i)
+              if (rng() % 10 < p) ks.push_back(i);
+          } else if (op == 4) {  // sinks + the last W
+            const int32_t sinks = std::min(n, below(6)), w = below(n - sinks);
+            range(0, sinks);
+            range(n - w, n);
+          } else if (op == 5) {  // drop a prefix
+            range(below(n), n);
+          } else {  // one hole [a, b) anywhere
+            const int32_t a = below(n), b = a + below(n - a);
+            range(0, a);
+            range(b, n);
+          }
+        }
+        s.compact(0, keep);
+        m.compact(keep);
+      }
+      expect_store_matches(s, m, what, &wrapped);
+      if (HasFatalFailure()) return;
+      if (s.n_kept(0, 0) > 600) {  // keep the test fast: drop a prefix
+        std::vector<std::vector<int32_t>> keep(static_cast<size_t>(kv));
+        for (int64_t g = 0; g < kv; ++g)
+          for (int32_t i = int32_t(s.n_kept(0, g)) - 200; i < int32_t(s.n_kept(0, g)); ++i) keep[size_t(g)].push_back(i);
+        s.compact(0, keep);
+        m.compact(keep);
+      }
+    }
+    EXPECT_GT(wrapped, 0) << "d=" << d << ": the ring never wrapped, the two-part view went untested";
+  }
+}
+
+// Sliding window with sinks: each decode step appends one token and evicts the one after
+// the sinks. The FP16 payload must not move (dense storage moved the whole window every
+// step); only the sinks cross the hole. With INT8, freezing a block moves nothing either.
+TEST(KvStore, WindowEvictionAndInt8BlockingMoveOnlyTheSinks) {
+  const int64_t d = 32, kv = 2, sinks = 4, W = 256, steps = 300;
+  std::mt19937 rng(21);
+  {
+    kv_store s(cfg(1, kv, d));
+    store_model m{d, 0, false, std::vector<std::vector<model_token>>(size_t(kv))};
+    auto k = random_rows(rng, sinks + W, kv * d), v = random_rows(rng, sinks + W, kv * d);
+    s.append(0, 0, sinks + W, k.data(), v.data(), kv * d);
+    m.append(0, sinks + W, k, v);
+    int64_t wrapped = 0;
+    for (int64_t step = 0; step < steps; ++step) {
+      auto k1 = random_rows(rng, 1, kv * d), v1 = random_rows(rng, 1, kv * d);
+      const int64_t pos = sinks + W + step;
+      s.append(0, pos, 1, k1.data(), v1.data(), kv * d);
+      m.append(pos, 1, k1, v1);
+      std::vector<int32_t> keep;
+      for (int32_t i = 0; i < sinks; ++i) keep.push_back(i);
+      for (int32_t i = sinks + 1; i < sinks + W + 1; ++i) keep.push_back(i);
+      const std::vector<std::vector<int32_t>> keeps(size_t(kv), keep);
+      s.compact(0, keeps);
+      m.compact(keeps);
+      expect_store_matches(s, m, "window step " + std::to_string(step), &wrapped);
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(wrapped, 0);
+    EXPECT_EQ(s.fp16_tokens_moved(), steps * kv * sinks);  // dense: steps * kv * W
+  }
+  {
+    kv_store s(cfg(1, kv, d, true, 64));
+    store_model m{d, 64, true, std::vector<std::vector<model_token>>(size_t(kv))};
+    int64_t wrapped = 0;
+    for (int64_t pos = 0; pos < 500; ++pos) {
+      auto k1 = random_rows(rng, 1, kv * d), v1 = random_rows(rng, 1, kv * d);
+      s.append(0, pos, 1, k1.data(), v1.data(), kv * d);
+      m.append(pos, 1, k1, v1);
+    }
+    expect_store_matches(s, m, "int8 blocking", &wrapped);
+    EXPECT_EQ(s.head_view(0, 0).n_int8, 416);  // 13 blocks left the window of 64 (+31)
+    EXPECT_EQ(s.fp16_tokens_moved(), 0);       // dense: 64..95 tokens per block frozen
   }
 }
 

@@ -45,7 +45,7 @@ void pv(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int
 
 kv_attn_head kv_attn_head_from_view(const kv_head_view& v, bool with_mass) {
   kv_attn_head h;
-  h.spans.resize(2);
+  h.spans.resize(v.n_fp16b > 0 ? 3 : 2);
   kv_span& q8 = h.spans[0];
   q8.n = v.n_int8;
   q8.kq = v.k_q;
@@ -59,6 +59,13 @@ kv_attn_head kv_attn_head_from_view(const kv_head_view& v, bool with_mass) {
   f16.k16 = v.k16;
   f16.v16 = v.v16;
   f16.mass = with_mass && v.mass ? v.mass + v.n_int8 : nullptr;
+  if (v.n_fp16b > 0) {  // the FP16 ring's wrapped part
+    kv_span& f16b = h.spans[2];
+    f16b.n = v.n_fp16b;
+    f16b.k16 = v.k16b;
+    f16b.v16 = v.v16b;
+    f16b.mass = with_mass && v.mass ? v.mass + v.n_int8 + v.n_fp16 : nullptr;
+  }
   return h;
 }
 

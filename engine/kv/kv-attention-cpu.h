@@ -39,8 +39,8 @@ struct kv_attn_head {
   }
 };
 
-// The two spans of a store head view (INT8 segment, then FP16), mass included when
-// with_mass.
+// The spans of a store head view: the INT8 segment, FP16 part 1, and FP16 part 2 when the
+// FP16 ring wraps; mass included when with_mass.
 kv_attn_head kv_attn_head_from_view(const kv_head_view& v, bool with_mass);
 
 // Scratch (per thread and shared), grown on demand and kept between calls (a decode step

@@ -17,8 +17,11 @@ void load(const kv_head_view& v, int64_t t, bool value, float* dst) {
     const int8_t* q = (value ? v.v_q : v.k_q) + t * d;
     const float* s = (value ? v.v_scale : v.k_scale) + int64_t(v.block[t]) * d;
     for (int64_t c = 0; c < d; ++c) dst[c] = float(q[c]) * s[c];
-  } else {
+  } else if (t < v.n_int8 + v.n_fp16) {
     const uint16_t* h = (value ? v.v16 : v.k16) + (t - v.n_int8) * d;
+    for (int64_t c = 0; c < d; ++c) dst[c] = fp16_to_fp32(h[c]);
+  } else {  // the FP16 ring's wrapped part
+    const uint16_t* h = (value ? v.v16b : v.k16b) + (t - v.n_int8 - v.n_fp16) * d;
     for (int64_t c = 0; c < d; ++c) dst[c] = fp16_to_fp32(h[c]);
   }
 }

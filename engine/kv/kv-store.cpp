@@ -1,4 +1,6 @@
 // kv-store.cpp: append, compaction, INT8 blocking and byte accounting of kv_store.
+// The FP16 rows of a head form a ring (head_store::r0): freezing the oldest block advances
+// r0, and a compaction whose FP16 hole is one range moves only the shorter side of it.
 #include "kv-store.h"
 
 #include <algorithm>
@@ -55,13 +57,51 @@ void kv_store::track(int64_t delta) {
 }
 
 template <class T>
-void kv_store::resize_buf(buf<T>& b, int64_t elems, int64_t keep_elems) {
+void kv_store::resize_buf(buf<T>& b, int64_t elems, int64_t keep_elems, int64_t from) {
   if (elems == b.alloc) return;
+  KV_ASSERT(keep_elems <= elems && keep_elems <= b.alloc && (keep_elems == 0 || from < b.alloc));
   std::unique_ptr<T[]> p(elems > 0 ? new T[size_t(elems)]() : nullptr);
-  if (keep_elems > 0) std::memcpy(p.get(), b.p.get(), size_t(keep_elems) * sizeof(T));
+  if (keep_elems > 0) {
+    const int64_t first = std::min(keep_elems, b.alloc - from);
+    std::memcpy(p.get(), b.p.get() + from, size_t(first) * sizeof(T));
+    if (first < keep_elems) std::memcpy(p.get() + first, b.p.get(), size_t(keep_elems - first) * sizeof(T));
+  }
   track((elems - b.alloc) * int64_t(sizeof(T)));
   b.p = std::move(p);
   b.alloc = elems;
+}
+
+void kv_store::resize_fp16(head_store& h, int64_t tokens) {
+  const int64_t d = cfg_.head_dim;
+  if (tokens * d == h.k16.alloc) return;
+  resize_buf(h.k16, tokens * d, h.n_fp16 * d, h.r0 * d);
+  resize_buf(h.v16, tokens * d, h.n_fp16 * d, h.r0 * d);
+  h.r0 = 0;
+}
+
+// Copies in pieces within which neither range wraps, in the order that reads every row
+// before it is overwritten: ascending when moving down, descending when moving up.
+void kv_store::move_fp16(head_store& h, int64_t dst, int64_t src, int64_t n) {
+  if (n <= 0 || dst == src) return;
+  const int64_t d = cfg_.head_dim, A = h.k16.alloc / d;
+  KV_ASSERT(dst >= 0 && src >= 0 && std::max(dst, src) + n <= A);  // rows stay distinct mod A
+  fp16_tokens_moved_ += n;
+  for (int64_t done = 0; done < n;) {
+    int64_t s, t, c;
+    if (dst < src) {
+      s = (h.r0 + src + done) % A;
+      t = (h.r0 + dst + done) % A;
+      c = std::min({n - done, A - s, A - t});
+    } else {  // exclusive ends of what is left, then back by c
+      const int64_t se = (h.r0 + src + n - done - 1) % A + 1, te = (h.r0 + dst + n - done - 1) % A + 1;
+      c = std::min({n - done, se, te});
+      s = se - c;
+      t = te - c;
+    }
+    std::memmove(h.k16.p.get() + t * d, h.k16.p.get() + s * d, size_t(c * d) * 2);
+    std::memmove(h.v16.p.get() + t * d, h.v16.p.get() + s * d, size_t(c * d) * 2);
+    done += c;
+  }
 }
 
 // Makes room for n_int8 + n_fp16 tokens (contents of the current counts are kept).
@@ -73,11 +113,7 @@ void kv_store::ensure_tokens(layer_store& L, head_store& h, int64_t n8, int64_t 
     resize_buf(h.score, a, cur);
     resize_buf(h.mass, a, cur);
   }
-  if (n16 * d > h.k16.alloc) {
-    int64_t a = grown(h.k16.alloc / d, n16, L.capacity);
-    resize_buf(h.k16, a * d, h.n_fp16 * d);
-    resize_buf(h.v16, a * d, h.n_fp16 * d);
-  }
+  if (n16 * d > h.k16.alloc) resize_fp16(h, grown(h.k16.alloc / d, n16, L.capacity));
   if (n8 * d > h.k_q.alloc) {
     int64_t a = grown(h.k_q.alloc / d, n8, L.capacity);
     resize_buf(h.k_q, a * d, h.n_int8 * d);
@@ -103,10 +139,8 @@ void kv_store::shrink_if_sparse(layer_store& L, head_store& h) {
     resize_buf(h.score, target(n), n);
     resize_buf(h.mass, target(n), n);
   }
-  if (h.n_fp16 * 2 * d < h.k16.alloc && target(h.n_fp16) * d < h.k16.alloc) {
-    resize_buf(h.k16, target(h.n_fp16) * d, h.n_fp16 * d);
-    resize_buf(h.v16, target(h.n_fp16) * d, h.n_fp16 * d);
-  }
+  if (h.n_fp16 * 2 * d < h.k16.alloc && target(h.n_fp16) * d < h.k16.alloc)
+    resize_fp16(h, target(h.n_fp16));
   if (h.n_int8 * 2 * d < h.k_q.alloc && target(h.n_int8) * d < h.k_q.alloc) {
     resize_buf(h.k_q, target(h.n_int8) * d, h.n_int8 * d);
     resize_buf(h.v_q, target(h.n_int8) * d, h.n_int8 * d);
@@ -129,11 +163,13 @@ void kv_store::append(int64_t layer, int64_t pos0, int64_t n, const float* k, co
     const int64_t cur = h.n_int8 + h.n_fp16;
     KV_ASSERT(L.capacity == 0 || cur + n <= L.capacity);  // the policy evicts before appending
     ensure_tokens(L, h, h.n_int8, h.n_fp16 + n);
+    const int64_t A = h.k16.alloc / d;
     for (int64_t t = 0; t < n; ++t) {
       const float* kr = k + t * ld + g * d;
       const float* vr = v + t * ld + g * d;
-      uint16_t* kd = h.k16.p.get() + (h.n_fp16 + t) * d;
-      uint16_t* vd = h.v16.p.get() + (h.n_fp16 + t) * d;
+      const int64_t row = (h.r0 + h.n_fp16 + t) % A;
+      uint16_t* kd = h.k16.p.get() + row * d;
+      uint16_t* vd = h.v16.p.get() + row * d;
       for (int64_t c = 0; c < d; ++c) {
         kd[c] = fp32_to_fp16(kr[c]);
         vd[c] = fp32_to_fp16(vr[c]);
@@ -156,23 +192,56 @@ void kv_store::quantize_old(int64_t layer) {
   for (head_store& h : L.heads) {
     while (h.n_fp16 >= cfg_.fp16_window + B) {
       ensure_tokens(L, h, h.n_int8 + B, h.n_fp16);
+      const int64_t A = h.k16.alloc / d;
       for (int kv = 0; kv < 2; ++kv) {
         const uint16_t* src = (kv ? h.v16 : h.k16).p.get();
-        for (int64_t i = 0; i < B * d; ++i) x[i] = fp16_to_fp32(src[i]);
+        for (int64_t t = 0; t < B; ++t) {
+          const uint16_t* row = src + (h.r0 + t) % A * d;
+          for (int64_t c = 0; c < d; ++c) x[t * d + c] = fp16_to_fp32(row[c]);
+        }
         int8_t* q = (kv ? h.v_q : h.k_q).p.get() + h.n_int8 * d;
         float* s = (kv ? h.v_scale : h.k_scale).p.get() + h.n_blocks * d;
         kv_quantize_block(x.data(), B, d, q, s);
       }
       for (int64_t t = 0; t < B; ++t) h.block.p[h.n_int8 + t] = int32_t(h.n_blocks);
-      // The FP16 segment loses its oldest 32 tokens; positions/scores keep their order
-      // (INT8 first), so only the FP16 payload moves.
-      std::memmove(h.k16.p.get(), h.k16.p.get() + B * d, size_t((h.n_fp16 - B) * d) * 2);
-      std::memmove(h.v16.p.get(), h.v16.p.get() + B * d, size_t((h.n_fp16 - B) * d) * 2);
+      // The FP16 ring loses its oldest 32 tokens: its start advances, nothing moves;
+      // positions/scores keep their order (INT8 first).
+      h.r0 = (h.r0 + B) % A;
       h.n_int8 += B;
       h.n_fp16 -= B;
       h.n_blocks += 1;
     }
   }
+}
+
+// kept: the kept FP16 tokens as kept indices of the head (ascending), base = n_int8.
+// Kept set [0, a) U [b, n16): the shorter side moves across the hole (the prefix up, and the
+// ring start with it, or the suffix down), so a prefix drop and sinks + window move at most
+// a tokens. Otherwise runs of consecutive tokens are gathered down in ring order (every move
+// goes down, so ascending in-place copying is safe).
+void kv_store::compact_fp16(head_store& h, const int32_t* kept, int64_t m, int64_t base) {
+  const int64_t n16 = h.n_fp16;
+  auto f = [&](int64_t j) { return int64_t(kept[j]) - base; };  // FP16 index of kept j
+  int64_t a = 0;
+  while (a < m && f(a) == a) ++a;
+  const int64_t tail = m - a;  // kept after the first hole
+  if (tail > 0 && f(a) == n16 - tail) {  // one hole: [a, b)
+    const int64_t b = n16 - tail;
+    if (a <= tail) {
+      move_fp16(h, b - a, 0, a);
+      h.r0 = (h.r0 + b - a) % (h.k16.alloc / cfg_.head_dim);
+    } else {
+      move_fp16(h, a, b, tail);
+    }
+  } else {
+    for (int64_t j = a; j < m;) {
+      int64_t e = j + 1;
+      while (e < m && kept[e] == kept[e - 1] + 1) ++e;
+      move_fp16(h, j, f(j), e - j);
+      j = e;
+    }
+  }
+  h.n_fp16 = m;
 }
 
 void kv_store::compact(int64_t layer, const std::vector<std::vector<int32_t>>& keep) {
@@ -182,39 +251,42 @@ void kv_store::compact(int64_t layer, const std::vector<std::vector<int32_t>>& k
   for (int64_t g = 0; g < cfg_.n_kv_heads; ++g) {
     head_store& h = L.heads[g];
     const std::vector<int32_t>& ks = keep[g];
-    const int64_t n = h.n_int8 + h.n_fp16;
-    if (int64_t(ks.size()) == n) continue;  // ascending and unique, so it is everything
-    int64_t n8 = 0, n16 = 0;
-    std::vector<int32_t> block_map(size_t(h.n_blocks), -1);  // old block -> new block
-    int32_t n_blocks = 0;
-    for (size_t j = 0; j < ks.size(); ++j) {
+    const int64_t n = h.n_int8 + h.n_fp16, m = int64_t(ks.size());
+    if (m == n) continue;  // ascending and unique, so it is everything
+    // Positions, scores, mass: dense, in order (moves only go down: safe in place).
+    int64_t n8 = 0;  // kept tokens of the INT8 segment
+    for (int64_t j = 0; j < m; ++j) {
       const int64_t i = ks[j];
       KV_ASSERT(i >= 0 && i < n && (j == 0 || ks[j - 1] < i));
-      // Dense moves only go down (j <= i), so copying in order is safe in place.
       h.pos.p[j] = h.pos.p[i];
       h.score.p[j] = h.score.p[i];
       h.mass.p[j] = h.mass.p[i];
-      if (i < h.n_int8) {
-        int32_t b = h.block.p[i];
+      if (i < h.n_int8) n8 = j + 1;
+    }
+    // INT8 rows by runs of consecutive tokens; scale blocks renumbered in order of first use.
+    std::vector<int32_t> block_map(size_t(h.n_blocks), -1);  // old block -> new block
+    int32_t n_blocks = 0;
+    for (int64_t j = 0; j < n8;) {
+      int64_t e = j + 1;
+      while (e < n8 && ks[e] == ks[e - 1] + 1) ++e;
+      if (ks[j] != j) {
+        std::memmove(h.k_q.p.get() + j * d, h.k_q.p.get() + ks[j] * d, size_t((e - j) * d));
+        std::memmove(h.v_q.p.get() + j * d, h.v_q.p.get() + ks[j] * d, size_t((e - j) * d));
+      }
+      for (int64_t u = j; u < e; ++u) {
+        const int32_t b = h.block.p[ks[u]];
         if (block_map[b] < 0) {
           block_map[b] = n_blocks;
           std::memmove(h.k_scale.p.get() + n_blocks * d, h.k_scale.p.get() + b * d, size_t(d) * 4);
           std::memmove(h.v_scale.p.get() + n_blocks * d, h.v_scale.p.get() + b * d, size_t(d) * 4);
           ++n_blocks;
         }
-        std::memmove(h.k_q.p.get() + n8 * d, h.k_q.p.get() + i * d, size_t(d));
-        std::memmove(h.v_q.p.get() + n8 * d, h.v_q.p.get() + i * d, size_t(d));
-        h.block.p[n8] = block_map[b];
-        ++n8;
-      } else {
-        const int64_t f = i - h.n_int8;
-        std::memmove(h.k16.p.get() + n16 * d, h.k16.p.get() + f * d, size_t(d) * 2);
-        std::memmove(h.v16.p.get() + n16 * d, h.v16.p.get() + f * d, size_t(d) * 2);
-        ++n16;
+        h.block.p[u] = block_map[b];
       }
+      j = e;
     }
+    compact_fp16(h, ks.data() + n8, m - n8, h.n_int8);
     h.n_int8 = n8;
-    h.n_fp16 = n16;
     h.n_blocks = n_blocks;
     shrink_if_sparse(L, h);
   }
@@ -228,16 +300,19 @@ void kv_store::apply(int64_t layer, const keep_decision& d) {
 kv_head_view kv_store::head_view(int64_t layer, int64_t head) {
   head_store& h = layers_[layer].heads[head];
   kv_head_view v;
+  const int64_t d = cfg_.head_dim, A = h.k16.alloc / d;
   v.n_int8 = h.n_int8;
-  v.n_fp16 = h.n_fp16;
-  v.head_dim = cfg_.head_dim;
+  v.n_fp16 = std::min(h.n_fp16, A - h.r0);  // up to the end of the ring buffer
+  v.n_fp16b = h.n_fp16 - v.n_fp16;
+  v.head_dim = d;
   v.k_q = h.k_q.p.get();
   v.v_q = h.v_q.p.get();
   v.block = h.block.p.get();
   v.k_scale = h.k_scale.p.get();
   v.v_scale = h.v_scale.p.get();
-  v.k16 = h.k16.p.get();
-  v.v16 = h.v16.p.get();
+  v.k16 = h.k16.p.get() + h.r0 * d;
+  v.v16 = h.v16.p.get() + h.r0 * d;
+  if (v.n_fp16b > 0) v.k16b = h.k16.p.get(), v.v16b = h.v16.p.get();
   v.pos = h.pos.p.get();
   v.mass = h.mass.p.get();
   return v;

@@ -2,7 +2,10 @@
 // their original positions (keys stored after RoPE, so positions never change), a recent
 // FP16 segment and an older INT8 segment, and a per-token score column the policy owns.
 // Compaction keeps the kept tokens dense (INT8 values move byte for byte with their
-// frozen block scale: nothing is ever re-quantised). Byte accounting is of these buffers.
+// frozen block scale: nothing is ever re-quantised). The FP16 payload of a head is a ring
+// buffer, so dropping a prefix of it, a hole right after a short kept prefix (sinks + sliding
+// window) or freezing its oldest block costs O(tokens before the hole), not O(all tokens).
+// Byte accounting is of these buffers (the ring changes no allocation size).
 // Not here: which tokens stay (kv-policy.h), the FreeKV host pool (kv-host-pool.h), the
 // attention itself (kv-attention-ref.h now, the backend kernels later).
 #pragma once
@@ -17,10 +20,14 @@ struct keep_decision;  // kv-policy.h
 constexpr int64_t kv_int8_block = 32;  // tokens per INT8 scale block
 
 // One layer's tokens of one KV head as an attention kernel reads them. Kept index i runs
-// over the INT8 segment first (older tokens) then the FP16 segment, in position order.
+// over the INT8 segment first (older tokens) then the FP16 segment, in position order. The
+// FP16 segment lives in a ring buffer and so comes in at most two parts: kept index
+// n_int8 + j is row j of k16/v16 for j < n_fp16, then row j - n_fp16 of k16b/v16b (the part
+// that wrapped around to the start of the buffer). pos and mass are dense over all n().
 struct kv_head_view {
   int64_t n_int8 = 0;               // tokens in the INT8 segment
-  int64_t n_fp16 = 0;               // tokens in the FP16 segment
+  int64_t n_fp16 = 0;               // tokens in the first FP16 part
+  int64_t n_fp16b = 0;              // tokens in the second (wrapped) FP16 part
   int64_t head_dim = 0;
   const int8_t* k_q = nullptr;      // (n_int8, head_dim) token-major
   const int8_t* v_q = nullptr;      // (n_int8, head_dim)
@@ -29,10 +36,13 @@ struct kv_head_view {
   const float* v_scale = nullptr;   // (n_blocks, head_dim)
   const uint16_t* k16 = nullptr;    // (n_fp16, head_dim) fp16, token-major
   const uint16_t* v16 = nullptr;    // (n_fp16, head_dim)
-  const int32_t* pos = nullptr;     // (n_int8 + n_fp16,) original positions, ascending
-  float* mass = nullptr;            // (n_int8 + n_fp16,) the kernel adds attention mass here
+  const uint16_t* k16b = nullptr;   // (n_fp16b, head_dim) the FP16 tokens after those of k16
+  const uint16_t* v16b = nullptr;   // (n_fp16b, head_dim)
+  const int32_t* pos = nullptr;     // (n(),) original positions, ascending
+  float* mass = nullptr;            // (n(),) the kernel adds attention mass here
                                     // (summed over the group's query heads and the queries)
-  int64_t n() const { return n_int8 + n_fp16; }
+  int64_t n_fp16_all() const { return n_fp16 + n_fp16b; }
+  int64_t n() const { return n_int8 + n_fp16 + n_fp16b; }
 };
 
 // The policy's view of one layer: positions, its score column (which it updates in place;
@@ -97,6 +107,9 @@ class kv_store {
   // Bytes one kept FP16 token of one head holds (k, v, position, score, mass).
   size_t fp16_token_bytes() const;
   size_t int8_token_bytes() const;  // without its share of the block scales
+  // FP16 tokens copied within the ring by compaction and INT8 blocking so far (appends and
+  // reallocations not counted): what the ring saves shows here, in tests.
+  int64_t fp16_tokens_moved() const { return fp16_tokens_moved_; }
 
  private:
   // A buffer of T that grows geometrically (capped), shrinks when mostly empty, and reports
@@ -110,18 +123,28 @@ class kv_store {
     buf<int8_t> k_q, v_q;       // (alloc_tokens, head_dim)
     buf<int32_t> block;         // (alloc_tokens,)
     buf<float> k_scale, v_scale;  // (alloc_blocks, head_dim)
-    buf<uint16_t> k16, v16;     // (alloc_tokens, head_dim)
-    buf<int32_t> pos;           // (alloc_tokens,) INT8 segment then FP16 segment
+    buf<uint16_t> k16, v16;     // (alloc_tokens16, head_dim) ring: FP16 token f at row
+                                // (r0 + f) mod alloc_tokens16
+    buf<int32_t> pos;           // (alloc_tokens,) INT8 segment then FP16 segment, dense
     buf<float> score, mass;     // (alloc_tokens,)
     int64_t n_int8 = 0, n_fp16 = 0, n_blocks = 0;
+    int64_t r0 = 0;             // ring row of FP16 token 0 (< alloc_tokens16, or 0)
   };
   struct layer_store {
     std::vector<head_store> heads;  // (n_kv_heads,)
     int64_t capacity = 0;
     int64_t seq_len = 0;
   };
+  // Reallocates b to elems, keeping keep_elems read from element `from` on, wrapping at the
+  // old allocation (a ring comes out linearised).
   template <class T>
-  void resize_buf(buf<T>& b, int64_t elems, int64_t cap_elems);
+  void resize_buf(buf<T>& b, int64_t elems, int64_t keep_elems, int64_t from = 0);
+  void resize_fp16(head_store& h, int64_t tokens);  // k16, v16 linearised: r0 = 0
+  // Copies n FP16 tokens of h's ring from FP16 index src to dst (memmove semantics).
+  void move_fp16(head_store& h, int64_t dst, int64_t src, int64_t n);
+  // The FP16 part of compact: kept (m,) ascending kept indices of the head, all >= base
+  // (the INT8 count), FP16 token kept[j] - base becomes FP16 token j.
+  void compact_fp16(head_store& h, const int32_t* kept, int64_t m, int64_t base);
   void ensure_tokens(layer_store& L, head_store& h, int64_t n_int8, int64_t n_fp16);
   void shrink_if_sparse(layer_store& L, head_store& h);
   void track(int64_t delta_bytes);
@@ -129,6 +152,7 @@ class kv_store {
   kv_store_config cfg_;
   std::vector<layer_store> layers_;  // (n_layers,)
   size_t device_bytes_ = 0, peak_device_bytes_ = 0;
+  int64_t fp16_tokens_moved_ = 0;
 };
 
 // Symmetric per-channel INT8 quantisation of one block of n <= 32 tokens:
