@@ -169,6 +169,9 @@ void add_model_command(CLI::App& app, command_fn& run) {
   rnd->add_option("--output-scale", ra->spec.output_scale,
                   "Scale of the output projection (logits): 1 gives near-uniform next-token "
                   "distributions, 2-4 a spread of confident and unsure steps")->capture_default_str();
+  rnd->add_option("--qk-bias-scale", ra->spec.qk_bias_scale,
+                  "qwen2: scale of the query/key biases; ~40 makes adjacent decode steps' queries "
+                  "similar, as in trained models (FreeKV's premise)")->capture_default_str();
   rnd->add_flag("!--no-tokenizer", ra->spec.with_tokenizer, "Weights only, no tokenizer (any --vocab)");
   rnd->add_option("--out", ra->out, "Output .gguf path")->required();
   rnd->callback([&run, ra] { run = [ra] { return run_random(*ra); }; });

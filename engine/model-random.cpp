@@ -58,6 +58,10 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   range("n_vocab", s.n_vocab, 1, 1 << 22);
   range("n_ctx", s.n_ctx, 1, 1 << 20);
   if (s.n_kv_heads < 0) bad_spec("n_kv_heads = " + std::to_string(s.n_kv_heads) + " must be >= 0");
+  if (!(s.qk_bias_scale >= 0.0f && s.qk_bias_scale <= 1000.0f))
+    bad_spec("qk_bias_scale = " + std::to_string(s.qk_bias_scale) + " must be in [0, 1000]");
+  if (s.qk_bias_scale != 1.0f && s.arch != model_arch::qwen2)
+    bad_spec("qk_bias_scale needs --arch qwen2 (the only architecture with query/key biases)");
   if (!(s.output_scale > 0.0f && s.output_scale <= 1000.0f))
     bad_spec("output_scale = " + std::to_string(s.output_scale) + " must be in (0, 1000]");
   if (s.dim % s.n_heads != 0)
@@ -222,8 +226,8 @@ std::vector<random_tensor_plan> random_model_tensors(const random_model_spec& s)
     mat(b + "attn_k.weight", d, kv, s_in);
     mat(b + "attn_v.weight", d, kv, s_in);
     if (s.arch == model_arch::qwen2) {
-      bias(b + "attn_q.bias", d);
-      bias(b + "attn_k.bias", kv);
+      p.push_back({b + "attn_q.bias", {d}, F, 0.0f, bias_std * s.qk_bias_scale});
+      p.push_back({b + "attn_k.bias", {kv}, F, 0.0f, bias_std * s.qk_bias_scale});
       bias(b + "attn_v.bias", kv);
     }
     mat(b + "attn_output.weight", d, d, s_branch_attn);

@@ -36,6 +36,11 @@ struct random_model_spec {
   // logits scale by it: 1 gives near-uniform next-token distributions (confidence ~0.26
   // on a 32K vocabulary), 2-4 a realistic spread of confident and unsure steps.
   float output_scale = 1.0f;
+  // qwen2 only: scales the query/key bias std (0.05). Large values make every query share a
+  // fixed direction, so adjacent decode steps' queries are similar (cosine ~0.85-0.95, as
+  // FreeKV reports for trained models) and attention depends on relative position, where
+  // random weights alone give near-independent queries: FreeKV's worst case.
+  float qk_bias_scale = 1.0f;
   bool with_tokenizer = true;  // false: weights and hyperparameters only (any n_vocab >= 1)
 };
 

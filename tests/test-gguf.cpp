@@ -752,7 +752,24 @@ TEST(RandomModel, RejectsBadSpecs) {
   EXPECT_CONTAINS(err([](auto& s) { s.n_layers = 0; }), "n_layers");
   EXPECT_CONTAINS(err([](auto& s) { s.dim = -1; }), "dim");
   EXPECT_CONTAINS(err([](auto& s) { s.rope_freq_base = 0; }), "rope_freq_base");
+  EXPECT_CONTAINS(err([](auto& s) { s.qk_bias_scale = 4; }), "needs --arch qwen2");
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// qk_bias_scale scales exactly the query/key biases of qwen2 and nothing else.
+TEST(RandomModel, QkBiasScaleScalesOnlyTheQueryKeyBiases) {
+  auto a = tiny_spec(model_arch::qwen2), b = a;
+  b.qk_bias_scale = 40.f;
+  const auto pa = random_model_tensors(a), pb = random_model_tensors(b);
+  ASSERT_EQ(pa.size(), pb.size());
+  int scaled = 0;
+  for (size_t i = 0; i < pa.size(); ++i) {
+    const bool qk = pa[i].name.find("attn_q.bias") != std::string::npos ||
+                    pa[i].name.find("attn_k.bias") != std::string::npos;
+    EXPECT_FLOAT_EQ(pb[i].stddev, qk ? 40.f * pa[i].stddev : pa[i].stddev) << pa[i].name;
+    scaled += qk;
+  }
+  EXPECT_EQ(scaled, 2 * a.n_layers);
 }
 
 TEST(RandomModel, WithoutTokenizerAnyVocabSize) {
