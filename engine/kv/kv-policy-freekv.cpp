@@ -82,7 +82,8 @@ class kv_policy_freekv final : public kv_policy {
     return d;
   }
 
-  std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len) override {
+  std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len,
+                                              thread_pool* pool) override {
     if (dense0_ && layer == 0) return {};
     const std::vector<float>& prev = prev_q_[layer];
     if (prev.empty()) return {};
@@ -91,9 +92,21 @@ class kv_policy_freekv final : public kv_policy {
     const int64_t n_sink = std::min(S_ / p_, wstart / p_);
     const std::vector<int32_t> cand = candidates(n_sink, wstart);
     std::vector<std::vector<int32_t>> pages(static_cast<size_t>(n_kv_));
-    for (int64_t g = 0; g < n_kv_; ++g) {
-      pages[g] = choose(prev.data(), g, dg, cand, n_sink, slots_ - n_sink);
-      spec_[size_t(layer * n_kv_ + g)] = {true, n_sink, int64_t(cand.size()), pages[g]};
+    // Heads are independent: each writes only its own pages and speculation entry.
+    auto heads = [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        pages[g] = choose(prev.data(), g, dg, cand, n_sink, slots_ - n_sink);
+        spec_[size_t(layer * n_kv_ + g)] = {true, n_sink, int64_t(cand.size()), pages[g]};
+      }
+    };
+    if (pool && pool->size() > 1 && n_kv_ > 1 && int64_t(cand.size()) > slots_ - n_sink) {
+      pool->run([&](int ith, int nth) {
+        int64_t g0, g1;
+        split_range(n_kv_, ith, nth, g0, g1);
+        heads(g0, g1);
+      });
+    } else {
+      heads(0, n_kv_);
     }
     return pages;
   }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kv-store.h"
+#include "thread-pool.h"
 
 namespace kvarena {
 
@@ -93,8 +94,12 @@ class kv_policy {
   virtual void set_digests(int64_t layer, const kv_page_digests&) {}
   // freekv only: the pages (per KV head, ascending) the next step's select() will most
   // likely want for `layer` without correction, chosen now with this step's query, so
-  // their recall can overlap the rest of this step. Empty: nothing to prefetch.
-  virtual std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len) { return {}; }
+  // their recall can overlap the rest of this step. Empty: nothing to prefetch. With a
+  // pool, the KV heads are scored on its threads.
+  virtual std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len,
+                                                      thread_pool* pool = nullptr) {
+    return {};
+  }
   // freekv only: device page slots per layer and KV head (sinks + retrieved pages).
   virtual int64_t page_slots() const { return 0; }
 };

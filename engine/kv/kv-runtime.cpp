@@ -142,7 +142,7 @@ void kv_runtime::attend(thread_pool& pool, int64_t layer, const float* q, int64_
   if (!freekv_) {
     store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
   } else if (cfg_.overlap) {
-    prefetch(layer);
+    prefetch(pool, layer);
   }
   int64_t kept = 0;
   for (int64_t g = 0; g < n_kv_; ++g)
@@ -170,8 +170,8 @@ void kv_runtime::run_freekv_select(thread_pool& pool, int64_t layer, const float
   cur_.recalled_bytes += worker_->recall(host_, layer, dev_, jobs);
 }
 
-void kv_runtime::prefetch(int64_t layer) {
-  std::vector<std::vector<int32_t>> want = policy_->speculate(layer, pos0_ + n_ + 1);
+void kv_runtime::prefetch(thread_pool& pool, int64_t layer) {
+  std::vector<std::vector<int32_t>> want = policy_->speculate(layer, pos0_ + n_ + 1, &pool);
   if (want.empty()) return;
   std::vector<kv_page_copy> jobs = dev_.plan(layer, want);
   worker_->submit(host_, layer, dev_, std::move(jobs));

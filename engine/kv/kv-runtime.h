@@ -84,7 +84,7 @@ class kv_runtime {
  private:
   void track();
   void run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last);
-  void prefetch(int64_t layer);
+  void prefetch(thread_pool& pool, int64_t layer);
 
   kv_runtime_config cfg_;
   std::unique_ptr<kv_policy> policy_;
