@@ -56,32 +56,39 @@ class cuda_allocator {
   cuda_memory_accounting dev_, pinned_;
 };
 
-// Owner of n elements of T on the device (contents uninitialised).
-template <class T>
-class cuda_buffer {
+// Owner of n elements of T (contents uninitialised), on the device or, with Pinned, in
+// pinned host memory; freed through the allocator that made it, so the accounting holds.
+template <class T, bool Pinned>
+class cuda_owned_buffer {
  public:
-  cuda_buffer() = default;
-  cuda_buffer(cuda_allocator& a, size_t n, const char* what) : a_(&a), n_(n) {
-    p_ = static_cast<T*>(a.alloc(n * sizeof(T), what));
+  cuda_owned_buffer() = default;
+  cuda_owned_buffer(cuda_allocator& a, size_t n, const char* what) : a_(&a), n_(n) {
+    p_ = static_cast<T*>(Pinned ? a.alloc_pinned(n * sizeof(T), what) : a.alloc(n * sizeof(T), what));
   }
-  ~cuda_buffer() { reset(); }
-  cuda_buffer(cuda_buffer&& o) noexcept { swap(o); }
-  cuda_buffer& operator=(cuda_buffer&& o) noexcept {
+  ~cuda_owned_buffer() { reset(); }
+  cuda_owned_buffer(cuda_owned_buffer&& o) noexcept { swap(o); }
+  cuda_owned_buffer& operator=(cuda_owned_buffer&& o) noexcept {
     if (this != &o) {
       reset();
       swap(o);
     }
     return *this;
   }
-  cuda_buffer(const cuda_buffer&) = delete;
-  cuda_buffer& operator=(const cuda_buffer&) = delete;
+  cuda_owned_buffer(const cuda_owned_buffer&) = delete;
+  cuda_owned_buffer& operator=(const cuda_owned_buffer&) = delete;
 
   void reset() noexcept {
-    if (a_ && p_) a_->free(p_, n_ * sizeof(T));
+    if (a_ && p_) {
+      if (Pinned) {
+        a_->free_pinned(p_, n_ * sizeof(T));
+      } else {
+        a_->free(p_, n_ * sizeof(T));
+      }
+    }
     p_ = nullptr;
     n_ = 0;
   }
-  void swap(cuda_buffer& o) noexcept {
+  void swap(cuda_owned_buffer& o) noexcept {
     std::swap(a_, o.a_);
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
@@ -96,43 +103,9 @@ class cuda_buffer {
   size_t n_ = 0;
 };
 
-// Owner of n elements of T in pinned host memory.
 template <class T>
-class cuda_pinned_buffer {
- public:
-  cuda_pinned_buffer() = default;
-  cuda_pinned_buffer(cuda_allocator& a, size_t n, const char* what) : a_(&a), n_(n) {
-    p_ = static_cast<T*>(a.alloc_pinned(n * sizeof(T), what));
-  }
-  ~cuda_pinned_buffer() { reset(); }
-  cuda_pinned_buffer(cuda_pinned_buffer&& o) noexcept { swap(o); }
-  cuda_pinned_buffer& operator=(cuda_pinned_buffer&& o) noexcept {
-    if (this != &o) {
-      reset();
-      swap(o);
-    }
-    return *this;
-  }
-  cuda_pinned_buffer(const cuda_pinned_buffer&) = delete;
-  cuda_pinned_buffer& operator=(const cuda_pinned_buffer&) = delete;
-  void reset() noexcept {
-    if (a_ && p_) a_->free_pinned(p_, n_ * sizeof(T));
-    p_ = nullptr;
-    n_ = 0;
-  }
-  void swap(cuda_pinned_buffer& o) noexcept {
-    std::swap(a_, o.a_);
-    std::swap(p_, o.p_);
-    std::swap(n_, o.n_);
-  }
-  T* data() const { return p_; }
-  size_t size() const { return n_; }
-  size_t bytes() const { return n_ * sizeof(T); }
-
- private:
-  cuda_allocator* a_ = nullptr;
-  T* p_ = nullptr;
-  size_t n_ = 0;
-};
+using cuda_buffer = cuda_owned_buffer<T, false>;  // device memory
+template <class T>
+using cuda_pinned_buffer = cuda_owned_buffer<T, true>;  // pinned host memory
 
 }  // namespace kvarena
