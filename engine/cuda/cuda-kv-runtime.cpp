@@ -51,13 +51,7 @@ void cuda_kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t
   KV_ASSERT(n >= 1 && n <= max_chunk_);
   sig_ = s;
   pos0_ = pos0, n_ = n;
-  cur_ = {};
-  cur_.step = ++step_;
-  cur_.decode = s.decode;
-  cur_.n_tokens = n;
-  cur_.seq_len = pos0 + n;
-  cur_.confidence = s.decode ? s.confidence : -1.f;
-  cur_.kept.assign(size_t(n_layers_), 0);
+  cur_ = start_step_stats(++step_, s, pos0, n, n_layers_);
   policy_->on_step(sig_);
 }
 

@@ -22,6 +22,18 @@
 
 namespace kvarena {
 
+kv_step_stats start_step_stats(int64_t step, const step_signals& s, int64_t pos0, int64_t n,
+                               int64_t n_layers) {
+  kv_step_stats st;
+  st.step = step;
+  st.decode = s.decode;
+  st.n_tokens = n;
+  st.seq_len = pos0 + n;
+  st.confidence = s.decode ? s.confidence : -1.f;
+  st.kept.assign(size_t(n_layers), 0);
+  return st;
+}
+
 kv_runtime::kv_runtime(const kv_runtime_config& cfg) : cfg_(cfg) {
   const kv_policy_options& o = cfg.options;
   policy_ = make_kv_policy(cfg.policy, o);  // validates, throws engine_error
@@ -78,13 +90,7 @@ void kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
   sig_ = s;
   if (freekv_) sig_.queries = qptr_;
   pos0_ = pos0, n_ = n;
-  cur_ = {};
-  cur_.step = ++step_;
-  cur_.decode = s.decode;
-  cur_.n_tokens = n;
-  cur_.seq_len = pos0 + n;
-  cur_.confidence = s.decode ? s.confidence : -1.f;
-  cur_.kept.assign(size_t(n_layers_), 0);
+  cur_ = start_step_stats(++step_, s, pos0, n, n_layers_);
   policy_->on_step(sig_);
 }
 

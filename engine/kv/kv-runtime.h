@@ -40,6 +40,10 @@ struct kv_step_stats {
   double ms = 0;                // wall time of the forward call
 };
 
+// The statistics of a forward call as it starts (every backend's runtime fills in the rest).
+kv_step_stats start_step_stats(int64_t step, const step_signals& s, int64_t pos0, int64_t n,
+                               int64_t n_layers);
+
 struct kv_runtime_config {
   std::string policy;           // full|window|h2o|confkv|confkv-l|freekv
   kv_policy_options options;    // shape fields must be set
