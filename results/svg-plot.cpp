@@ -2,6 +2,7 @@
 #include "svg-plot.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 
@@ -166,6 +167,21 @@ std::string svg_plot(const plot_spec& p) {
     o += text_el(left + w - 4, Y(l.y) - 5, "end", xml_escape(l.label), " fill=\"#555\"");
   }
 
+  // Point labels already placed: (x0, y0, x1, y1) boxes; a label that would overlap one moves
+  // up a line at a time (policies with similar memory and success sit on top of each other).
+  std::vector<std::array<double, 4>> placed;
+  auto place_label = [&](double x, double y, const std::string& text) {
+    const double wd = 7.0 * double(text.size()), ht = 13.0;
+    for (int tries = 0; tries < 12; ++tries) {
+      bool clash = false;
+      for (const auto& b : placed) clash = clash || (x < b[2] && x + wd > b[0] && y - ht < b[3] && y > b[1]);
+      if (!clash) break;
+      y -= ht + 1;
+    }
+    placed.push_back({x, y - ht, x + wd, y});
+    return y;
+  };
+
   for (const auto& s : p.series) {
     const std::string label = xml_escape(s.label);
     const size_t n = std::min(s.x.size(), s.y.size());
@@ -184,7 +200,10 @@ std::string svg_plot(const plot_spec& p) {
                               tick_label(s.y[i] * ay.factor, 0.01);
       o += "<circle cx=\"" + px(X(s.x[i])) + "\" cy=\"" + px(Y(s.y[i])) + "\" r=\"5\" fill=\"" + s.color +
            "\" data-series=\"" + label + "\"><title>" + tip + "</title></circle>\n";
-      if (p.label_points) o += text_el(X(s.x[i]) + 8, Y(s.y[i]) - 7, "start", label, " fill=\"" + s.color + "\"");
+      if (p.label_points) {
+        const double ly = place_label(X(s.x[i]) + 8, Y(s.y[i]) - 7, s.label);
+        o += text_el(X(s.x[i]) + 8, ly, "start", label, " fill=\"" + s.color + "\"");
+      }
     }
   }
 
