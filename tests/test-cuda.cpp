@@ -38,9 +38,11 @@
 #include "model-random.h"
 #include "sampler.h"
 #include "session.h"
+#include "kv-span-fixture.h"
 #include "test-util.h"
 
 using namespace kvarena;
+using namespace kvarena::test;
 
 namespace {
 
@@ -56,20 +58,6 @@ bool have_gpu() {
                       "agreement tests run on a GPU machine (scripts/gpu-check.sh)";             \
   } while (0)
 
-std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& f : x) f = u(rng);
-  return x;
-}
-
-std::vector<uint16_t> to_f16(const std::vector<float>& x) {
-  std::vector<uint16_t> h(x.size());
-  for (size_t i = 0; i < x.size(); ++i) h[i] = fp32_to_fp16(x[i]);
-  return h;
-}
-
-// |got - want| <= atol + rtol * |want| everywhere; reports the worst element.
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, float atol, float rtol,
                   const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
@@ -111,64 +99,7 @@ struct gpu_ctx {
   }
 };
 
-// ---- synthetic KV spans ----
-
-struct span_data {
-  int64_t n = 0;
-  bool int8 = false;
-  std::vector<uint16_t> k16, v16;  // (n, d)
-  std::vector<int8_t> kq, vq;      // (n, d)
-  std::vector<int32_t> block;      // (n,)
-  std::vector<float> ks, vs;       // (n_blocks, d)
-  std::vector<float> mass;         // (n,)
-};
-
-span_data make_span(std::mt19937& rng, int64_t n, int64_t d, bool int8) {
-  span_data s;
-  s.n = n, s.int8 = int8;
-  if (int8) {
-    // Real quantised blocks (kv_quantize_block), stored with block ids in reverse order so
-    // the kernel must follow the indirection.
-    const int64_t nb = (n + 31) / 32;
-    s.kq.resize(size_t(n * d)), s.vq.resize(size_t(n * d)), s.block.resize(size_t(n));
-    s.ks.resize(size_t(nb * d)), s.vs.resize(size_t(nb * d));
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t t0 = b * 32, tn = std::min<int64_t>(32, n - t0), id = nb - 1 - b;
-      const std::vector<float> k = uniform(rng, tn * d, -2.5f, 2.5f), v = uniform(rng, tn * d, -1.f, 1.f);
-      kv_quantize_block(k.data(), tn, d, &s.kq[size_t(t0 * d)], &s.ks[size_t(id * d)]);
-      kv_quantize_block(v.data(), tn, d, &s.vq[size_t(t0 * d)], &s.vs[size_t(id * d)]);
-      for (int64_t t = t0; t < t0 + tn; ++t) s.block[size_t(t)] = int32_t(id);
-    }
-  } else {
-    s.k16 = to_f16(uniform(rng, n * d, -2.5f, 2.5f));
-    s.v16 = to_f16(uniform(rng, n * d, -1.f, 1.f));
-  }
-  s.mass.assign(size_t(n), 0.25f);
-  return s;
-}
-
-enum class layout { fp16, int8_fp16, pages };
-
-// Span lengths of a head of N tokens: (n, int8).
-std::vector<std::pair<int64_t, bool>> span_lengths(layout l, int64_t N) {
-  std::vector<std::pair<int64_t, bool>> out;
-  if (l == layout::fp16) {
-    out.push_back({N, false});
-  } else if (l == layout::int8_fp16) {
-    const int64_t w = std::min<int64_t>(N, 69);
-    out.push_back({N - w, true});
-    out.push_back({w, false});
-  } else {  // FreeKV: 32-token FP16 pages, an empty span, then the window
-    int64_t left = N, i = 0;
-    for (; left > 45; ++i) {
-      if (i == 2) out.push_back({0, false});
-      out.push_back({32, i % 4 == 3});
-      left -= 32;
-    }
-    out.push_back({left, false});
-  }
-  return out;
-}
+// ---- synthetic KV spans (kv-span-fixture.h) ----
 
 // seq -> head -> spans; head (b, g) has N_b - 13*g tokens.
 struct attn_case {
@@ -186,7 +117,7 @@ struct attn_case {
       data[size_t(b)].resize(size_t(n_kv));
       for (int64_t g = 0; g < n_kv; ++g) {
         const int64_t N = std::max<int64_t>(n_q, n_tokens[size_t(b)] - 13 * g);
-        for (auto [n, i8] : span_lengths(lay, N)) data[size_t(b)][size_t(g)].push_back(make_span(rng, n, d, i8));
+        for (auto [n, i8] : span_lengths(rng, lay, N)) data[size_t(b)][size_t(g)].push_back(make_span(rng, n, d, i8));
       }
     }
     q = uniform(rng, n_seq * n_q * n_heads() * d, -1.f, 1.f);
@@ -249,7 +180,7 @@ struct attn_case {
 std::string case_name(const attn_case& c) {
   return "seq=" + std::to_string(c.n_seq) + " kv=" + std::to_string(c.n_kv) + " group=" + std::to_string(c.group) +
          " d=" + std::to_string(c.d) + " n_q=" + std::to_string(c.n_q) + " N=" + std::to_string(c.n_tokens[0]) +
-         " layout=" + std::to_string(int(c.lay));
+         " layout=" + layout_name(c.lay);
 }
 
 std::vector<attn_case> attention_cases() {

@@ -17,98 +17,13 @@
 #include "kv/kv-attention-cpu.h"
 #include "kv/kv-attention-ref.h"
 #include "kv/kv-store.h"
+#include "kv-span-fixture.h"
 #include "thread-pool.h"
 
 using namespace kvarena;
+using namespace kvarena::test;
 
 namespace {
-
-std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float hi) {
-  std::uniform_real_distribution<float> u(lo, hi);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (float& f : x) f = u(rng);
-  return x;
-}
-
-// The memory of one synthetic span (FP16 or INT8) and its mass column.
-struct span_data {
-  int64_t n = 0;
-  bool int8 = false;
-  std::vector<uint16_t> k16, v16;  // (n, hd)
-  std::vector<int8_t> kq, vq;      // (n, hd)
-  std::vector<int32_t> block;      // (n,)
-  std::vector<float> ks, vs;       // (n_blocks, hd)
-  std::vector<float> mass;         // (n,)
-};
-
-span_data make_span(std::mt19937& rng, int64_t n, int64_t hd, bool int8) {
-  span_data s;
-  s.n = n, s.int8 = int8;
-  if (int8) {
-    std::uniform_int_distribution<int> q(-127, 127);
-    s.kq.resize(size_t(n * hd));
-    s.vq.resize(s.kq.size());
-    for (int8_t& x : s.kq) x = int8_t(q(rng));
-    for (int8_t& x : s.vq) x = int8_t(q(rng));
-    // Blocks of 32 with one skipped id, as compaction leaves them.
-    const int64_t n_blocks = n / 32 + 2;
-    for (int64_t t = 0; t < n; ++t) s.block.push_back(int32_t(t / 32 + (t >= n / 2 ? 1 : 0)));
-    s.ks = uniform(rng, n_blocks * hd, 0.004f, 0.02f);  // keys up to ~2.5, values ~1
-    s.vs = uniform(rng, n_blocks * hd, 0.002f, 0.008f);
-  } else {
-    for (float x : uniform(rng, n * hd, -2.5f, 2.5f)) s.k16.push_back(fp32_to_fp16(x));
-    for (float x : uniform(rng, n * hd, -1.f, 1.f)) s.v16.push_back(fp32_to_fp16(x));
-  }
-  s.mass.assign(size_t(n), 0.25f);
-  return s;
-}
-
-// Span layouts: (length, int8) per span of a head of N tokens.
-enum class layout { fp16, int8_fp16, pages, ragged };
-const char* layout_name(layout l) {
-  switch (l) {
-    case layout::fp16: return "fp16";
-    case layout::int8_fp16: return "int8+fp16";
-    case layout::pages: return "pages";
-    default: return "ragged";
-  }
-}
-
-std::vector<std::pair<int64_t, bool>> span_lengths(std::mt19937& rng, layout l, int64_t N) {
-  std::vector<std::pair<int64_t, bool>> out;
-  switch (l) {
-    case layout::fp16:
-      out.push_back({N, false});
-      break;
-    case layout::int8_fp16: {
-      const int64_t w = std::min<int64_t>(N, 69);
-      out.push_back({N - w, true});
-      out.push_back({w, false});
-      break;
-    }
-    case layout::pages: {  // FreeKV: 32-token pages of either kind, empty slots, a window
-      int64_t left = N, i = 0;
-      for (; left > 45; ++i) {
-        if (i % 5 == 2) out.push_back({0, i % 2 == 0});
-        out.push_back({32, i % 3 != 0});
-        left -= 32;
-      }
-      out.push_back({left, false});
-      out.push_back({0, false});
-      break;
-    }
-    case layout::ragged: {  // random cuts, lengths 0..50, either kind
-      std::uniform_int_distribution<int64_t> len(0, 50);
-      for (int64_t left = N; left > 0;) {
-        const int64_t n = std::min(left, len(rng));
-        out.push_back({n, rng() % 2 == 0});
-        left -= n;
-      }
-      break;
-    }
-  }
-  return out;
-}
 
 // The spans of n_kv heads; with layout::ragged head g has N - 37 g tokens (at least 0).
 struct heads_data {
@@ -118,18 +33,7 @@ struct heads_data {
   std::vector<kv_attn_head> view(bool with_mass) {
     std::vector<kv_attn_head> out(heads.size());
     for (size_t g = 0; g < heads.size(); ++g)
-      for (span_data& s : heads[g]) {
-        kv_span sp;
-        sp.n = s.n;
-        if (s.int8) {
-          sp.kq = s.kq.data(), sp.vq = s.vq.data(), sp.block = s.block.data();
-          sp.k_scale = s.ks.data(), sp.v_scale = s.vs.data();
-        } else {
-          sp.k16 = s.k16.data(), sp.v16 = s.v16.data();
-        }
-        sp.mass = with_mass ? s.mass.data() : nullptr;
-        out[g].spans.push_back(sp);
-      }
+      for (span_data& s : heads[g]) out[g].spans.push_back(s.span(with_mass));
     return out;
   }
   std::vector<float> masses() const {  // every mass value, head by head
