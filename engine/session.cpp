@@ -71,7 +71,11 @@ session::session(const model& m, const session_options& opt)
 const kv_runtime* session::kv() const { return state_->kvr.get(); }
 const kv_policy* session::policy() const { return state_->kvr ? &state_->kvr->policy() : nullptr; }
 
-void session::append(std::span<const int32_t> tokens) {
+void session::append(std::span<const int32_t> tokens) { append_tokens(tokens, false); }
+
+void session::append_decode(int32_t token) { append_tokens(std::span<const int32_t>(&token, 1), true); }
+
+void session::append_tokens(std::span<const int32_t> tokens, bool decode) {
   const int64_t n = int64_t(tokens.size());
   if (n == 0) return;
   const int64_t V = model_.config.n_vocab;
@@ -87,7 +91,7 @@ void session::append(std::span<const int32_t> tokens) {
                        " (start a new session or raise n_ctx)");
   }
   if (opt_.all_logits) all_logits_.resize(size_t(n_past_ + n) * size_t(V));
-  forward_chunks(tokens, false);
+  forward_chunks(tokens, decode);
 }
 
 void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
@@ -137,18 +141,6 @@ void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
   }
 }
 
-void session::append_decode(int32_t token) {
-  if (token < 0 || token >= model_.config.n_vocab) {
-    throw engine_error("token id " + std::to_string(token) + " is out of range: the model has n_vocab = " +
-                       std::to_string(model_.config.n_vocab));
-  }
-  if (n_past_ + 1 > opt_.n_ctx) {
-    throw engine_error("context overflow: " + std::to_string(n_past_) + " tokens + 1 new > n_ctx = " +
-                       std::to_string(opt_.n_ctx) + " (start a new session or raise n_ctx)");
-  }
-  if (opt_.all_logits) all_logits_.resize(size_t(n_past_ + 1) * size_t(model_.config.n_vocab));
-  forward_chunks(std::span<const int32_t>(&token, 1), true);
-}
 
 const float* session::logits() const {
   if (n_past_ == 0) throw engine_error("no logits yet: append at least one token first");

@@ -103,6 +103,8 @@ class session {
   size_t weights_bytes_ = 0;
   kv_step_stats last_step_;
   std::function<void(const kv_step_stats&)> on_step_;
+  // Checks the ids and the context, then runs the tokens (decode: one token gating the policy).
+  void append_tokens(std::span<const int32_t> tokens, bool decode);
   void forward_chunks(std::span<const int32_t> tokens, bool decode);
 };
 
