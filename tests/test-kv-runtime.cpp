@@ -165,13 +165,15 @@ TEST_P(KvRuntime, BudgetsAndProtectedWindowsHoldAtEveryStep) {
           if (pc.name == "window") must_recent = std::min<int64_t>(pc.o.window, st.seq_len);
           if (pc.name == "h2o") must_recent = std::min<int64_t>(pc.o.recent, st.seq_len);
           if (pc.name == "confkv" || pc.name == "confkv-l") must_recent = std::min<int64_t>(pc.o.protect, st.seq_len);
-          if (pc.name == "freekv") must_recent = std::min<int64_t>(pc.o.window - pc.o.page + 1, st.seq_len) ;
+          if (pc.name == "freekv") must_recent = std::min<int64_t>(pc.o.window - pc.o.page + 1, st.seq_len);
           for (int64_t p = st.seq_len - must_recent; p < st.seq_len; ++p)
             ASSERT_TRUE(std::binary_search(pos.begin(), pos.end(), int32_t(p)))
                 << "recent position " << p << " missing at step " << st.step << " layer " << l;
-          if (pc.name == "window")
-            for (int32_t p = 0; p < std::min<int64_t>(pc.o.sinks, st.seq_len); ++p)
+          if (pc.name == "window") {
+            for (int32_t p = 0; p < std::min<int64_t>(pc.o.sinks, st.seq_len); ++p) {
               ASSERT_TRUE(std::binary_search(pos.begin(), pos.end(), p)) << "sink " << p;
+            }
+          }
         }
       }
       if (pc.name == "freekv") {
@@ -239,8 +241,11 @@ TEST_P(KvRuntime, FreekvCorrectsAlwaysWithTauOneNeverWithTauMinusOne) {
       corrected += st.corrected_heads;
       checked += st.checked_heads;
       EXPECT_EQ(st.checked_heads, m_->config.n_layers * m_->config.n_kv_heads);
-      if (tau == 1.0f) EXPECT_EQ(st.corrected_heads, st.checked_heads);
-      if (tau == -1.0f) EXPECT_EQ(st.corrected_heads, 0);
+      if (tau == 1.0f) {
+        EXPECT_EQ(st.corrected_heads, st.checked_heads);
+      } else {
+        EXPECT_EQ(st.corrected_heads, 0);
+      }
     });
     run(s, prompt_, forced_);
     EXPECT_EQ(decode_steps, int64_t(forced_.size()));

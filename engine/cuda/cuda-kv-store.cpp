@@ -11,18 +11,6 @@
 
 namespace kvarena {
 
-namespace {
-int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-// kv_store's growth rule: by half, in blocks of 32, never past the capacity (0 = unbounded).
-int64_t grown(int64_t have, int64_t need, int64_t cap) {
-  int64_t a = std::max(need, have + have / 2);
-  a = round_up(std::max<int64_t>(a, kv_int8_block), kv_int8_block);
-  if (cap > 0) a = std::min(a, std::max(cap, need));
-  return a;
-}
-int64_t shrink_target(int64_t n) { return round_up(std::max<int64_t>(n + n / 4, 1), kv_int8_block); }
-}  // namespace
-
 kv_compaction_plan plan_kv_compaction(const int32_t* block, int64_t n_int8, int64_t n_fp16,
                                       const std::vector<int32_t>& keep) {
   kv_compaction_plan p;
@@ -93,13 +81,13 @@ void cuda_kv_store::ensure(layer_dev& L, int64_t need16, int64_t need8, int64_t 
   for (const head_meta& h : L.heads) max16 = std::max(max16, h.n16), max8 = std::max(max8, h.n8), maxb = std::max(maxb, h.nb);
   bool changed = false;
   if (need16 > L.c16) {
-    const int64_t c = grown(L.c16, need16, L.capacity);
+    const int64_t c = kv_store_grown_tokens(L.c16, need16, L.capacity);
     repitch(L.k16, L.c16, c, D, max16, "KV cache (fp16 keys)");
     repitch(L.v16, L.c16, c, D, max16, "KV cache (fp16 values)");
     L.c16 = c, changed = true;
   }
   if (need8 > L.c8) {
-    const int64_t c = grown(L.c8, need8, L.capacity);
+    const int64_t c = kv_store_grown_tokens(L.c8, need8, L.capacity);
     repitch(L.kq, L.c8, c, D, max8, "KV cache (int8 keys)");
     repitch(L.vq, L.c8, c, D, max8, "KV cache (int8 values)");
     repitch(L.block, L.c8, c, 1, max8, "KV cache (int8 blocks)");
@@ -122,14 +110,14 @@ void cuda_kv_store::shrink_if_sparse(layer_dev& L) {
   int64_t max16 = 0, max8 = 0, maxb = 0;
   for (const head_meta& h : L.heads) max16 = std::max(max16, h.n16), max8 = std::max(max8, h.n8), maxb = std::max(maxb, h.nb);
   bool changed = false;
-  if (max16 * 2 < L.c16 && shrink_target(max16) < L.c16) {
-    const int64_t c = shrink_target(max16);
+  if (max16 * 2 < L.c16 && kv_store_shrunk_tokens(max16) < L.c16) {
+    const int64_t c = kv_store_shrunk_tokens(max16);
     repitch(L.k16, L.c16, c, D, max16, "KV cache (fp16 keys)");
     repitch(L.v16, L.c16, c, D, max16, "KV cache (fp16 values)");
     L.c16 = c, changed = true;
   }
-  if (max8 * 2 < L.c8 && shrink_target(max8) < L.c8) {
-    const int64_t c = shrink_target(max8);
+  if (max8 * 2 < L.c8 && kv_store_shrunk_tokens(max8) < L.c8) {
+    const int64_t c = kv_store_shrunk_tokens(max8);
     repitch(L.kq, L.c8, c, D, max8, "KV cache (int8 keys)");
     repitch(L.vq, L.c8, c, D, max8, "KV cache (int8 values)");
     repitch(L.block, L.c8, c, 1, max8, "KV cache (int8 blocks)");

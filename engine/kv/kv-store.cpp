@@ -15,16 +15,18 @@ namespace kvarena {
 
 namespace {
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-// Allocation (in tokens) for `need` tokens after `have`: grow by a quarter (the slack an
-// unbounded cache holds stays small; the copies stay amortised O(1) per token), in blocks
-// of 32, never past the layer capacity (0 = unbounded).
-int64_t grown(int64_t have, int64_t need, int64_t cap) {
+}  // namespace
+
+// Grow by a quarter: the slack an unbounded cache holds stays small, and the copies stay
+// amortised O(1) per token.
+int64_t kv_store_grown_tokens(int64_t have, int64_t need, int64_t cap) {
   int64_t a = std::max(need, have + have / 4);
   a = round_up(std::max<int64_t>(a, kv_int8_block), kv_int8_block);
   if (cap > 0) a = std::min(a, std::max(cap, need));
   return a;
 }
-}  // namespace
+// A quarter of headroom over what is kept.
+int64_t kv_store_shrunk_tokens(int64_t n) { return round_up(std::max<int64_t>(n + n / 4, 1), kv_int8_block); }
 
 void kv_quantize_block(const float* x, int64_t n, int64_t d, int8_t* q, float* scale) {
   for (int64_t c = 0; c < d; ++c) {
@@ -108,14 +110,14 @@ void kv_store::move_fp16(head_store& h, int64_t dst, int64_t src, int64_t n) {
 void kv_store::ensure_tokens(layer_store& L, head_store& h, int64_t n8, int64_t n16) {
   const int64_t d = cfg_.head_dim, n = n8 + n16, cur = h.n_int8 + h.n_fp16;
   if (n > h.pos.alloc) {
-    int64_t a = grown(h.pos.alloc, n, L.capacity);
+    int64_t a = kv_store_grown_tokens(h.pos.alloc, n, L.capacity);
     resize_buf(h.pos, a, cur);
     resize_buf(h.score, a, cur);
     resize_buf(h.mass, a, cur);
   }
-  if (n16 * d > h.k16.alloc) resize_fp16(h, grown(h.k16.alloc / d, n16, L.capacity));
+  if (n16 * d > h.k16.alloc) resize_fp16(h, kv_store_grown_tokens(h.k16.alloc / d, n16, L.capacity));
   if (n8 * d > h.k_q.alloc) {
-    int64_t a = grown(h.k_q.alloc / d, n8, L.capacity);
+    int64_t a = kv_store_grown_tokens(h.k_q.alloc / d, n8, L.capacity);
     resize_buf(h.k_q, a * d, h.n_int8 * d);
     resize_buf(h.v_q, a * d, h.n_int8 * d);
     resize_buf(h.block, a, h.n_int8);
@@ -132,7 +134,7 @@ void kv_store::ensure_tokens(layer_store& L, head_store& h, int64_t n8, int64_t 
 // "sawtooth" must show in the bytes), keeping a quarter of headroom.
 void kv_store::shrink_if_sparse(layer_store& L, head_store& h) {
   const int64_t d = cfg_.head_dim;
-  auto target = [](int64_t n) { return round_up(std::max<int64_t>(n + n / 4, 1), kv_int8_block); };
+  auto target = kv_store_shrunk_tokens;
   const int64_t n = h.n_int8 + h.n_fp16;
   if (n * 2 < h.pos.alloc && target(n) < h.pos.alloc) {
     resize_buf(h.pos, target(n), n);

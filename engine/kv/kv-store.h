@@ -155,6 +155,12 @@ class kv_store {
   int64_t fp16_tokens_moved_ = 0;
 };
 
+// The store's allocation rule, shared by every backend's store (tokens): growing from `have`
+// to hold `need`: by a quarter, in blocks of 32, never past `cap` (0 = unbounded) unless
+// `need` is; and the size a buffer shrinks to when fewer than half of it hold `n` tokens.
+int64_t kv_store_grown_tokens(int64_t have, int64_t need, int64_t cap);
+int64_t kv_store_shrunk_tokens(int64_t n);
+
 // Symmetric per-channel INT8 quantisation of one block of n <= 32 tokens:
 // scale[c] = max_t |x[t][c]| / 127, q = round(x / scale). |x - q*scale| <= scale/2.
 void kv_quantize_block(const float* x, int64_t n, int64_t head_dim, int8_t* q, float* scale);
