@@ -133,8 +133,9 @@ TEST(Prompt, WorkedExamplesParseAndComeFromTheThreeSites) {
     ASSERT_TRUE(r.ok()) << r.error;
     EXPECT_NE(e.reply.find("Let's think step-by-step."), std::string::npos);
     EXPECT_NE(e.reply.find("In summary, the next action I will perform is ```"), std::string::npos);
-    if (r.act.element_id >= 0)  // the id it acts on is in its observation
+    if (r.act.element_id >= 0) {  // the id it acts on is in its observation
       EXPECT_NE(e.observation.find("[" + std::to_string(r.act.element_id) + "]"), std::string::npos);
+    }
     EXPECT_EQ(e.observation.rfind("Tab 0 (current): ", 0), 0u);
   }
   EXPECT_EQ(sites, (std::vector<std::string>{"shopping", "classifieds", "reddit"}));
