@@ -1245,19 +1245,4 @@ TEST(CudaForward, BatchedPolicyDecodeMatchesSingleSequences) {
   }
 }
 
-TEST(CudaForward, FreekvIsRefusedWithAMessage) {
-  REQUIRE_GPU();
-  const auto dir = test::temp_dir("models");
-  const std::string path = (dir / "freekv.gguf").string();
-  write_random_model(model_cases()[0].spec, path);
-  auto m = load_model(path);
-  cuda_engine e(*m);
-  kv_policy_options o;
-  o.budget = 256, o.sinks = 64, o.window = 64;
-  try {
-    cuda_sequence s(e, 512, "freekv", o);
-    FAIL() << "freekv accepted";
-  } catch (const engine_error& ex) {
-    EXPECT_NE(std::string(ex.what()).find("freekv"), std::string::npos) << ex.what();
-  }
-}
+// FreeKV on the device: tests/test-cuda-freekv.cpp (GPU) and test-cuda-freekv-plan.cpp (CPU).

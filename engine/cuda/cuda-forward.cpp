@@ -111,7 +111,9 @@ void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r
     cuda_kv_runtime& r = *s.kvr_;
     int64_t N = 0, hs = 0;
     const uint16_t *k16 = nullptr, *v16 = nullptr;
-    if (!r.needs_all_rows() && nq > 1 && r.store().uniform_fp16(l, &N, &k16, &v16, &hs)) {
+    if (r.needs().queries) r.select_pages(l, q + (nq - 1) * ldq);  // freekv: pages for this attention
+    if (!r.needs_all_rows() && !r.needs().host_offload && nq > 1 &&
+        r.store().uniform_fp16(l, &N, &k16, &v16, &hs)) {
       // Every head holds the same FP16 tokens contiguously: the tiled prefill kernel.
       cu::attend_prefill(k16, v16, hs, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq, scale, att_.data(), D, stream_);
       r.after_attention(l);
@@ -253,6 +255,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
       for (int64_t b = 0; b < B; ++b) {
         cuda_kv_runtime& r = *seqs[size_t(b)]->kvr_;
         r.append(l, qkv_.data() + b * ldq + D, qkv_.data() + b * ldq + D + KV, ldq);
+        if (r.needs().queries) r.select_pages(l, qkv_.data() + b * ldq);  // freekv
         r.add_spans(l, table_);
       }
       max_tokens = table_.max_tokens();

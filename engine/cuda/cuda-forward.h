@@ -6,11 +6,12 @@
 //                 largest chunk / batch; runs forward() and forward_batch().
 //   cuda_sequence one sequence's KV on the device: the plain FP16 cache (head-major per
 //                 layer), or a policy's store (cuda_kv_runtime: full, window, h2o, confkv,
-//                 confkv-l; the CPU policy objects decide, the device holds the tokens).
+//                 confkv-l, freekv; the CPU policy objects decide, the device holds the
+//                 tokens, FreeKV's host pool is pinned host memory).
 //   cuda_session  a sequence with the session conveniences: chunked append, decode steps
 //                 (confidence from the logits when the policy gates on it), logits, greedy
 //                 next token, memory report.
-// Not here (see README.md): freekv on the device, gpt2, sampling other than greedy.
+// Not here (see README.md): sampling other than greedy.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -105,8 +106,8 @@ class cuda_sequence {
  public:
   // A plain FP16 KV cache of max_tokens tokens (allocated now).
   cuda_sequence(cuda_engine& e, int64_t max_tokens);
-  // The KV under `policy` (full|window|h2o|confkv|confkv-l; options as the CPU session's);
-  // max_tokens bounds the sequence length. engine_error for bad options or freekv.
+  // The KV under `policy` (full|window|h2o|confkv|confkv-l|freekv; options as the CPU session's);
+  // max_tokens bounds the sequence length. engine_error for bad options.
   cuda_sequence(cuda_engine& e, int64_t max_tokens, const std::string& policy, const kv_policy_options& o);
 
   int64_t n_past() const { return n_past_; }

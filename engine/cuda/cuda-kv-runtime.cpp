@@ -1,5 +1,5 @@
 // cuda-kv-runtime.cpp: a policy driving the device store (see the header); the order of
-// operations is kv-runtime.cpp's for the eviction policies.
+// operations is kv-runtime.cpp's, for the eviction policies and for freekv.
 #include "cuda-kv-runtime.h"
 
 #include <algorithm>
@@ -26,11 +26,9 @@ cuda_kv_runtime::cuda_kv_runtime(const kv_runtime_config& cfg, cuda_allocator& a
     : cfg_(cfg), a_(&a), st_(st) {
   policy_ = make_kv_policy(cfg.policy, cfg.options);  // validates, throws engine_error
   needs_ = policy_->needs();
-  if (needs_.host_offload)
-    throw engine_error("cuda: policy '" + cfg.policy +
-                       "' (host offload, FreeKV) is not implemented on the CUDA backend yet; use the CPU backend");
   n_layers_ = cfg.options.n_layers, n_kv_ = cfg.options.n_kv_heads;
   max_chunk_ = std::max<int64_t>(1, cfg.max_chunk);
+  if (needs_.host_offload) max_chunk_ = std::min(max_chunk_, cfg.options.page);  // the window grows by at most a page
   reset();
 }
 
@@ -42,6 +40,12 @@ void cuda_kv_runtime::reset() {
   sc.group = o.n_heads / o.n_kv_heads;
   sc.int8 = o.int8 && (cfg_.policy == "confkv" || cfg_.policy == "confkv-l");
   sc.fp16_window = o.int8_window;
+  if (needs_.host_offload) {
+    sc.layer_capacity.assign(size_t(n_layers_), o.window + max_chunk_);
+    if (o.dense_layer0) sc.layer_capacity[0] = 0;
+    if (!fkv_) fkv_ = std::make_unique<cuda_freekv>(o, policy_->page_slots(), *a_, st_);
+    fkv_->reset();
+  }
   store_ = std::make_unique<cuda_kv_store>(sc, *a_, st_);
   step_ = 0, pos0_ = 0, n_ = 0;
   last_ = cur_ = {};
@@ -50,12 +54,18 @@ void cuda_kv_runtime::reset() {
 void cuda_kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
   KV_ASSERT(n >= 1 && n <= max_chunk_);
   sig_ = s;
+  if (fkv_) sig_.queries = fkv_->query_ptrs();
   pos0_ = pos0, n_ = n;
   cur_ = start_step_stats(++step_, s, pos0, n, n_layers_);
   policy_->on_step(sig_);
 }
 
 void cuda_kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t ld) {
+  if (fkv_) {  // the store's capacity is the window plus a chunk, fixed
+    store_->append(layer, pos0_, n_, k, v, ld);
+    fkv_->after_append(layer, pos0_, n_, *store_);
+    return;
+  }
   // Room for the kept tokens plus this chunk, and no more: the budget bounds the allocation.
   const int64_t b = policy_->budget(layer, pos0_ + n_);
   int64_t kept = 0;
@@ -64,16 +74,30 @@ void cuda_kv_runtime::append(int64_t layer, const float* k, const float* v, int6
   store_->append(layer, pos0_, n_, k, v, ld);
 }
 
+void cuda_kv_runtime::select_pages(int64_t layer, const float* q_last) {
+  KV_ASSERT(fkv_ != nullptr);
+  fkv_->select(layer, q_last, *policy_, *store_, cur_);
+}
+
 void cuda_kv_runtime::add_spans(int64_t layer, cu::kv_span_table& t) {
+  if (fkv_) {
+    fkv_->add_spans(layer, *store_, t);
+    return;
+  }
   if (needs_.attention_mass) store_->clear_mass(layer);
   store_->add_spans(layer, t, needs_.attention_mass);
 }
 
 void cuda_kv_runtime::after_attention(int64_t layer) {
-  if (needs_.attention_mass) store_->fetch_mass(layer);
-  store_->apply(layer, policy_->select(layer, store_->layer_meta(layer)));
+  if (fkv_) {
+    if (cfg_.overlap) fkv_->prefetch(layer, pos0_ + n_ + 1, *policy_);
+  } else {
+    if (needs_.attention_mass) store_->fetch_mass(layer);
+    store_->apply(layer, policy_->select(layer, store_->layer_meta(layer)));
+  }
   int64_t kept = 0;
-  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_->n_kept(layer, g));
+  for (int64_t g = 0; g < n_kv_; ++g)
+    kept = std::max(kept, store_->n_kept(layer, g) + (fkv_ ? fkv_->page_tokens(layer, g) : 0));
   cur_.kept[size_t(layer)] = kept;
 }
 
@@ -87,7 +111,8 @@ const kv_step_stats& cuda_kv_runtime::end_forward(double ms) {
     bsum += b;
   }
   cur_.budget = bounded ? bsum / n_layers_ : -1;
-  cur_.kv_device_bytes = store_->device_bytes();
+  cur_.kv_device_bytes = device_bytes();
+  cur_.kv_host_bytes = host_bytes();
   last_ = cur_;
   return last_;
 }

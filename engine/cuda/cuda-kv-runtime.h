@@ -6,12 +6,15 @@
 // it), the attention itself (the engine's, possibly batched with other sequences), then
 // after_attention (fetches the mass, runs select, compacts / INT8-blocks on the device);
 // end_forward returns the step's statistics.
-// Policies: full, window, h2o, confkv, confkv-l (INT8 included). freekv is not implemented
-// on the device yet (throws engine_error naming it).
+// Policies: full, window, h2o, confkv, confkv-l (INT8 included), and freekv: the store holds
+// its recent window, cuda_freekv (cuda-freekv.h) the host pool, the page slots and the
+// recall; select_pages() runs its policy before the attention with the chunk's last query,
+// after_attention() prefetches the next step's pages.
 #pragma once
 #include <cstdint>
 #include <memory>
 
+#include "cuda-freekv.h"
 #include "cuda-kv-store.h"
 #include "kv/kv-runtime.h"
 #include "model.h"
@@ -20,7 +23,7 @@ namespace kvarena {
 
 class cuda_kv_runtime {
  public:
-  // Throws engine_error for bad options (make_kv_policy) or an unsupported policy.
+  // Throws engine_error for bad options (make_kv_policy).
   cuda_kv_runtime(const kv_runtime_config& cfg, cuda_allocator& a, cudaStream_t st);
 
   const kv_policy& policy() const { return *policy_; }
@@ -30,14 +33,20 @@ class cuda_kv_runtime {
 
   void begin_forward(const step_signals& s, int64_t pos0, int64_t n);
   void append(int64_t layer, const float* k, const float* v, int64_t ld);
+  // freekv (needs().queries): before the layer's attention; q_last: device (n_heads*head_dim)
+  // the chunk's last query row.
+  void select_pages(int64_t layer, const float* q_last);
   void add_spans(int64_t layer, cu::kv_span_table& t);
   void after_attention(int64_t layer);
   const kv_step_stats& end_forward(double ms);
   void reset();
 
   const kv_step_stats& last() const { return last_; }
-  size_t device_bytes() const { return store_->device_bytes(); }
-  size_t peak_device_bytes() const { return store_->peak_device_bytes(); }
+  // KV on the device: the store, plus FreeKV's page slots (not its recall staging).
+  size_t device_bytes() const { return store_->device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
+  size_t peak_device_bytes() const { return store_->peak_device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
+  size_t host_bytes() const { return fkv_ ? fkv_->host_bytes() : 0; }  // FreeKV's pinned pool
+  const cuda_freekv* freekv() const { return fkv_.get(); }
   const cuda_kv_store& store() const { return *store_; }
   cuda_kv_store& store() { return *store_; }
 
@@ -49,6 +58,7 @@ class cuda_kv_runtime {
   kv_policy_needs needs_;
   int64_t n_layers_ = 0, n_kv_ = 0, max_chunk_ = 1;
   std::unique_ptr<cuda_kv_store> store_;
+  std::unique_ptr<cuda_freekv> fkv_;  // freekv only
   step_signals sig_;
   int64_t pos0_ = 0, n_ = 0, step_ = 0;
   kv_step_stats last_, cur_;

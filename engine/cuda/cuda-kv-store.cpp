@@ -307,31 +307,35 @@ kv_layer_meta cuda_kv_store::layer_meta(int64_t layer) {
 }
 
 void cuda_kv_store::add_spans(int64_t layer, cu::kv_span_table& t, bool with_mass) const {
+  for (int64_t g = 0; g < cfg_.n_kv_heads; ++g) {
+    t.begin_head();
+    add_head_spans(layer, g, t, with_mass);
+  }
+}
+
+void cuda_kv_store::add_head_spans(int64_t layer, int64_t g, cu::kv_span_table& t, bool with_mass) const {
   const layer_dev& L = layers_[size_t(layer)];
   const int64_t D = cfg_.head_dim, cm = L.c8 + L.c16;
-  for (int64_t g = 0; g < cfg_.n_kv_heads; ++g) {
-    const head_meta& h = L.heads[size_t(g)];
-    t.begin_head();
-    cu::kv_span_dev q8;
-    q8.n = h.n8;
-    if (h.n8 > 0) {
-      q8.kq = L.kq.data() + g * L.c8 * D;
-      q8.vq = L.vq.data() + g * L.c8 * D;
-      q8.block = L.block.data() + g * L.c8;
-      q8.k_scale = L.ks.data() + g * L.cb * D;
-      q8.v_scale = L.vs.data() + g * L.cb * D;
-      q8.mass = with_mass ? L.mass.data() + g * cm : nullptr;
-    }
-    t.add_span(q8);
-    cu::kv_span_dev f16;
-    f16.n = h.n16;
-    if (h.n16 > 0) {
-      f16.k16 = L.k16.data() + g * L.c16 * D;
-      f16.v16 = L.v16.data() + g * L.c16 * D;
-      f16.mass = with_mass ? L.mass.data() + g * cm + h.n8 : nullptr;
-    }
-    t.add_span(f16);
+  const head_meta& h = L.heads[size_t(g)];
+  cu::kv_span_dev q8;
+  q8.n = h.n8;
+  if (h.n8 > 0) {
+    q8.kq = L.kq.data() + g * L.c8 * D;
+    q8.vq = L.vq.data() + g * L.c8 * D;
+    q8.block = L.block.data() + g * L.c8;
+    q8.k_scale = L.ks.data() + g * L.cb * D;
+    q8.v_scale = L.vs.data() + g * L.cb * D;
+    q8.mass = with_mass ? L.mass.data() + g * cm : nullptr;
   }
+  t.add_span(q8);
+  cu::kv_span_dev f16;
+  f16.n = h.n16;
+  if (h.n16 > 0) {
+    f16.k16 = L.k16.data() + g * L.c16 * D;
+    f16.v16 = L.v16.data() + g * L.c16 * D;
+    f16.mass = with_mass ? L.mass.data() + g * cm + h.n8 : nullptr;
+  }
+  t.add_span(f16);
 }
 
 bool cuda_kv_store::uniform_fp16(int64_t layer, int64_t* n_tokens, const uint16_t** k16, const uint16_t** v16,

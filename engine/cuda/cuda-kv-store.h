@@ -63,6 +63,8 @@ class cuda_kv_store {
   kv_layer_meta layer_meta(int64_t layer);  // host pos/score/mass, what the policy reads
   // The layer's heads (INT8 span, FP16 span each), appended to t.
   void add_spans(int64_t layer, cu::kv_span_table& t, bool with_mass) const;
+  // Head g's spans (INT8, FP16) appended to the head t is building (no begin_head).
+  void add_head_spans(int64_t layer, int64_t g, cu::kv_span_table& t, bool with_mass) const;
   // True when every head holds the same FP16-only tokens count: contiguous per head, so the
   // prefill kernel can run over k16/v16 (head g at + g*head_stride).
   bool uniform_fp16(int64_t layer, int64_t* n_tokens, const uint16_t** k16, const uint16_t** v16,
