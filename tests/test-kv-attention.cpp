@@ -16,6 +16,7 @@
 #include "ggml-types.h"
 #include "kv/kv-attention-cpu.h"
 #include "kv/kv-attention-ref.h"
+#include "kv/kv-page-bounds.h"
 #include "kv/kv-store.h"
 #include "kv-span-fixture.h"
 #include "thread-pool.h"
@@ -210,5 +211,50 @@ TEST(KvAttention, MassSumsToQueryHeads) {
             << variant << " n_q=" << n_q << " head " << g;
       }
     }
+  set_cpu_kernel_variant(variant0);
+}
+
+// FreeKV's page bounds (kv-page-bounds.h): every variant against the double-precision loops,
+// over head sizes with and without a 16-channel tail, 1..5 query heads per KV head (the
+// AVX-512 path takes heads four at a time) and page counts not a multiple of 4. The bound
+// must also really bound: for keys drawn inside [min, max], q.k <= bound.
+TEST(KvPageBounds, EveryVariantMatchesRefAndBoundsTheKeys) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::uniform_real_distribution<float> u01(0.f, 1.f);
+  const std::string variant0 = cpu_kernel_variant();
+  for (int64_t hd : {8, 48, 64, 128})
+    for (int64_t G : {1, 3, 5})
+      for (int64_t n : {1, 7, 33}) {
+        std::vector<float> q(size_t(G * hd));
+        for (float& x : q) x = nd(rng);
+        std::vector<uint16_t> dig(size_t(n * 2 * hd));  // (n, 2, hd): minima then maxima
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t c = 0; c < hd; ++c) {
+            const float a = nd(rng), b = nd(rng);
+            dig[size_t(j * 2 * hd + c)] = fp32_to_fp16(std::min(a, b));
+            dig[size_t(j * 2 * hd + hd + c)] = fp32_to_fp16(std::max(a, b));
+          }
+        const float scale = 1.f / std::sqrt(float(hd));
+        std::vector<float> want(size_t(G * n)), got(size_t(G * n));
+        ref::kv_page_bounds(q.data(), G, dig.data(), n, hd, scale, want.data(), n);
+        for (int64_t h = 0; h < G; ++h)
+          for (int64_t j = 0; j < n; ++j) {  // a key inside the page's box never beats the bound
+            double dot = 0;
+            for (int64_t c = 0; c < hd; ++c) {
+              const float lo = fp16_to_fp32(dig[size_t(j * 2 * hd + c)]);
+              const float hi = fp16_to_fp32(dig[size_t(j * 2 * hd + hd + c)]);
+              dot += double(q[size_t(h * hd + c)]) * (lo + u01(rng) * (hi - lo));
+            }
+            EXPECT_LE(dot * scale, want[size_t(h * n + j)] + 1e-5);
+          }
+        for (const std::string& variant : cpu_kernel_variants_supported()) {
+          set_cpu_kernel_variant(variant);
+          kv_page_bounds(q.data(), G, dig.data(), n, hd, scale, got.data(), n);
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_NEAR(got[i], want[i], 1e-5f * (1.f + std::fabs(want[i])))
+                << variant << " hd=" << hd << " G=" << G << " n=" << n << " i=" << i;
+        }
+      }
   set_cpu_kernel_variant(variant0);
 }

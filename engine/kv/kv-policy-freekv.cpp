@@ -4,8 +4,8 @@
 // the recent window (the kv_store's kept tokens: at most W after a step, from a page
 // boundary, plus at most one page of new tokens while a chunk is appended), so every
 // token is in exactly one of sink pages, candidate pages or the window. Page score for query head q:
-// scale * sum_i max(q_i*max_i, q_i*min_i) (Quest's bound), softmax over candidates, mean
-// over the group. Speculative: attention at step t uses the pages chosen with q_{t-1};
+// scale * sum_i max(q_i*max_i, q_i*min_i) (Quest's bound, kv-page-bounds.h, over FP16 digests
+// the policy keeps per KV head), softmax over candidates, mean over the group. Speculative: attention at step t uses the pages chosen with q_{t-1};
 // heads whose mean cosine(q_t, q_{t-1}) over the group is < tau are corrected (chosen with
 // q_t). The choice with q_{t-1} is made over the current candidates (the session may run
 // it early to overlap the recall); the incremental recall itself is kv-freekv-recall.h.
@@ -13,7 +13,10 @@
 #include <cmath>
 #include <numeric>
 
+#include "cpu-kernels.h"
 #include "engine-error.h"
+#include "ggml-types.h"
+#include "kv-page-bounds.h"
 #include "kv-policy.h"
 
 namespace kvarena {
@@ -26,14 +29,32 @@ class kv_policy_freekv final : public kv_policy {
         S_(o.sinks < 0 ? 512 : o.sinks), W_(o.window), p_(o.page),
         slots_((o.budget - o.window - o.page) / o.page),
         tau_(o.tau == -2.f ? 0.9f : o.tau), dense0_(o.dense_layer0),
-        prev_q_(size_t(o.n_layers)), digests_(size_t(o.n_layers)),
+        prev_q_(size_t(o.n_layers)), n_pages_(size_t(o.n_layers), 0),
+        dig16_(size_t(o.n_layers * o.n_kv_heads)),
         spec_(size_t(o.n_layers * o.n_kv_heads)),
         corrections_(size_t(o.n_layers), 0), head_steps_(size_t(o.n_layers), 0) {}
   const char* name() const override { return "freekv"; }
   kv_policy_needs needs() const override { return {.queries = true, .host_offload = true}; }
   int64_t budget(int64_t layer, int64_t) const override { return dense0_ && layer == 0 ? -1 : B_; }
   void on_step(const step_signals& s) override { queries_ = s.queries; }
-  void set_digests(int64_t layer, const kv_page_digests& d) override { digests_[layer] = d; }
+  // Pages are written once, so only the pages new since the last call are converted.
+  void set_digests(int64_t layer, const kv_page_digests& d) override {
+    KV_ASSERT(d.page == p_);
+    int64_t& have = n_pages_[layer];
+    if (d.n_pages < have) have = 0;  // a new sequence
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      std::vector<uint16_t>& h = dig16_[size_t(layer * n_kv_ + g)];
+      h.resize(size_t(d.n_pages * 2 * d_));
+      for (int64_t p = have; p < d.n_pages; ++p) {
+        const int64_t src = (p * n_kv_ + g) * d_;
+        for (int64_t c = 0; c < d_; ++c) {
+          h[size_t((p * 2) * d_ + c)] = fp32_to_fp16(d.kmin[src + c]);  // exact: fp16 keys' bounds
+          h[size_t((p * 2 + 1) * d_ + c)] = fp32_to_fp16(d.kmax[src + c]);
+        }
+      }
+    }
+    have = d.n_pages;
+  }
   int64_t page_slots() const override { return slots_; }
   float correction_rate(int64_t layer) const {
     return head_steps_[layer] ? float(corrections_[layer]) / float(head_steps_[layer]) : 0.f;
@@ -42,12 +63,10 @@ class kv_policy_freekv final : public kv_policy {
   keep_decision select(int64_t layer, const kv_layer_meta& meta) override {
     keep_decision d;
     if (dense0_ && layer == 0) return d;
-    const kv_page_digests& dg = digests_[layer];
-    KV_ASSERT(dg.page == p_);
     const int64_t s = meta.seq_len;
-    const int64_t wstart = window_start(s, dg.n_pages);
+    const int64_t wstart = window_start(s, n_pages_[layer]);
     const int64_t n_sink = std::min(S_ / p_, wstart / p_);
-    const std::vector<int32_t> cand = candidates(n_sink, wstart);
+    const int64_t n_cand = wstart / p_ - n_sink;  // candidates: pages [n_sink, wstart / p)
     const int64_t k = slots_ - n_sink;
 
     d.keep_all = false;
@@ -71,10 +90,10 @@ class kv_policy_freekv final : public kv_policy {
         d.corrected[g] = correct;
       }
       const speculation& sp = spec_[size_t(layer * n_kv_ + g)];
-      if (!correct && have_prev && sp.valid && sp.n_sink == n_sink && sp.n_cand == int64_t(cand.size())) {
+      if (!correct && have_prev && sp.valid && sp.n_sink == n_sink && sp.n_cand == n_cand) {
         d.pages[g] = sp.pages;  // speculate() already chose with this query over these candidates
       } else {
-        d.pages[g] = choose(correct || !have_prev ? q : prev.data(), g, dg, cand, n_sink, k);
+        d.pages[g] = choose(correct || !have_prev ? q : prev.data(), layer, g, n_sink, n_cand, k);
       }
     }
     for (int64_t g = 0; g < n_kv_; ++g) spec_[size_t(layer * n_kv_ + g)].valid = false;
@@ -87,19 +106,18 @@ class kv_policy_freekv final : public kv_policy {
     if (dense0_ && layer == 0) return {};
     const std::vector<float>& prev = prev_q_[layer];
     if (prev.empty()) return {};
-    const kv_page_digests& dg = digests_[layer];
-    const int64_t wstart = window_start(next_seq_len, dg.n_pages);
+    const int64_t wstart = window_start(next_seq_len, n_pages_[layer]);
     const int64_t n_sink = std::min(S_ / p_, wstart / p_);
-    const std::vector<int32_t> cand = candidates(n_sink, wstart);
+    const int64_t n_cand = wstart / p_ - n_sink;
     std::vector<std::vector<int32_t>> pages(static_cast<size_t>(n_kv_));
     // Heads are independent: each writes only its own pages and speculation entry.
     auto heads = [&](int64_t g0, int64_t g1) {
       for (int64_t g = g0; g < g1; ++g) {
-        pages[g] = choose(prev.data(), g, dg, cand, n_sink, slots_ - n_sink);
-        spec_[size_t(layer * n_kv_ + g)] = {true, n_sink, int64_t(cand.size()), pages[g]};
+        pages[g] = choose(prev.data(), layer, g, n_sink, n_cand, slots_ - n_sink);
+        spec_[size_t(layer * n_kv_ + g)] = {true, n_sink, n_cand, pages[g]};
       }
     };
-    if (pool && pool->size() > 1 && n_kv_ > 1 && int64_t(cand.size()) > slots_ - n_sink) {
+    if (pool && pool->size() > 1 && n_kv_ > 1 && n_cand > slots_ - n_sink) {
       pool->run([&](int ith, int nth) {
         int64_t g0, g1;
         split_range(n_kv_, ith, nth, g0, g1);
@@ -113,39 +131,22 @@ class kv_policy_freekv final : public kv_policy {
 
  private:
   int64_t group() const { return n_heads_ / n_kv_; }
-  // sum_c max(q_c * max_c, q_c * min_c): 16 independent partial sums, so the compiler
-  // vectorises the loop without reassociating one float sum.
-  float quest_bound(const float* q, const float* mn, const float* mx) const {
-    float acc[16] = {};
-    int64_t c = 0;
-    for (; c + 16 <= d_; c += 16)
-      for (int l = 0; l < 16; ++l) acc[l] += std::max(q[c + l] * mx[c + l], q[c + l] * mn[c + l]);
-    float b = 0;
-    for (; c < d_; ++c) b += std::max(q[c] * mx[c], q[c] * mn[c]);
-    for (float a : acc) b += a;
-    return b;
-  }
   // Window start: page-aligned from above so the window holds at most W tokens, and never
   // past the last full host page (tokens not yet paged stay in the window).
   int64_t window_start(int64_t s, int64_t n_pages) const {
     const int64_t w = std::max<int64_t>(0, (s - W_ + p_ - 1) / p_ * p_);
     return std::min(w, n_pages * p_);
   }
-  // Candidate page ids (ascending): every full page after the sinks and before the window.
-  std::vector<int32_t> candidates(int64_t n_sink, int64_t wstart) const {
-    std::vector<int32_t> cand;
-    for (int64_t j = n_sink; j < wstart / p_; ++j) cand.push_back(int32_t(j));
-    return cand;
-  }
-  // The sink pages, then the k best candidates under query q (all of them when they fit).
-  std::vector<int32_t> choose(const float* q, int64_t g, const kv_page_digests& dg,
-                              const std::vector<int32_t>& cand, int64_t n_sink, int64_t k) const {
-    std::vector<int32_t> pages;
-    for (int64_t j = 0; j < n_sink; ++j) pages.push_back(int32_t(j));
-    if (int64_t(cand.size()) <= k) {
-      pages.insert(pages.end(), cand.begin(), cand.end());
+  // The sink pages, then the k best of the n_cand candidate pages [n_sink, n_sink + n_cand)
+  // under query q (all of them when they fit).
+  std::vector<int32_t> choose(const float* q, int64_t layer, int64_t g, int64_t n_sink, int64_t n_cand,
+                              int64_t k) const {
+    std::vector<int32_t> pages(static_cast<size_t>(n_sink));
+    std::iota(pages.begin(), pages.end(), 0);
+    if (n_cand <= k) {
+      for (int64_t j = 0; j < n_cand; ++j) pages.push_back(int32_t(n_sink + j));
     } else {
-      const std::vector<int32_t> top = top_pages(q, g, dg, cand, k);
+      const std::vector<int32_t> top = top_pages(q, layer, g, n_sink, n_cand, k);
       pages.insert(pages.end(), top.begin(), top.end());
     }
     return pages;
@@ -163,31 +164,32 @@ class kv_policy_freekv final : public kv_policy {
     }
     return float(std::clamp(sum / double(group()), -1.0, 1.0));
   }
-  // The k best candidate pages for KV head g under query q (n_heads, d), ascending ids.
-  std::vector<int32_t> top_pages(const float* q, int64_t g, const kv_page_digests& dg,
-                                 const std::vector<int32_t>& cand, int64_t k) const {
-    const int64_t n = int64_t(cand.size());
-    const float scale = 1.f / std::sqrt(float(d_));
-    std::vector<double> mean(static_cast<size_t>(n), 0.0), s(static_cast<size_t>(n));
-    for (int64_t h = g * group(); h < (g + 1) * group(); ++h) {
-      const float* qh = q + h * d_;
-      double mx = -1e300, z = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        const float* mn = dg.kmin + (int64_t(cand[j]) * n_kv_ + g) * d_;
-        const float* mxk = dg.kmax + (int64_t(cand[j]) * n_kv_ + g) * d_;
-        s[j] = double(quest_bound(qh, mn, mxk) * scale);
-        mx = std::max(mx, s[j]);
+  // The k best of the candidate pages [c0, c0 + n) for KV head g under query q (n_heads, d),
+  // ascending ids. With one query head per KV head the softmax is skipped: it keeps the order.
+  std::vector<int32_t> top_pages(const float* q, int64_t layer, int64_t g, int64_t c0, int64_t n,
+                                 int64_t k) const {
+    const int64_t G = group();
+    thread_local std::vector<float> bounds, score;  // (G, n), (n,): speculate runs on pool threads
+    bounds.resize(size_t(G * n));
+    score.assign(size_t(n), 0.f);
+    const uint16_t* dig = dig16_[size_t(layer * n_kv_ + g)].data() + c0 * 2 * d_;
+    kv_page_bounds(q + g * G * d_, G, dig, n, d_, 1.f / std::sqrt(float(d_)), bounds.data(), n);
+    if (G == 1) {
+      score.assign(bounds.begin(), bounds.end());
+    } else {
+      for (int64_t h = 0; h < G; ++h) {
+        float* b = bounds.data() + h * n;
+        softmax(b, n);
+        for (int64_t j = 0; j < n; ++j) score[j] += b[j] / float(G);
       }
-      for (int64_t j = 0; j < n; ++j) z += (s[j] = std::exp(s[j] - mx));
-      for (int64_t j = 0; j < n; ++j) mean[j] += s[j] / z / double(group());
     }
     std::vector<int32_t> idx(static_cast<size_t>(n));
     std::iota(idx.begin(), idx.end(), 0);
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) {
-      return mean[a] != mean[b] ? mean[a] > mean[b] : a < b;
+    std::nth_element(idx.begin(), idx.begin() + (k - 1), idx.end(), [&](int32_t a, int32_t b) {
+      return score[a] != score[b] ? score[a] > score[b] : a < b;
     });
-    std::vector<int32_t> out;
-    for (int64_t j = 0; j < k; ++j) out.push_back(cand[idx[j]]);
+    std::vector<int32_t> out(idx.begin(), idx.begin() + k);
+    for (int32_t& j : out) j += int32_t(c0);
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -197,7 +199,9 @@ class kv_policy_freekv final : public kv_policy {
   bool dense0_;
   std::vector<const float*> queries_;            // (n_layers,) this step's (n_heads, d)
   std::vector<std::vector<float>> prev_q_;       // (n_layers,) (n_heads*d) last step's query
-  std::vector<kv_page_digests> digests_;         // (n_layers,)
+  std::vector<int64_t> n_pages_;                 // (n_layers,) full host pages (digests seen)
+  // (n_layers * n_kv_heads,) each (n_pages, 2, d) fp16: per page the key minima then maxima.
+  std::vector<std::vector<uint16_t>> dig16_;
   // The pages speculate() chose per (layer, KV head) with the last query, and over which
   // candidates (a contiguous range: the sink count and the candidate count identify it);
   // select() reuses them for a head that is not corrected instead of scoring twice.
