@@ -559,8 +559,11 @@ TEST(KvFreekvRecall, CopiesExactlyTheRequestedPages) {
         const int32_t pg = dev.slot_page(1, g, s);
         if (pg < 0) continue;
         seen.insert(pg);
-        EXPECT_EQ(std::memcmp(dev.slot_data(1, g, s), pool.page_data(1, pg, g), page_bytes), 0)
-            << "head " << g << " slot " << s << " page " << pg;
+        // The host page is (2, p, d): its keys, then its values; the slot keeps them apart.
+        EXPECT_EQ(std::memcmp(dev.slot_k(1, g, s), pool.page_data(1, pg, g), page_bytes / 2), 0)
+            << "keys: head " << g << " slot " << s << " page " << pg;
+        EXPECT_EQ(std::memcmp(dev.slot_v(1, g, s), pool.page_data(1, pg, g) + p * d, page_bytes / 2), 0)
+            << "values: head " << g << " slot " << s << " page " << pg;
       }
       for (int32_t pg : want[g]) EXPECT_TRUE(seen.count(pg)) << "page " << pg << " not resident";
     }

@@ -19,26 +19,46 @@ std::vector<kv_page_copy> kv_device_pages::plan(int64_t layer,
                                                 const std::vector<std::vector<int32_t>>& want) {
   KV_ASSERT(int64_t(want.size()) == n_kv_heads_);
   std::vector<kv_page_copy> jobs;
+  std::vector<std::pair<int32_t, int32_t>> resident;  // (page, slot), sorted by page
+  std::vector<int32_t> free_slots;
   for (int64_t h = 0; h < n_kv_heads_; ++h) {
-    KV_ASSERT(int64_t(want[h].size()) <= n_slots_);
+    const std::vector<int32_t>& w = want[h];
+    KV_ASSERT(int64_t(w.size()) <= n_slots_);
     int32_t* sp = &slot_page_[size_t((layer * n_kv_heads_ + h) * n_slots_)];
-    auto wanted = [&](int32_t p) { return std::binary_search(want[h].begin(), want[h].end(), p); };
-    std::vector<int32_t> free_slots;
+    resident.clear();
     for (int64_t s = 0; s < n_slots_; ++s)
-      if (sp[s] < 0 || !wanted(sp[s])) free_slots.push_back(int32_t(s));
+      if (sp[s] >= 0) resident.push_back({sp[s], int32_t(s)});
+    std::sort(resident.begin(), resident.end());
+    // Both lists ascending: one merge finds the wanted pages already resident.
+    std::vector<char> keep(size_t(n_slots_), 0), have(w.size(), 0);
+    for (size_t i = 0, r = 0; i < w.size(); ++i) {
+      while (r < resident.size() && resident[r].first < w[i]) ++r;
+      if (r < resident.size() && resident[r].first == w[i]) keep[size_t(resident[r].second)] = 1, have[i] = 1;
+    }
+    free_slots.clear();
+    for (int64_t s = 0; s < n_slots_; ++s)
+      if (!keep[size_t(s)]) free_slots.push_back(int32_t(s));
     size_t next = 0;
-    for (int32_t p : want[h]) {
-      if (std::find(sp, sp + n_slots_, p) != sp + n_slots_) continue;  // already resident
+    for (size_t i = 0; i < w.size(); ++i) {
+      if (have[i]) continue;  // already resident
       const int32_t s = free_slots[next++];
-      sp[s] = p;
-      jobs.push_back({int32_t(h), p, s});
+      sp[s] = w[i];
+      jobs.push_back({int32_t(h), w[i], s});
     }
   }
   return jobs;
 }
 
-uint16_t* kv_device_pages::slot_data(int64_t layer, int64_t head, int64_t slot) {
-  return &data_[size_t(((layer * n_kv_heads_ + head) * n_slots_ + slot) * page_elems())];
+uint16_t* kv_device_pages::slot_k(int64_t layer, int64_t head, int64_t slot) {
+  return &data_[size_t((((layer * n_kv_heads_ + head) * 2) * n_slots_ + slot) * page_ * head_dim_)];
+}
+uint16_t* kv_device_pages::slot_v(int64_t layer, int64_t head, int64_t slot) {
+  return &data_[size_t((((layer * n_kv_heads_ + head) * 2 + 1) * n_slots_ + slot) * page_ * head_dim_)];
+}
+void kv_device_pages::put(int64_t layer, int64_t head, int64_t slot, const uint16_t* page_kv) {
+  const size_t half = size_t(page_ * head_dim_);
+  std::memcpy(slot_k(layer, head, slot), page_kv, half * sizeof(uint16_t));
+  std::memcpy(slot_v(layer, head, slot), page_kv + half, half * sizeof(uint16_t));
 }
 int32_t kv_device_pages::slot_page(int64_t layer, int64_t head, int64_t slot) const {
   return slot_page_[size_t((layer * n_kv_heads_ + head) * n_slots_ + slot)];
@@ -111,8 +131,7 @@ void kv_recall_worker::run() {
 // goes through pinned staging because the device cannot read pageable host memory).
 void kv_recall_worker::run_async(const async_job& job) {
   for (const kv_page_copy& c : job.jobs)
-    std::memcpy(job.dev->slot_data(job.layer, c.head, c.slot), job.pool->page_data(job.layer, c.page, c.head),
-                size_t(page_elems_) * sizeof(uint16_t));
+    job.dev->put(job.layer, c.head, c.slot, job.pool->page_data(job.layer, c.page, c.head));
 }
 
 void kv_recall_worker::submit(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,
@@ -159,8 +178,7 @@ size_t kv_recall_worker::recall(const kv_host_pool& pool, int64_t layer, kv_devi
     const int64_t j0 = b * stage_pages_, j1 = std::min<int64_t>(int64_t(jobs.size()), j0 + stage_pages_);
     const uint16_t* st = stage_[b % 2].data();
     for (int64_t j = j0; j < j1; ++j)
-      std::memcpy(dev.slot_data(layer, jobs[j].head, jobs[j].slot), st + (j - j0) * page_elems_,
-                  size_t(page_elems_) * sizeof(uint16_t));
+      dev.put(layer, jobs[j].head, jobs[j].slot, st + (j - j0) * page_elems_);
     {
       std::lock_guard<std::mutex> lk(mu_);
       scattered_ = b + 1;

@@ -1,6 +1,8 @@
 // kv-freekv-recall.h: FreeKV's device-side page working set and the CPU recall that fills it.
-// kv_device_pages: per layer and KV head, `n_slots` page slots in the host pool's page layout
-// (K then V of `page` tokens, head-major), and which host page each slot holds. plan() makes
+// kv_device_pages: per layer and KV head, `n_slots` page slots, the keys of all slots in one
+// block and their values in another, so resident pages in neighbouring slots are one
+// contiguous run for the attention kernel (a page's K and V sit apart; the host pool keeps a
+// page's K then V together), and which host page each slot holds. plan() makes
 // the recall incremental: only pages new to the device move, into slots of pages no longer
 // wanted. kv_recall_worker: double-buffered copy host -> device. A worker thread gathers a
 // batch of host pages into one staging buffer while the caller scatters the other staging
@@ -35,7 +37,10 @@ class kv_device_pages {
   // every KV head of `layer`: pages already resident stay put; slots are reserved now.
   std::vector<kv_page_copy> plan(int64_t layer, const std::vector<std::vector<int32_t>>& want);
 
-  uint16_t* slot_data(int64_t layer, int64_t head, int64_t slot);  // (2, page, head_dim)
+  uint16_t* slot_k(int64_t layer, int64_t head, int64_t slot);  // (page, head_dim) keys
+  uint16_t* slot_v(int64_t layer, int64_t head, int64_t slot);  // (page, head_dim) values
+  // Copies a page in the host pool's layout (2, page, head_dim) into a slot.
+  void put(int64_t layer, int64_t head, int64_t slot, const uint16_t* page_kv);
   int32_t slot_page(int64_t layer, int64_t head, int64_t slot) const;  // -1: empty
   int64_t n_slots() const { return n_slots_; }
   int64_t page_elems() const { return 2 * page_ * head_dim_; }
@@ -43,7 +48,7 @@ class kv_device_pages {
 
  private:
   int64_t n_kv_heads_ = 0, head_dim_ = 0, page_ = 32, n_slots_ = 0;
-  std::vector<uint16_t> data_;      // (n_layers, n_kv_heads, n_slots, 2, page, head_dim)
+  std::vector<uint16_t> data_;      // (n_layers, n_kv_heads, 2, n_slots, page, head_dim)
   std::vector<int32_t> slot_page_;  // (n_layers, n_kv_heads, n_slots) host page id or -1
 };
 

@@ -117,28 +117,37 @@ void kv_runtime::attend(thread_pool& pool, int64_t layer, const float* q, int64_
   if (freekv_) run_freekv_select(pool, layer, q + (n_q - 1) * ldq);
   if (mass) store_.clear_mass(layer);
 
-  // Spans per KV head: FreeKV's resident pages (ascending, all before the window), then the
-  // store's INT8 and FP16 segments.
+  // Spans per KV head: FreeKV's resident pages (runs of neighbouring slots, all before the
+  // window), then the store's INT8 and FP16 segments.
   const int64_t page = cfg_.options.page;
   for (int64_t g = 0; g < n_kv_; ++g) {
     kv_attn_head& h = heads_[g];
     h.spans.clear();
     if (freekv_) {
-      slot_order_.clear();  // (page, slot) of this head's wanted pages, in page order
-      for (int64_t s = 0; s < dev_.n_slots(); ++s) {
+      // The wanted pages' slots in slot order; neighbouring slots are one span (attention does
+      // not depend on the order of keys that every query sees, and page tokens all precede
+      // the window).
+      int64_t found = 0;
+      for (int64_t s = 0; s < dev_.n_slots();) {
         const int32_t p = dev_.slot_page(layer, g, s);
-        if (p >= 0 && std::binary_search(pages_[g].begin(), pages_[g].end(), p))
-          slot_order_.push_back({p, int32_t(s)});
-      }
-      KV_ASSERT(slot_order_.size() == pages_[g].size());  // all recalled before attention
-      std::sort(slot_order_.begin(), slot_order_.end());
-      for (const auto& [p, slot] : slot_order_) {
+        if (p < 0 || !std::binary_search(pages_[g].begin(), pages_[g].end(), p)) {
+          ++s;
+          continue;
+        }
+        int64_t e = s + 1;
+        for (; e < dev_.n_slots(); ++e) {
+          const int32_t pe = dev_.slot_page(layer, g, e);
+          if (pe < 0 || !std::binary_search(pages_[g].begin(), pages_[g].end(), pe)) break;
+        }
         kv_span sp;
-        sp.n = page;
-        sp.k16 = dev_.slot_data(layer, g, slot);
-        sp.v16 = sp.k16 + page * hd_;
+        sp.n = (e - s) * page;
+        sp.k16 = dev_.slot_k(layer, g, s);
+        sp.v16 = dev_.slot_v(layer, g, s);
         h.spans.push_back(sp);
+        found += e - s;
+        s = e;
       }
+      KV_ASSERT(found == int64_t(pages_[g].size()));  // all recalled before attention
     }
     const kv_attn_head store_part = kv_attn_head_from_view(store_.head_view(layer, g), mass);
     h.spans.insert(h.spans.end(), store_part.spans.begin(), store_part.spans.end());

@@ -104,7 +104,6 @@ class kv_runtime {
   std::vector<const float*> qptr_;          // (n_layers,) into qbuf_
   std::vector<kv_attn_head> heads_;         // (n_kv_heads,) spans of the current layer
   std::vector<std::vector<int32_t>> pages_; // (n_kv_heads,) device-resident pages for this layer's attention
-  std::vector<std::pair<int32_t, int32_t>> slot_order_;  // (page, slot) scratch of attend()
   kv_attend_scratch scratch_;
   // step state
   step_signals sig_;
