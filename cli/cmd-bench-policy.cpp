@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend-cuda.h"
 #include "bench-results-db.h"
 #include "bench/bench-confidence-kl.h"
 #include "bench/bench-latency.h"
@@ -46,6 +47,7 @@ struct policy_bench_args {
   bench_memory_config memory;
   bench_latency_config latency;
   bench_confidence_kl_config ckl;
+  std::string backend = "cpu";  // latency: cpu|cuda (backend-cuda.h)
 };
 
 // What every policy bench does first: validate the policies (before loading), load the
@@ -196,12 +198,16 @@ void print_latency_table(const std::vector<kv_policy_spec>& specs, const std::ve
 }
 
 int run_latency(const policy_bench_args& a) {
+  check_backend(a.backend);  // before the model loads
   const loaded l = load(a);
   const bench_latency_config& cfg = a.latency;
   json config = config_json(a);
   config["contexts"] = cfg.contexts;
   config["steps"] = cfg.steps;
-  const std::vector<bench_latency_result> rs = run_bench_latency(*l.m, *l.tok, l.policies, l.common, cfg);
+  config["backend"] = a.backend;
+  const std::vector<bench_latency_result> rs = a.backend == "cuda"
+                                                   ? cuda_bench_latency(*l.m, *l.tok, l.policies, l.common, cfg)
+                                                   : run_bench_latency(*l.m, *l.tok, l.policies, l.common, cfg);
   print_latency_table(l.policies, rs);
   std::vector<kv_policy_spec> specs;
   std::vector<json> metrics;
@@ -283,6 +289,7 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   lat->add_option("--contexts", la->latency.contexts, "Context lengths (tokens)")->delimiter(',')->capture_default_str();
   lat->add_option("--steps", la->latency.steps, "Decode steps per policy and context")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  add_backend_flag(lat, la->backend);
   lat->callback([&run, la] { run = [la] { return run_latency(*la); }; });
 
   auto ca = std::make_shared<policy_bench_args>();

@@ -1,8 +1,9 @@
 // cmd-generate.cpp: `kvarena generate --model M --prompt "..." -n N [--temp T --top-p P
-// --top-k K --seed S --stop STR ... -t N] [--policy P [policy flags]] [--json]`: prints the
-// generated text on stdout and the stats as JSON on stderr, or with --json one JSON object
-// (text + stats) on stdout. With --policy the stats carry a "kv" object: the policy, its
-// effective options, peak KV bytes (device and host) and a per-step summary.
+// --top-k K --seed S --stop STR ... -t N] [--policy P [policy flags]] [--backend cpu|cuda]
+// [--json]`: prints the generated text on stdout and the stats as JSON on stderr, or with
+// --json one JSON object (text + stats) on stdout. With --policy the stats carry a "kv"
+// object: the policy, its effective options, peak KV bytes (device and host) and a
+// per-step summary. --backend cuda runs the same on the GPU (backend-cuda.h).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend-cuda.h"
 #include "cli-commands.h"
 #include "engine-error.h"
 #include "gguf-reader.h"
@@ -37,6 +39,7 @@ struct generate_args {
   int64_t n_ctx = 0;
   bool no_bos = false;
   bool json = false;
+  std::string backend = "cpu";
   policy_flags policy;
 };
 
@@ -47,6 +50,7 @@ nlohmann::ordered_json memory_json(const memory_stats& m) {
 }
 
 int run_generate(const generate_args& a) {
+  check_backend(a.backend);                                                 // before the model loads
   const std::vector<kv_policy_spec> policy = parse_policy_specs(a.policy);  // before the model loads
   auto m = load_model(a.model);
   check_policy_specs(policy, m->config);
@@ -62,24 +66,6 @@ int run_generate(const generate_args& a) {
   const std::vector<int32_t> prompt = tok->encode(a.prompt, !a.no_bos);
   if (prompt.empty()) throw engine_error("--prompt: the prompt encodes to no tokens (give some text)");
 
-  session_options so;
-  so.n_threads = a.threads;
-  so.n_ctx = a.n_ctx;
-  if (!policy.empty()) {
-    so.kv_policy = policy[0].name;
-    so.kv = policy[0].options;
-    so.kv_overlap = policy[0].overlap;
-    so.track_confidence = true;
-  }
-  session s(*m, so);
-  // Per-step summary: decode steps and the mean confidence they saw.
-  int64_t decode_steps = 0, conf_steps = 0;
-  double conf_sum = 0;
-  s.on_step([&](const kv_step_stats& st) {
-    if (!st.decode) return;
-    ++decode_steps;
-    if (st.confidence >= 0) conf_sum += st.confidence, ++conf_steps;
-  });
   sampler_options sopt;
   sopt.temperature = a.temp;
   sopt.top_p = a.top_p;
@@ -89,10 +75,42 @@ int run_generate(const generate_args& a) {
   generate_options gopt;
   gopt.max_tokens = a.n_predict;
   gopt.stop = a.stop;
-  const generate_result r = s.generate(*tok, prompt, gopt, smp);
+
+  // Per-step summary: decode steps and the mean confidence they saw.
+  int64_t decode_steps = 0, conf_steps = 0;
+  double conf_sum = 0;
+  generate_result r;
+  memory_stats mem;
+  std::vector<int64_t> kept_final;
+  if (a.backend == "cuda") {
+    const cuda_generate_result c = cuda_generate(*m, *tok, prompt, gopt, smp, policy.empty() ? nullptr : &policy[0],
+                                                 a.n_ctx);
+    r = c.gen, mem = c.memory, kept_final = c.kept_final;
+    decode_steps = c.decode_steps, conf_steps = c.confidence_steps, conf_sum = c.confidence_sum;
+  } else {
+    session_options so;
+    so.n_threads = a.threads;
+    so.n_ctx = a.n_ctx;
+    if (!policy.empty()) {
+      so.kv_policy = policy[0].name;
+      so.kv = policy[0].options;
+      so.kv_overlap = policy[0].overlap;
+      so.track_confidence = true;
+    }
+    session s(*m, so);
+    s.on_step([&](const kv_step_stats& st) {
+      if (!st.decode) return;
+      ++decode_steps;
+      if (st.confidence >= 0) conf_sum += st.confidence, ++conf_steps;
+    });
+    r = s.generate(*tok, prompt, gopt, smp);
+    mem = s.memory();
+    if (!policy.empty()) kept_final = s.last_step().kept;
+  }
 
   nlohmann::ordered_json stats = {
       {"model", a.model},
+      {"backend", a.backend},
       {"threads", a.threads},
       {"n_prompt", r.n_prompt},
       {"n_gen", r.tokens.size()},
@@ -101,10 +119,9 @@ int run_generate(const generate_args& a) {
       {"gen_ms", r.generate_ms},
       {"pp_tok_s", r.prompt_ms > 0 ? 1000.0 * double(r.n_prompt) / r.prompt_ms : 0.0},
       {"tg_tok_s", r.generate_ms > 0 ? 1000.0 * double(r.tokens.size()) / r.generate_ms : 0.0},
-      {"memory", memory_json(s.memory())},
+      {"memory", memory_json(mem)},
   };
   if (!policy.empty()) {
-    const memory_stats mem = s.memory();
     nlohmann::ordered_json kv = {
         {"policy", policy[0].name},
         {"options", policy_options_json(policy[0])},
@@ -113,7 +130,7 @@ int run_generate(const generate_args& a) {
         {"steps", decode_steps},
     };
     if (conf_steps > 0) kv["confidence_mean"] = conf_sum / double(conf_steps);
-    kv["kept_tokens_final"] = s.last_step().kept;
+    kv["kept_tokens_final"] = kept_final;
     stats["kv"] = kv;
   }
   if (a.json) {
@@ -149,6 +166,7 @@ void add_generate_command(CLI::App& app, command_fn& run) {
   sub->add_flag("--no-bos", a->no_bos, "Do not add BOS to the prompt");
   sub->add_flag("--json", a->json, "Print one JSON object (text and stats) on stdout");
   add_policy_flags(sub, a->policy, false);
+  add_backend_flag(sub, a->backend);
   sub->callback([&run, a] { run = [a] { return run_generate(*a); }; });
 }
 

@@ -416,6 +416,7 @@ memory_stats cuda_session::memory() const {
   m.weights_bytes = e_.weight_bytes();
   m.kv_bytes = seq_.kv_bytes();
   m.kv_peak_bytes = seq_.kv_peak_bytes();
+  if (const cuda_kv_runtime* r = seq_.kv()) m.kv_host_bytes = m.kv_host_peak_bytes = r->host_bytes();  // grows only
   m.scratch_bytes = e_.scratch_bytes();
   m.peak_total_bytes = e_.allocator().peak_bytes();
   return m;

@@ -38,7 +38,8 @@ void cuda_freekv::after_append(int64_t layer, int64_t pos0, int64_t n, cuda_kv_s
   if (first == last) return;
   int64_t N = 0, hs = 0;
   const uint16_t *k16 = nullptr, *v16 = nullptr;
-  KV_ASSERT(store.uniform_fp16(layer, &N, &k16, &v16, &hs));  // freekv's window: same FP16 rows per head
+  const bool uniform = store.uniform_fp16(layer, &N, &k16, &v16, &hs);
+  KV_ASSERT(uniform);  // freekv's window: the same FP16 rows in every head
   const kv_layer_meta m = store.layer_meta(layer);
   const int64_t r = freekv_window_row(m.heads[0].pos, m.heads[0].n, int64_t(first) * page_, page_);
   KV_ASSERT(r >= 0);  // the window still holds the page's tokens
@@ -47,12 +48,13 @@ void cuda_freekv::after_append(int64_t layer, int64_t pos0, int64_t n, cuda_kv_s
 
 void cuda_freekv::select(int64_t layer, const float* q_last, kv_policy& policy, cuda_kv_store& store,
                          kv_step_stats& st) {
-  // The prefetch of this layer (last step) must land before the slots are planned again.
-  recall_.wait_layer(layer);
-  st.recalled_bytes += std::exchange(prefetched_bytes_[size_t(layer)], size_t(0));
   float* qh = qbuf_.data() + layer * n_heads_ * hd_;
   CUDA_CHECK(cudaMemcpyAsync(qh, q_last, size_t(n_heads_ * hd_) * 4, cudaMemcpyDeviceToHost, compute_));
-  CUDA_CHECK(cudaStreamSynchronize(compute_));
+  CUDA_CHECK(cudaStreamSynchronize(compute_));  // the policy reads the query on the host
+  // The prefetch of this layer (last step) lands before anything touches its slots again
+  // (a device-side wait: the host goes on).
+  recall_.wait_layer(layer);
+  st.recalled_bytes += std::exchange(prefetched_bytes_[size_t(layer)], size_t(0));
   policy.set_digests(layer, pool_.digests(layer));  // waits for the layer's page copies
   const keep_decision d = policy.select(layer, store.layer_meta(layer));
   store.apply(layer, d);
