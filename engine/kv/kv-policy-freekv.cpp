@@ -56,6 +56,11 @@ class kv_policy_freekv final : public kv_policy {
     have = d.n_pages;
   }
   int64_t page_slots() const override { return slots_; }
+  size_t host_bytes() const override {
+    size_t b = 0;
+    for (const std::vector<uint16_t>& h : dig16_) b += h.capacity() * sizeof(uint16_t);
+    return b;
+  }
   float correction_rate(int64_t layer) const {
     return head_steps_[layer] ? float(corrections_[layer]) / float(head_steps_[layer]) : 0.f;
   }

@@ -102,6 +102,8 @@ class kv_policy {
   }
   // freekv only: device page slots per layer and KV head (sinks + retrieved pages).
   virtual int64_t page_slots() const { return 0; }
+  // Host bytes the policy itself holds for the cache (freekv: its FP16 copy of the digests).
+  virtual size_t host_bytes() const { return 0; }
 };
 
 // The common shape of most policies: keep sinks (pos < sinks) and the `recent` newest tokens,

@@ -77,7 +77,7 @@ void kv_runtime::reset() {
 size_t kv_runtime::device_bytes() const {
   return store_.device_bytes() + (freekv_ ? dev_.device_bytes() : 0);
 }
-size_t kv_runtime::host_bytes() const { return freekv_ ? host_.host_bytes() : 0; }
+size_t kv_runtime::host_bytes() const { return freekv_ ? host_.host_bytes() + policy_->host_bytes() : 0; }
 size_t kv_runtime::peak_device_bytes() const { return std::max(peak_device_, device_bytes()); }
 
 void kv_runtime::track() {
