@@ -41,7 +41,7 @@
 namespace kvarena {
 
 // The version written to runs.version and meta.created_by.
-inline constexpr const char* k_kvarena_version = "0.1.0";
+inline constexpr const char* k_kvarena_version = KVARENA_VERSION;  // the CMake project version
 
 // model: the agent loop on the model, one row per policy (plus "oracle" rows when a policy
 // has `oracle` set: kvarena run --with-oracle); oracle: only the scripted oracle, no model.

@@ -2,12 +2,14 @@
 // cause into a one-line message on stderr and exit status 1.
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "cli-commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kvarena: evaluation harness for long-horizon web agents with an embedded LLM engine"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kvarena ") + KVARENA_VERSION);
   kvarena::cli::command_fn run;
   using namespace kvarena::cli;
   for (auto add : {add_model_command, add_tokenize_command, add_logits_command,
