@@ -9,7 +9,8 @@
 //     kv_store, page digests vs kv_host_pool).
 // GPU part (GTEST_SKIP without a device): every kernel against its CPU reference within a
 // stated tolerance, cuBLAS GEMM, and the CUDA forward's logits against the CPU forward on
-// random-weight llama and qwen2 models (single sequence, chunked prefill, batched decode).
+// random-weight llama, qwen2 and gpt2 models (single sequence, chunked prefill, batched
+// decode; gpt2's batch and position limit in test-cuda-gpt2.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -949,7 +950,9 @@ random_model_spec spec_of(model_arch a, int64_t dim, int64_t heads, int64_t kv_h
 std::vector<model_case> model_cases() {
   return {{"llama-gqa-f16", spec_of(model_arch::llama, 256, 8, 2, 512, ggml_type::f16, false, 1)},
           {"llama-mha-q8", spec_of(model_arch::llama, 128, 2, 2, 384, ggml_type::q8_0, false, 2)},
-          {"qwen2-tied-f32", spec_of(model_arch::qwen2, 192, 6, 2, 320, ggml_type::f32, true, 3)}};
+          {"qwen2-tied-f32", spec_of(model_arch::qwen2, 192, 6, 2, 320, ggml_type::f32, true, 3)},
+          // gpt2: learned positions, LayerNorm with bias, fused QKV with bias, GELU FFN
+          {"gpt2-tied-f32", spec_of(model_arch::gpt2, 128, 4, 4, 256, ggml_type::f32, true, 4)}};
 }
 
 // CPU logits of every position of `tokens` (plain F32 cache).

@@ -1,6 +1,7 @@
-// cuda-forward.cpp: the llama-family forward pass on the GPU, sequences and sessions (see
-// the header). The per-layer sequence mirrors model-forward-llama.cpp, including skipping
-// the work the requested logits do not need (last layer: only the last row goes on).
+// cuda-forward.cpp: the forward pass on the GPU, sequences and sessions (see the header).
+// The per-layer sequence mirrors model-forward-llama.cpp and model-forward-gpt2.cpp,
+// including skipping the work the requested logits do not need (last layer: only the last
+// row goes on).
 #include "cuda-forward.h"
 
 #include <algorithm>
@@ -65,6 +66,12 @@ void cuda_engine::check_tokens(const int32_t* tokens, int64_t n) const {
       throw engine_error("cuda: token id " + std::to_string(tokens[i]) + " out of range [0, " + std::to_string(V) + ")");
 }
 
+void cuda_engine::check_positions(int64_t end) const {
+  if (w_->pos_embd() && end > config().n_ctx)
+    throw engine_error("cuda: position " + std::to_string(end - 1) + " is past the model's learned positions (n_ctx " +
+                       std::to_string(config().n_ctx) + "): use a context of at most n_ctx tokens");
+}
+
 void cuda_engine::upload_ints(const std::vector<int32_t>& host, int32_t* dev) {
   // From pageable memory: returns once staged, so host_ints_ may be refilled right after.
   CUDA_CHECK(cudaMemcpyAsync(dev, host.data(), host.size() * 4, cudaMemcpyHostToDevice, stream_));
@@ -76,12 +83,62 @@ void cuda_engine::layer_body(int64_t l, int64_t n_rows, const float* att, float*
   const cuda_layer_weights& W = w_->layer(l);
   cu::f32_to_f16(att, D, xh_.data(), D, n_rows, D, stream_);
   gemm_->matmul_f16(W.wo.data(), D, D, xh_.data(), D, n_rows, x_rows, D, 1.f);
-  cu::rmsnorm(x_rows, W.ffn_norm.data(), xn_.data(), n_rows, D, c.norm_eps, stream_);
+  if (W.bo.data()) cu::add_bias(x_rows, D, W.bo.data(), n_rows, D, stream_);
+  norm(x_rows, W.ffn_norm.data(), W.ffn_norm_b.data(), xn_.data(), n_rows);
   cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n_rows, D, stream_);
-  gemm_->matmul_f16(W.w_gate_up.data(), 2 * F, D, xh_.data(), D, n_rows, gu_.data(), 2 * F);
-  cu::silu_mul(gu_.data(), 2 * F, gu_.data() + F, 2 * F, n_rows, F, stream_);
-  cu::f32_to_f16(gu_.data(), 2 * F, xh_.data(), F, n_rows, F, stream_);
+  if (c.arch == model_arch::gpt2) {  // up (+ bias), GELU, down (+ bias)
+    gemm_->matmul_f16(W.w_up.data(), F, D, xh_.data(), D, n_rows, gu_.data(), F);
+    cu::add_bias(gu_.data(), F, W.b_up.data(), n_rows, F, stream_);
+    cu::gelu(gu_.data(), n_rows * F, stream_);
+    cu::f32_to_f16(gu_.data(), F, xh_.data(), F, n_rows, F, stream_);
+  } else {
+    gemm_->matmul_f16(W.w_gate_up.data(), 2 * F, D, xh_.data(), D, n_rows, gu_.data(), 2 * F);
+    cu::silu_mul(gu_.data(), 2 * F, gu_.data() + F, 2 * F, n_rows, F, stream_);
+    cu::f32_to_f16(gu_.data(), 2 * F, xh_.data(), F, n_rows, F, stream_);
+  }
   gemm_->matmul_f16(W.w_down.data(), D, F, xh_.data(), F, n_rows, x_rows, D, 1.f);
+  if (W.b_down.data()) cu::add_bias(x_rows, D, W.b_down.data(), n_rows, D, stream_);
+}
+
+void cuda_engine::norm(const float* x, const float* w, const float* b, float* y, int64_t n) {
+  const model_config& c = config();
+  if (c.arch == model_arch::gpt2) {
+    cu::layernorm(x, w, b, y, n, c.dim, c.norm_eps, stream_);
+  } else {
+    cu::rmsnorm(x, w, y, n, c.dim, c.norm_eps, stream_);
+  }
+}
+
+void cuda_engine::embed(int64_t n) {
+  const int64_t D = config().dim;
+  cu::embed_f16(w_->tok_embd(), D, tok_.data(), n, x_.data(), stream_);
+  if (w_->pos_embd()) {  // gpt2: learned position embeddings of pos_ (xn_ is free here)
+    cu::embed_f16(w_->pos_embd(), D, pos_.data(), n, xn_.data(), stream_);
+    cu::add(x_.data(), xn_.data(), n * D, stream_);
+  }
+}
+
+void cuda_engine::qkv(int64_t l, int64_t n) {
+  const model_config& c = config();
+  const int64_t D = c.dim, hd = c.head_dim, ldq = D + 2 * c.kv_dim();
+  const cuda_layer_weights& W = w_->layer(l);
+  norm(x_.data(), W.attn_norm.data(), W.attn_norm_b.data(), xn_.data(), n);
+  cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n, D, stream_);
+  gemm_->matmul_f16(W.wqkv.data(), ldq, D, xh_.data(), D, n, qkv_.data(), ldq);
+  if (W.bqkv.data()) cu::add_bias(qkv_.data(), ldq, W.bqkv.data(), n, ldq, stream_);
+  if (c.rope_dims > 0) {  // gpt2 has none
+    cu::rope(qkv_.data(), ldq, n, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox, stream_);
+    cu::rope(qkv_.data() + D, ldq, n, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox,
+             stream_);
+  }
+}
+
+void cuda_engine::output_logits(float* x_rows, int64_t n) {
+  const model_config& c = config();
+  const int64_t D = c.dim;
+  norm(x_rows, w_->output_norm(), w_->output_norm_b(), xn_.data(), n);
+  cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n, D, stream_);
+  gemm_->matmul_f16(w_->output(), c.n_vocab, D, xh_.data(), D, n, logits_.data(), c.n_vocab);
 }
 
 void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r0, float scale) {
@@ -138,6 +195,7 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     throw engine_error("cuda: context full: " + std::to_string(s.n_past_) + " + " + std::to_string(n) +
                        " tokens exceed the sequence's capacity " + std::to_string(s.cap_));
   check_tokens(tokens, n);
+  check_positions(s.n_past_ + n);
   const model_config& c = config();
   const int64_t D = c.dim, KV = c.kv_dim(), hd = c.head_dim, ldq = D + 2 * KV, pos0 = s.n_past_;
   const float scale = 1.f / std::sqrt(float(hd));
@@ -152,18 +210,11 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
   upload_ints(host_ints_, tok_.data());
   for (int64_t i = 0; i < n; ++i) host_ints_[size_t(i)] = int32_t(pos0 + i);
   upload_ints(host_ints_, pos_.data());
-  cu::embed_f16(w_->tok_embd(), D, tok_.data(), n, x_.data(), stream_);
+  embed(n);
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const bool last = l == c.n_layers - 1;
-    const cuda_layer_weights& W = w_->layer(l);
-    cu::rmsnorm(x_.data(), W.attn_norm.data(), xn_.data(), n, D, c.norm_eps, stream_);
-    cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n, D, stream_);
-    gemm_->matmul_f16(W.wqkv.data(), ldq, D, xh_.data(), D, n, qkv_.data(), ldq);
-    if (W.bqkv.data()) cu::add_bias(qkv_.data(), ldq, W.bqkv.data(), n, ldq, stream_);
-    cu::rope(qkv_.data(), ldq, n, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox, stream_);
-    cu::rope(qkv_.data() + D, ldq, n, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox,
-             stream_);
+    qkv(l, n);
     if (kvr) {
       kvr->append(l, qkv_.data() + D, qkv_.data() + D + KV, ldq);
     } else {
@@ -183,11 +234,7 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     const int64_t rk = last ? n - 1 : 0, nr = n - rk;
     float* xr = x_.data() + rk * D;
     layer_body(l, nr, att_.data() + (rk - r0) * D, xr);
-    if (last) {
-      cu::rmsnorm(xr, w_->output_norm(), xn_.data(), 1, D, c.norm_eps, stream_);
-      cu::f32_to_f16(xn_.data(), D, xh_.data(), D, 1, D, stream_);
-      gemm_->matmul_f16(w_->output(), c.n_vocab, D, xh_.data(), D, 1, logits_.data(), c.n_vocab);
-    }
+    if (last) output_logits(xr, 1);
   }
   s.n_past_ += n;
   if (kvr) kvr->end_forward(0.0);
@@ -210,6 +257,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
   }
   if (sigs && int64_t(sigs->size()) != B) throw engine_error("cuda: forward_batch needs one step_signals per sequence");
   check_tokens(tokens, B);
+  for (const cuda_sequence* sb : seqs) check_positions(sb->n_past_ + 1);
   const model_config& c = config();
   const int64_t D = c.dim, KV = c.kv_dim(), hd = c.head_dim, ldq = D + 2 * KV, cap = seqs[0]->cap_;
   const float scale = 1.f / std::sqrt(float(hd));
@@ -237,18 +285,11 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
     CUDA_CHECK(cudaMemcpyAsync(kdst_.data(), kp.data(), kp.size() * sizeof(uint16_t*), cudaMemcpyHostToDevice, stream_));
     CUDA_CHECK(cudaMemcpyAsync(vdst_.data(), vp.data(), vp.size() * sizeof(uint16_t*), cudaMemcpyHostToDevice, stream_));
   }
-  cu::embed_f16(w_->tok_embd(), D, tok_.data(), B, x_.data(), stream_);
+  embed(B);
 
   for (int64_t l = 0; l < c.n_layers; ++l) {
     const bool last = l == c.n_layers - 1;
-    const cuda_layer_weights& W = w_->layer(l);
-    cu::rmsnorm(x_.data(), W.attn_norm.data(), xn_.data(), B, D, c.norm_eps, stream_);
-    cu::f32_to_f16(xn_.data(), D, xh_.data(), D, B, D, stream_);
-    gemm_->matmul_f16(W.wqkv.data(), ldq, D, xh_.data(), D, B, qkv_.data(), ldq);
-    if (W.bqkv.data()) cu::add_bias(qkv_.data(), ldq, W.bqkv.data(), B, ldq, stream_);
-    cu::rope(qkv_.data(), ldq, B, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox, stream_);
-    cu::rope(qkv_.data() + D, ldq, B, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox,
-             stream_);
+    qkv(l, B);
     table_.clear();
     int64_t max_tokens = 0;
     if (policy) {
@@ -284,11 +325,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
       for (int64_t b = 0; b < B; ++b) seqs[size_t(b)]->kvr_->after_attention(l);
     if (last && !want_logits) break;
     layer_body(l, B, att_.data(), x_.data());
-    if (last) {
-      cu::rmsnorm(x_.data(), w_->output_norm(), xn_.data(), B, D, c.norm_eps, stream_);
-      cu::f32_to_f16(xn_.data(), D, xh_.data(), D, B, D, stream_);
-      gemm_->matmul_f16(w_->output(), c.n_vocab, D, xh_.data(), D, B, logits_.data(), c.n_vocab);
-    }
+    if (last) output_logits(x_.data(), B);
   }
   for (cuda_sequence* s : seqs) {
     s->n_past_ += 1;

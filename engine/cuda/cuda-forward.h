@@ -1,7 +1,8 @@
-// cuda-forward.h: the llama-family forward pass on the GPU (llama, qwen2: RMSNorm, fused
-// QKV GEMM (+ qwen2 biases), RoPE adjacent/NEOX, FP16 KV cache, GQA attention, fused
-// gate/up GEMM, SwiGLU, residuals folded into the GEMMs (beta = 1)), one sequence or a
-// batch of sequences decoding one token each.
+// cuda-forward.h: the forward pass on the GPU (llama, qwen2: RMSNorm, fused QKV GEMM
+// (+ qwen2 biases), RoPE adjacent/NEOX, FP16 KV cache, GQA attention, fused gate/up GEMM,
+// SwiGLU; gpt2: learned position embeddings, LayerNorm with bias, fused QKV with bias, no
+// RoPE, GELU FFN with biases; residuals folded into the GEMMs (beta = 1)), one sequence or
+// a batch of sequences decoding one token each.
 //   cuda_engine   the weights on the device, the stream, cuBLAS, scratch sized once for the
 //                 largest chunk / batch; runs forward() and forward_batch().
 //   cuda_sequence one sequence's KV on the device: the plain FP16 cache (head-major per
@@ -74,12 +75,22 @@ class cuda_engine {
 
  private:
   void check_tokens(const int32_t* tokens, int64_t n) const;
+  void check_positions(int64_t end) const;  // gpt2: positions [0, end) have embeddings
   void upload_ints(const std::vector<int32_t>& host, int32_t* dev);
   // Attention of rows [r0, n) of a chunk of s (q rows ldq apart from qkv_) into att_ rows 0...
   void attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r0, float scale);
+  // Residual rows 0..n (x_) = token embeddings (+ gpt2's position embeddings) of tok_/pos_.
+  void embed(int64_t n);
+  // RMSNorm (llama, qwen2) or LayerNorm with bias b (gpt2) of n rows of dim.
+  void norm(const float* x, const float* w, const float* b, float* y, int64_t n);
+  // qkv_ rows 0..n of layer l: norm, fused Q|K|V GEMM, biases, RoPE (none for gpt2).
+  void qkv(int64_t l, int64_t n);
   // The rest of layer l for n_rows residual rows x_rows with attention outputs att (rows dim
-  // apart): output projection (into the residual), FFN.
+  // apart): output projection (into the residual, + gpt2's bias), FFN (SwiGLU, or gpt2's
+  // GELU with biases).
   void layer_body(int64_t l, int64_t n_rows, const float* att, float* x_rows);
+  // logits_ rows 0..n = output(norm(x_rows)).
+  void output_logits(float* x_rows, int64_t n);
 
   cuda_engine_options opt_;
   std::unique_ptr<cuda_allocator> alloc_;

@@ -45,7 +45,8 @@ class cuda_kv_runtime {
   // KV on the device: the store, plus FreeKV's page slots (not its recall staging).
   size_t device_bytes() const { return store_->device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
   size_t peak_device_bytes() const { return store_->peak_device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
-  size_t host_bytes() const { return fkv_ ? fkv_->host_bytes() : 0; }  // FreeKV's pinned pool
+  // FreeKV: the pinned pool, the query buffer and the policy's own copy of the digests.
+  size_t host_bytes() const { return fkv_ ? fkv_->host_bytes() + policy_->host_bytes() : 0; }
   const cuda_freekv* freekv() const { return fkv_.get(); }
   const cuda_kv_store& store() const { return *store_; }
   cuda_kv_store& store() { return *store_; }

@@ -48,9 +48,6 @@ void upload_vec_f32(const tensor_view& t, float* dst) {
 }  // namespace
 
 void check_cuda_model_config(const model_config& c) {
-  if (c.arch == model_arch::gpt2)
-    throw engine_error("cuda: architecture gpt2 is not implemented on the CUDA backend (llama and qwen2 are); "
-                       "use the CPU backend");
   if (c.head_dim % 8 != 0 || c.head_dim > 256)
     throw engine_error("cuda: head_dim " + std::to_string(c.head_dim) +
                        " is not supported by the CUDA attention (a multiple of 8, at most 256)");
@@ -79,16 +76,32 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
   }
   output_norm_ = f32(D, "output norm");
   upload_vec_f32(m.output_norm, output_norm_.data());
+  const bool gpt2 = c_.arch == model_arch::gpt2;
+  const auto f32_of = [&](const tensor_view& t, int64_t n, const char* what) {
+    cuda_buffer<float> b = f32(n, what);
+    upload_vec_f32(t, b.data());
+    return b;
+  };
+  if (gpt2) {
+    output_norm_b_ = f32_of(m.output_norm_b, D, "output norm bias");
+    pos_embd_ = f16(c_.n_ctx, D, "position embedding");
+    upload_rows_f16(m.pos_embd, pos_embd_.data());
+  }
 
   layers_.resize(size_t(c_.n_layers));
   for (int64_t l = 0; l < c_.n_layers; ++l) {
     const layer_weights& L = m.layers[size_t(l)];
     cuda_layer_weights& W = layers_[size_t(l)];
     W.wqkv = f16(D + 2 * KV, D, "attention q/k/v weights");
-    upload_rows_f16(L.wq, W.wqkv.data());
-    upload_rows_f16(L.wk, W.wqkv.data() + D * D);
-    upload_rows_f16(L.wv, W.wqkv.data() + (D + KV) * D);
-    if (L.bq || L.bk || L.bv) {
+    if (gpt2) {  // fused in the file: q rows, k rows, v rows already
+      upload_rows_f16(L.wqkv, W.wqkv.data());
+      W.bqkv = f32_of(L.bqkv, D + 2 * KV, "attention q/k/v biases");
+    } else {
+      upload_rows_f16(L.wq, W.wqkv.data());
+      upload_rows_f16(L.wk, W.wqkv.data() + D * D);
+      upload_rows_f16(L.wv, W.wqkv.data() + (D + KV) * D);
+    }
+    if (!gpt2 && (L.bq || L.bk || L.bv)) {
       W.bqkv = f32(D + 2 * KV, "attention q/k/v biases");
       std::vector<float> zero(static_cast<size_t>(D + 2 * KV), 0.f);
       CUDA_CHECK(cudaMemcpy(W.bqkv.data(), zero.data(), zero.size() * 4, cudaMemcpyHostToDevice));
@@ -98,9 +111,19 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
     }
     W.wo = f16(D, D, "attention output weights");
     upload_rows_f16(L.wo, W.wo.data());
-    W.w_gate_up = f16(2 * F, D, "ffn gate/up weights");
-    upload_rows_f16(L.w_gate, W.w_gate_up.data());
-    upload_rows_f16(L.w_up, W.w_gate_up.data() + F * D);
+    if (gpt2) {
+      W.bo = f32_of(L.bo, D, "attention output bias");
+      W.w_up = f16(F, D, "ffn up weights");
+      upload_rows_f16(L.w_up, W.w_up.data());
+      W.b_up = f32_of(L.b_up, F, "ffn up bias");
+      W.b_down = f32_of(L.b_down, D, "ffn down bias");
+      W.attn_norm_b = f32_of(L.attn_norm_b, D, "attention norm bias");
+      W.ffn_norm_b = f32_of(L.ffn_norm_b, D, "ffn norm bias");
+    } else {
+      W.w_gate_up = f16(2 * F, D, "ffn gate/up weights");
+      upload_rows_f16(L.w_gate, W.w_gate_up.data());
+      upload_rows_f16(L.w_up, W.w_gate_up.data() + F * D);
+    }
     W.w_down = f16(D, F, "ffn down weights");
     upload_rows_f16(L.w_down, W.w_down.data());
     W.attn_norm = f32(D, "attention norm");

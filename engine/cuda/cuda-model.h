@@ -3,7 +3,8 @@
 // (F16 is copied as is; F32/BF16/Q8_0/Q4_0 are dequantised and rounded to F16); norm
 // weights and biases stay F32. Q, K, V are concatenated into one (dim + 2*kv_dim, dim)
 // matrix and gate/up into one (2*ffn, dim), so each is one GEMM.
-// llama-family only (llama, qwen2); gpt2 throws engine_error (not implemented on CUDA yet).
+// llama, qwen2 (q/k/v biases) and gpt2 (fused Q|K|V with bias, LayerNorm weights and
+// biases, learned position embeddings, output/FFN biases, up/down FFN without a gate).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -15,12 +16,18 @@ namespace kvarena {
 
 struct cuda_layer_weights {
   cuda_buffer<uint16_t> wqkv;       // (dim + 2*kv_dim, dim): q rows, k rows, v rows
-  cuda_buffer<float> bqkv;          // (dim + 2*kv_dim,) qwen2; empty otherwise
+  cuda_buffer<float> bqkv;          // (dim + 2*kv_dim,) qwen2, gpt2; empty otherwise
   cuda_buffer<uint16_t> wo;         // (dim, dim)
-  cuda_buffer<uint16_t> w_gate_up;  // (2*ffn, dim): gate rows, then up rows
+  cuda_buffer<float> bo;            // (dim,) gpt2
+  cuda_buffer<uint16_t> w_gate_up;  // (2*ffn, dim): gate rows, then up rows (llama, qwen2)
+  cuda_buffer<uint16_t> w_up;       // (ffn, dim) gpt2
+  cuda_buffer<float> b_up;          // (ffn,) gpt2
   cuda_buffer<uint16_t> w_down;     // (dim, ffn)
+  cuda_buffer<float> b_down;        // (dim,) gpt2
   cuda_buffer<float> attn_norm;     // (dim,)
+  cuda_buffer<float> attn_norm_b;   // (dim,) gpt2 LayerNorm bias
   cuda_buffer<float> ffn_norm;      // (dim,)
+  cuda_buffer<float> ffn_norm_b;    // (dim,) gpt2
 };
 
 class cuda_model {
@@ -33,6 +40,8 @@ class cuda_model {
   const uint16_t* tok_embd() const { return tok_embd_.data(); }  // (n_vocab, dim)
   const uint16_t* output() const { return tied_ ? tok_embd_.data() : output_.data(); }  // (n_vocab, dim)
   const float* output_norm() const { return output_norm_.data(); }  // (dim,)
+  const float* output_norm_b() const { return output_norm_b_.data(); }  // (dim,) gpt2; else null
+  const uint16_t* pos_embd() const { return pos_embd_.data(); }  // (n_ctx, dim) gpt2; else null
   const cuda_layer_weights& layer(int64_t l) const { return layers_[size_t(l)]; }
   size_t weight_bytes() const { return bytes_; }
 
@@ -40,7 +49,8 @@ class cuda_model {
   model_config c_;
   bool tied_ = false;
   cuda_buffer<uint16_t> tok_embd_, output_;
-  cuda_buffer<float> output_norm_;
+  cuda_buffer<float> output_norm_, output_norm_b_;
+  cuda_buffer<uint16_t> pos_embd_;
   std::vector<cuda_layer_weights> layers_;
   size_t bytes_ = 0;
 };
