@@ -3,13 +3,16 @@
 # about 8 minutes on an H200 whatever happens (each step has a timeout taken from one
 # overall deadline; a step that fails or times out is reported and the rest still run).
 #   1. configure + build (-DKVARENA_CUDA=ON, default architectures 80;90) of kvarena_cuda,
-#      test-cuda and kvarena-cuda-bench only (not the whole project: time)
-#   2. ctest -L gpu (kernel agreement tests, CUDA forward vs CPU forward)
-#   3. a quick bench on a small random llama (a result even if the big one runs out of time)
+#      the GPU tests, kvarena-cuda-bench and the kvarena CLI (for --backend cuda), in one
+#      parallel build
+#   2. ctest -L gpu (kernel agreement tests, CUDA forward vs CPU forward for llama, qwen2 and
+#      gpt2, policies and FreeKV vs the CPU session), then the CLI's --backend checks
+#   3. a quick bench on a small random llama (a result even if the big one runs out of time),
+#      and `kvarena bench latency --backend cuda` (full vs freekv) on a small model
 #   4. a random-weight 8B-shaped llama (dim 4096, 32 layers, 32 heads, 8 KV heads, ffn 14336,
 #      vocab 128256, F16: ~16 GB, written in ~1-2 minutes), then the latency bench at 1K and
 #      8K contexts, batch 1 and 8, every policy (full, window, h2o, confkv and confkv-l with
-#      INT8 on the device; freekv is not on the GPU yet and reports an error entry)
+#      INT8 on the device, freekv with its pinned host pool and overlapped recall)
 # Everything goes to OUTDIR: summary.txt (one line per step: name, exit code, seconds),
 # <step>.log, bench-*.json, nvidia-smi.txt.
 # Env: BUILD_DIR (build-gpu), JOBS (16), DEADLINE_S (470), MODEL_DIR (/tmp), SKIP_8B=1.
@@ -56,7 +59,8 @@ step configure 120 20 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
   -DKVARENA_BUILD_TESTS=ON
 built=$?
 if [ $built = 0 ]; then
-  step build 300 30 cmake --build "$BUILD" -j "$JOBS" --target kvarena_cuda test-cuda kvarena-cuda-bench
+  step build 300 30 cmake --build "$BUILD" -j "$JOBS" --target kvarena_cuda test-cuda test-cuda-freekv \
+    test-cuda-freekv-plan test-cuda-gpt2 kvarena-cuda-bench kvarena test-cli-backend
   built=$?
 fi
 
@@ -66,6 +70,8 @@ if [ $built = 0 ]; then
   { grep -E "tests passed" "$OUT/ctest-gpu.log"
     echo "  skipped: $(grep -c -- '\*\*\*Skipped' "$OUT/ctest-gpu.log")"
     grep -E -- "\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception" "$OUT/ctest-gpu.log"; } >> "$SUMMARY" || true
+  # FreeKV's host planning (CPU) and the CLI's --backend (generate on the GPU vs the CPU).
+  step ctest-cli 60 15 ctest --test-dir "$BUILD" -R "FreekvPlan|CliBackend" --output-on-failure --timeout 50
 
   SMALL="$MODEL_DIR/kvarena-gpucheck-125m.gguf"
   step model-small 60 20 "$BIN" random --out "$SMALL" --dim 768 --layers 12 --heads 12 --kv-heads 4 \
@@ -73,6 +79,13 @@ if [ $built = 0 ]; then
     step bench-small 90 20 sh -c "'$BIN' latency --model '$SMALL' --contexts 1024,8192 --batches 1,8 --steps 32 \
       --policies full,window,h2o,confkv:kv-int8=1,confkv-l:kv-int8=1,freekv > '$OUT/bench-small.json'"
   rm -f "$SMALL"
+  # The CLI's own bench on the device: a small llama with a vocabulary, full vs freekv.
+  CLI_MODEL="$MODEL_DIR/kvarena-gpucheck-cli.gguf"
+  step model-cli 30 10 "$BUILD/kvarena" model random --arch llama --dim 512 --layers 8 --heads 8 --kv-heads 2 \
+      --ffn 1536 --vocab 32000 --ctx 8192 --type f16 --out "$CLI_MODEL" && \
+    step bench-cli 60 20 sh -c "'$BUILD/kvarena' bench latency --backend cuda --model '$CLI_MODEL' \
+      --contexts 4096 --steps 16 --policies full,freekv:budget=1024:sinks=128:window=256 > '$OUT/bench-cli.json'"
+  rm -f "$CLI_MODEL"
 
   if [ "${SKIP_8B:-0}" != 1 ]; then
     BIG="$MODEL_DIR/kvarena-gpucheck-8b-f16.gguf"

@@ -1,5 +1,5 @@
 // cuda-bench-main.cpp: kvarena-cuda-bench, the GPU benchmark scripts/gpu-check.sh runs
-// (the `kvarena` CLI has no CUDA switch yet). Prints one JSON object on stdout, logs on
+// (batches, which `kvarena bench latency --backend cuda` does not do). Prints one JSON object on stdout, logs on
 // stderr, like every `kvarena bench`:
 //   kvarena-cuda-bench latency --model M.gguf [--contexts 1024,8192] [--batches 1,8]
 //       [--steps 32] [--chunk 512] [--policies full,window,h2o,confkv:kv-int8=1,confkv-l,freekv]
@@ -11,8 +11,8 @@
 //     full runs the plain FP16 cache: a batch's sequences share one prefill (its KV is
 //     copied to the others: decode time does not depend on KV values); under the other
 //     policies every sequence is prefilled (its policy state is its own). confkv's decode
-//     steps read the logits back for the confidence. freekv reports an error (not on the
-//     GPU yet).
+//     steps read the logits back for the confidence. freekv prefills in chunks of a page
+//     (its window grows by at most a page per forward call).
 //   kvarena-cuda-bench random --out M.gguf --dim D --layers L --heads H --kv-heads K --ffn F
 //       --vocab V [--type f16] [--seed 1]   (the same writer as `kvarena model random`,
 //       weights only, no tokenizer)
@@ -117,6 +117,7 @@ std::pair<std::string, kv_policy_options> parse_policy(const std::string& spec) 
     else if (k == "kv-int8") o.int8 = v == "1";
     else if (k == "int8-window") o.int8_window = std::stoll(v);
     else if (k == "budget") o.budget = std::stoll(v);
+    else if (k == "page") o.page = std::stoll(v);
     else throw engine_error("unknown policy option '" + k + "'");
   }
   return {name, o};
