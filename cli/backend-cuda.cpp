@@ -62,6 +62,7 @@ cuda_session_options session_options_for(const kv_policy_spec* p, int64_t n_ctx,
   if (p && !p->name.empty()) {
     so.kv_policy = p->name;
     so.kv = p->options;
+    so.kv_overlap = p->overlap;
   }
   return so;
 }

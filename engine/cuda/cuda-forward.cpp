@@ -362,11 +362,12 @@ cuda_sequence::cuda_sequence(cuda_engine& e, int64_t max_tokens)
 }
 
 cuda_sequence::cuda_sequence(cuda_engine& e, int64_t max_tokens, const std::string& policy,
-                             const kv_policy_options& o)
+                             const kv_policy_options& o, bool overlap)
     : e_(&e), cap_(max_tokens), n_kv_(e.config().n_kv_heads), hd_(e.config().head_dim) {
   if (max_tokens < 1) throw engine_error("cuda: a sequence needs a capacity of at least 1 token");
-  kvr_ = std::make_unique<cuda_kv_runtime>(
-      cuda_kv_config(e.config(), policy, o, std::min(e.options().max_chunk, max_tokens)), e.allocator(), e.stream());
+  kv_runtime_config rc = cuda_kv_config(e.config(), policy, o, std::min(e.options().max_chunk, max_tokens));
+  rc.overlap = overlap;
+  kvr_ = std::make_unique<cuda_kv_runtime>(rc, e.allocator(), e.stream());
 }
 
 int64_t cuda_sequence::max_chunk() const { return kvr_ ? kvr_->max_chunk() : e_->options().max_chunk; }
@@ -390,7 +391,8 @@ cuda_session::cuda_session(cuda_engine& e, const cuda_session_options& opt)
     : e_(e), opt_(opt),
       seq_(opt.kv_policy.empty()
                ? cuda_sequence(e, opt.n_ctx > 0 ? opt.n_ctx : e.config().n_ctx)
-               : cuda_sequence(e, opt.n_ctx > 0 ? opt.n_ctx : e.config().n_ctx, opt.kv_policy, opt.kv)) {
+               : cuda_sequence(e, opt.n_ctx > 0 ? opt.n_ctx : e.config().n_ctx, opt.kv_policy, opt.kv,
+                               opt.kv_overlap)) {
   opt_.prefill_chunk = std::clamp<int64_t>(opt_.prefill_chunk, 1, seq_.max_chunk());
   opt_.prefill_chunk = std::min(opt_.prefill_chunk, e.options().max_chunk);
 }

@@ -119,7 +119,9 @@ class cuda_sequence {
   cuda_sequence(cuda_engine& e, int64_t max_tokens);
   // The KV under `policy` (full|window|h2o|confkv|confkv-l|freekv; options as the CPU session's);
   // max_tokens bounds the sequence length. engine_error for bad options.
-  cuda_sequence(cuda_engine& e, int64_t max_tokens, const std::string& policy, const kv_policy_options& o);
+  // overlap (freekv): prefetch the next step's pages after each attention (else recall at select).
+  cuda_sequence(cuda_engine& e, int64_t max_tokens, const std::string& policy, const kv_policy_options& o,
+                bool overlap = true);
 
   int64_t n_past() const { return n_past_; }
   int64_t capacity() const { return cap_; }
@@ -151,6 +153,7 @@ struct cuda_session_options {
   int64_t prefill_chunk = 512;  // tokens per forward call while appending (<= the engine's max_chunk)
   std::string kv_policy;        // "": the plain FP16 cache; else a policy (see cuda_sequence)
   kv_policy_options kv;         // its options (the shape is filled in)
+  bool kv_overlap = true;       // freekv: speculative prefetch overlapped with the step
 };
 
 class cuda_session {
