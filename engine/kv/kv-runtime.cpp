@@ -12,7 +12,8 @@
 //     attend: select with the last query (speculative pages for unflagged heads, redone for
 //             heads whose query moved), evict the window's old tokens, recall the missing
 //             pages (blocking), attention over page slots + window, then prefetch the pages
-//             the next step will want (chosen with this query) on the worker thread.
+//             the next step will want (chosen with this query) on the worker thread (without
+//             overlap: the same prefetch, waited for at once).
 #include "kv-runtime.h"
 
 #include <algorithm>
@@ -156,8 +157,12 @@ void kv_runtime::attend(thread_pool& pool, int64_t layer, const float* q, int64_
 
   if (!freekv_) {
     store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
-  } else if (cfg_.overlap) {
+  } else {
+    // The next step's pages are chosen and recalled either way; without overlap the caller
+    // waits for the copies here instead of computing on (so both modes fill the same slots
+    // in the same order and give bit-identical results: only the timing differs).
     prefetch(pool, layer);
+    if (!cfg_.overlap) cur_.recalled_bytes += worker_->wait(layer);
   }
   int64_t kept = 0;
   for (int64_t g = 0; g < n_kv_; ++g)

@@ -48,7 +48,7 @@ struct kv_runtime_config {
   std::string policy;           // full|window|h2o|confkv|confkv-l|freekv
   kv_policy_options options;    // shape fields must be set
   int64_t max_chunk = 512;      // most tokens one forward call appends
-  bool overlap = true;          // freekv: speculative recall on the worker thread
+  bool overlap = true;          // freekv: speculative recall on the worker thread (false: waited for at once)
 };
 
 class kv_runtime {
