@@ -1,7 +1,8 @@
 // thread-pool.cpp: the fork-join pool. A decode step calls run() hundreds of times per
 // token with a few microseconds of work each, so workers spin on generation_ for a while
 // after each job (a round trip then costs ~1 us); after spin_time of nothing they sleep on
-// the condition variable, so an idle pool burns no CPU.
+// the condition variable, so an idle pool burns no CPU. Spinning threads (and the caller
+// waiting for the workers) do pieces of the idle task, when one is set.
 #include "thread-pool.h"
 
 #include <chrono>
@@ -61,11 +62,29 @@ void thread_pool::run(const std::function<void(int, int)>& fn) {
   fn(0, n_threads_);
   tls_in_job = false;
   for (uint32_t spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (run_idle()) continue;
     KVARENA_CPU_RELAX();
     if (spins >= (1u << 10)) std::this_thread::yield();  // ~20-90 us: a worker lost its core?
   }
   job_ = nullptr;
   busy_.store(false, std::memory_order_release);
+}
+
+// Dekker-style: a caller counts itself in before reading the task, a clearer stores nullptr
+// before reading the count (both seq_cst), so either the call sees nullptr or the clearer
+// sees the call and waits for it.
+bool thread_pool::run_idle() {
+  if (!idle_.load(std::memory_order_relaxed)) return false;
+  idle_calls_.fetch_add(1, std::memory_order_seq_cst);
+  const std::function<bool()>* t = idle_.load(std::memory_order_seq_cst);
+  const bool did = t && (*t)();
+  idle_calls_.fetch_sub(1, std::memory_order_release);
+  return did;
+}
+
+void thread_pool::set_idle_task(const std::function<bool()>* task) {
+  idle_.store(task, std::memory_order_seq_cst);
+  while (idle_calls_.load(std::memory_order_seq_cst) != 0) KVARENA_CPU_RELAX();
 }
 
 void thread_pool::worker_loop(int ith) {
@@ -79,9 +98,10 @@ void thread_pool::worker_loop(int ith) {
     if (gen == seen) {
       const auto deadline = std::chrono::steady_clock::now() + spin_time;
       for (uint32_t i = 1;; ++i) {
-        KVARENA_CPU_RELAX();
         gen = generation_.load(std::memory_order_acquire);
         if (gen != seen || stop_.load(std::memory_order_relaxed)) break;
+        if (run_idle()) continue;  // did a piece: look for a job again at once
+        KVARENA_CPU_RELAX();
         if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) break;
       }
     }

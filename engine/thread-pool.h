@@ -23,8 +23,16 @@ class thread_pool {
   // One caller at a time. A run() from inside a job (of any pool) runs fn(0, 1) inline.
   void run(const std::function<void(int ith, int nth)>& fn);
 
+  // Background work for idle moments (FreeKV's speculative recall): while a worker spins for
+  // the next job, and while the caller waits for the workers, they call the idle task; it
+  // does one small piece (about a microsecond) and returns whether there was one. One task at
+  // a time; its owner clears it (nullptr) before the task dies: setting waits for the calls
+  // in progress. The task must not call run().
+  void set_idle_task(const std::function<bool()>* task);
+
  private:
   void worker_loop(int ith);
+  bool run_idle();  // one piece of the idle task; false when there is none
 
   int n_threads_;
   std::vector<std::thread> workers_;
@@ -34,6 +42,8 @@ class thread_pool {
   alignas(64) std::atomic<uint64_t> generation_{0};  // read by spinning workers: own line
   alignas(64) std::atomic<int> pending_{0};          // written by finishing workers
   alignas(64) std::atomic<int> sleepers_{0};  // workers blocked (or about to block) on cv_
+  std::atomic<const std::function<bool()>*> idle_{nullptr};
+  alignas(64) std::atomic<int> idle_calls_{0};  // idle-task calls in progress
   std::atomic<bool> busy_{false};  // a run() is in progress (catches concurrent callers)
   std::atomic<bool> stop_{false};
   std::mutex mu_;

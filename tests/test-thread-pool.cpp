@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <chrono>
 #include <ctime>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -150,6 +151,45 @@ TEST(thread_pool, destroys_cleanly_while_spinning_or_asleep) {
     pool.run([](int, int) {});
     if (i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+
+// The idle task: spinning workers (and the caller waiting for them) take pieces of it, each
+// piece exactly once, while jobs still run; after clearing, no call is in progress and none
+// starts.
+TEST(thread_pool, idle_task_pieces_run_once_in_idle_moments_and_clearing_waits) {
+  thread_pool pool(3);
+  constexpr int n_pieces = 2000;
+  std::atomic<int> next{0}, done{0}, in_call{0};
+  std::vector<std::atomic<int>> hits(n_pieces);
+  const std::function<bool()> task = [&] {
+    in_call.fetch_add(1);
+    const int i = next.fetch_add(1);
+    const bool did = i < n_pieces;
+    if (did) {
+      hits[size_t(i)].fetch_add(1);
+      done.fetch_add(1);
+    }
+    in_call.fetch_sub(1);
+    return did;
+  };
+  pool.set_idle_task(&task);
+  // Uneven jobs: thread 0 works longest, so the others spin and help meanwhile.
+  for (int r = 0; r < 200 && done.load() < n_pieces; ++r)
+    pool.run([](int ith, int) {
+      if (ith == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    });
+  const auto t0 = std::chrono::steady_clock::now();
+  while (done.load() < n_pieces && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  pool.set_idle_task(nullptr);
+  EXPECT_EQ(in_call.load(), 0);
+  EXPECT_EQ(done.load(), n_pieces);
+  for (int i = 0; i < n_pieces; ++i) ASSERT_EQ(hits[size_t(i)].load(), 1) << "piece " << i;
+  const int calls_after = next.load();
+  pool.run([](int, int) {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(next.load(), calls_after) << "the cleared task was called again";
 }
 
 }  // namespace

@@ -82,26 +82,13 @@ kv_recall_worker::~kv_recall_worker() {
 
 // The gathering side: batch b of the current recall into stage_[b % 2], once the caller has
 // scattered batch b - 2 out of it.
-// A blocking recall goes first; otherwise queued overlapped jobs, one at a time.
+// Only blocking recalls: the overlapped pieces are copied by help_one's callers.
 void kv_recall_worker::run() {
   uint64_t seen = 0;
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] { return stop_ || generation_ != seen || !queue_.empty(); });
+    cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
     if (stop_) return;
-    if (generation_ == seen) {
-      async_job job = std::move(queue_.front());
-      queue_.pop_front();
-      busy_layer_ = job.layer;
-      lk.unlock();
-      run_async(job);
-      lk.lock();
-      if (size_t(job.layer) >= async_bytes_.size()) async_bytes_.resize(size_t(job.layer) + 1, 0);
-      async_bytes_[size_t(job.layer)] += job.jobs.size() * size_t(page_elems_) * sizeof(uint16_t);
-      busy_layer_ = -1;
-      cv_.notify_all();
-      continue;
-    }
     seen = generation_;
     for (int64_t b = 0; b < n_batches_; ++b) {
       cv_.wait(lk, [&] { return stop_ || scattered_ >= b - 1; });
@@ -118,7 +105,7 @@ void kv_recall_worker::run() {
       cv_.notify_all();
     }
     // The caller is still scattering the last batches: the staging buffers are not free for
-    // an overlapped job until it is done.
+    // the next recall until it is done.
     cv_.wait(lk, [&] { return stop_ || scattered_ >= n_batches_; });
     if (stop_) return;
     finished_ = seen;  // recall() returns only now, so the next one cannot reset the counters early
@@ -126,29 +113,49 @@ void kv_recall_worker::run() {
   }
 }
 
-// The overlapped form has one thread doing all of the work, so a staging buffer would only
-// add a second copy: each host page goes straight into its device slot (on CUDA the copy
-// goes through pinned staging because the device cannot read pageable host memory).
-void kv_recall_worker::run_async(const async_job& job) {
-  for (const kv_page_copy& c : job.jobs)
-    job.dev->put(job.layer, c.head, c.slot, job.pool->page_data(job.layer, c.page, c.head));
-}
-
 void kv_recall_worker::submit(const kv_host_pool& pool, int64_t layer, kv_device_pages& dev,
                               std::vector<kv_page_copy> jobs) {
   if (jobs.empty()) return;
   KV_ASSERT(pool.page_elems() == page_elems_ && dev.page_elems() == page_elems_);
+  std::lock_guard<std::mutex> lk(mu_);
+  queue_.push_back({&pool, layer, &dev, std::move(jobs)});
+}
+
+bool kv_recall_worker::help_one(int64_t layer) {
+  async_job* job = nullptr;
+  size_t i = 0;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    queue_.push_back({&pool, layer, &dev, std::move(jobs)});
+    for (async_job& j : queue_)
+      if ((layer < 0 || j.layer == layer) && j.next < j.jobs.size()) {
+        job = &j, i = j.next++;
+        break;
+      }
   }
-  cv_.notify_all();
+  if (!job) return false;
+  // The job stays in the list until its last piece is counted, so `job` is valid here.
+  const kv_page_copy& c = job->jobs[i];
+  job->dev->put(job->layer, c.head, c.slot, job->pool->page_data(job->layer, c.page, c.head));
+  std::lock_guard<std::mutex> lk(mu_);
+  if (size_t(job->layer) >= async_bytes_.size()) async_bytes_.resize(size_t(job->layer) + 1, 0);
+  async_bytes_[size_t(job->layer)] += size_t(page_elems_) * sizeof(uint16_t);
+  if (++job->done == job->jobs.size()) {
+    for (auto it = queue_.begin(); it != queue_.end(); ++it)
+      if (&*it == job) {
+        queue_.erase(it);
+        break;
+      }
+    cv_.notify_all();
+  }
+  return true;
 }
 
 size_t kv_recall_worker::wait(int64_t layer) {
+  while (help_one(layer)) {
+  }
+  // Pieces of the layer other threads claimed may still be copying.
   std::unique_lock<std::mutex> lk(mu_);
   cv_.wait(lk, [&] {
-    if (busy_layer_ == layer) return false;
     for (const async_job& j : queue_)
       if (j.layer == layer) return false;
     return true;

@@ -12,8 +12,9 @@
 //     attend: select with the last query (speculative pages for unflagged heads, redone for
 //             heads whose query moved), evict the window's old tokens, recall the missing
 //             pages (blocking), attention over page slots + window, then prefetch the pages
-//             the next step will want (chosen with this query) on the worker thread (without
-//             overlap: the same prefetch, waited for at once).
+//             the next step will want (chosen with this query): copied by the thread pool in
+//             its idle moments while later layers compute (without overlap: the same
+//             prefetch, waited for at once).
 #include "kv-runtime.h"
 
 #include <algorithm>
@@ -46,7 +47,9 @@ kv_runtime::kv_runtime(const kv_runtime_config& cfg) : cfg_(cfg) {
   reset();
 }
 
-kv_runtime::~kv_runtime() = default;
+kv_runtime::~kv_runtime() {
+  if (idle_pool_) idle_pool_->set_idle_task(nullptr);
+}
 
 void kv_runtime::reset() {
   const kv_policy_options& o = cfg_.options;
@@ -195,6 +198,12 @@ void kv_runtime::prefetch(thread_pool& pool, int64_t layer) {
   if (want.empty()) return;
   std::vector<kv_page_copy> jobs = dev_.plan(layer, want);
   worker_->submit(host_, layer, dev_, std::move(jobs));
+  if (cfg_.overlap && idle_pool_ != &pool) {
+    if (idle_pool_) idle_pool_->set_idle_task(nullptr);
+    idle_task_ = [w = worker_.get()] { return w->help_one(); };
+    pool.set_idle_task(&idle_task_);
+    idle_pool_ = &pool;
+  }
 }
 
 const kv_step_stats& kv_runtime::end_forward(double ms) {

@@ -9,6 +9,7 @@
 // Not here: which tokens a policy keeps (kv-policy-*.cpp), the kernel (kv-attention-cpu.h).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -100,6 +101,11 @@ class kv_runtime {
   kv_host_pool host_;
   kv_device_pages dev_;
   std::unique_ptr<kv_recall_worker> worker_;
+  // Overlap: the pool that attend() runs on copies queued pages in its idle moments; the
+  // runtime clears the task before it goes (the pool must outlive the runtime, as in
+  // forward_state).
+  std::function<bool()> idle_task_;
+  thread_pool* idle_pool_ = nullptr;
   std::vector<float> qbuf_;                 // (n_layers, n_heads*head_dim) this step's last query per layer
   std::vector<const float*> qptr_;          // (n_layers,) into qbuf_
   std::vector<kv_attn_head> heads_;         // (n_kv_heads,) spans of the current layer
