@@ -23,13 +23,15 @@ cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "[test] ctest" >&2
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600
 
-# The CUDA backend compiles wherever nvcc is (no GPU needed): kvarena_cuda and test-cuda in
-# their own build dir; test-cuda's CPU tests run, its GPU tests skip without a device.
+# The CUDA backend compiles wherever nvcc is (no GPU needed): kvarena_cuda, its tests and a
+# CUDA-enabled kvarena in their own build dir; the CPU-side tests run, the GPU tests skip
+# without a device, and test-cli-backend checks `--backend cuda` fails cleanly without one.
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "[test] CUDA backend: compile-only build in build-cuda (nvcc found; GPU tests skip without a device)" >&2
   PATH="$PATH:/usr/local/cuda/bin" cmake -S . -B build-cuda -G Ninja -DKVARENA_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-cuda -j "$JOBS" --target kvarena_cuda test-cuda
-  build-cuda/tests/test-cuda --gtest_brief=1
+  cuda_tests="test-cuda test-cuda-freekv test-cuda-gpt2 test-cli-backend"
+  cmake --build build-cuda -j "$JOBS" --target kvarena_cuda $cuda_tests
+  for t in $cuda_tests; do build-cuda/tests/$t --gtest_brief=1; done
 else
   echo "[test] CUDA backend: skipped (no nvcc)" >&2
 fi
