@@ -91,8 +91,6 @@ cuda_generate_result cuda_generate(const model& m, const tokenizer& tok, const s
   r.n_prompt = int64_t(prompt.size());
   r.prompt_ms = bench_now_ms() - t0;
   // As session::generate: EOS or a control token ends; a stop string is cut at its start.
-  size_t max_stop = 0;
-  for (const auto& st : g.stop) max_stop = std::max(max_stop, st.size());
   const bool gated = s.sequence().kv() && s.sequence().kv()->needs().logits_confidence;
   t0 = bench_now_ms();
   r.stop_reason = "length";
@@ -114,13 +112,7 @@ cuda_generate_result cuda_generate(const model& m, const tokenizer& tok, const s
     }
     const size_t old = r.text.size();
     r.text += tok.token_to_piece(id);
-    size_t cut = std::string::npos;
-    const size_t from = old >= max_stop ? old - max_stop + 1 : 0;
-    for (const auto& st : g.stop) {
-      if (st.empty()) continue;
-      const size_t p = r.text.find(st, from);
-      if (p != std::string::npos) cut = std::min(cut, p);
-    }
+    const size_t cut = stop_string_cut(r.text, old, g.stop);
     if (cut != std::string::npos) {
       r.text.resize(cut);
       r.stop_reason = "stop";

@@ -163,8 +163,6 @@ generate_result session::generate(const tokenizer& tok, std::span<const int32_t>
   r.prompt_ms = ms_since(t0);
   if (n_past_ == 0) throw engine_error("generate needs a non-empty prompt (or tokens appended before)");
 
-  size_t max_stop = 0;
-  for (const auto& st : opt.stop) max_stop = std::max(max_stop, st.size());
   t0 = std::chrono::steady_clock::now();
   r.stop_reason = "length";
   for (int64_t step = 0; step < opt.max_tokens; ++step) {
@@ -184,15 +182,7 @@ generate_result session::generate(const tokenizer& tok, std::span<const int32_t>
 
     const size_t old = r.text.size();
     r.text += tok.token_to_piece(id);
-    // A stop string may end inside this piece or straddle the previous one: search only
-    // where a new match can start, and cut at the earliest.
-    size_t cut = std::string::npos;
-    const size_t from = old >= max_stop ? old - max_stop + 1 : 0;
-    for (const auto& st : opt.stop) {
-      if (st.empty()) continue;
-      const size_t p = r.text.find(st, from);
-      if (p != std::string::npos) cut = std::min(cut, p);
-    }
+    const size_t cut = stop_string_cut(r.text, old, opt.stop);
     if (cut != std::string::npos) {
       r.text.resize(cut);
       r.stop_reason = "stop";
@@ -226,6 +216,21 @@ memory_stats session::memory() const {
   m.scratch_bytes = state_->scratch_bytes() + (logits_.size() + all_logits_.capacity()) * sizeof(float);
   m.peak_total_bytes = m.weights_bytes + m.kv_peak_bytes + m.scratch_bytes;
   return m;
+}
+
+size_t stop_string_cut(const std::string& text, size_t old, const std::vector<std::string>& stops) {
+  size_t max_stop = 0;
+  for (const auto& st : stops) max_stop = std::max(max_stop, st.size());
+  // A stop string may end inside the new piece or straddle the previous one: search only
+  // where a new match can start, and cut at the earliest.
+  const size_t from = old >= max_stop ? old - max_stop + 1 : 0;
+  size_t cut = std::string::npos;
+  for (const auto& st : stops) {
+    if (st.empty()) continue;
+    const size_t p = text.find(st, from);
+    if (p != std::string::npos) cut = std::min(cut, p);
+  }
+  return cut;
 }
 
 }  // namespace kvarena

@@ -108,4 +108,9 @@ class session {
   void forward_chunks(std::span<const int32_t> tokens, bool decode);
 };
 
+// Where a generation must be cut for its stop strings after a piece was appended to `text`
+// (which had `old` characters before): the earliest match that can start in the new piece
+// or straddle the previous one, or npos. Shared by session::generate and the CUDA backend.
+size_t stop_string_cut(const std::string& text, size_t old, const std::vector<std::string>& stops);
+
 }  // namespace kvarena
