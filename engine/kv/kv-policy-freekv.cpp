@@ -44,7 +44,9 @@ class kv_policy_freekv final : public kv_policy {
     if (d.n_pages < have) have = 0;  // a new sequence
     for (int64_t g = 0; g < n_kv_; ++g) {
       std::vector<uint16_t>& h = dig16_[size_t(layer * n_kv_ + g)];
-      h.resize(size_t(d.n_pages * 2 * d_));
+      const size_t need = size_t(d.n_pages * 2 * d_);
+      if (need > h.capacity()) h.reserve(std::max(need, h.capacity() + h.capacity() / 4));  // not doubling
+      h.resize(need);
       for (int64_t p = have; p < d.n_pages; ++p) {
         const int64_t src = (p * n_kv_ + g) * d_;
         for (int64_t c = 0; c < d_; ++c) {

@@ -52,7 +52,7 @@ html post_list(const page_context& ctx, const std::vector<post_row>& rows) {
     std::string path = post_path(p);
     html heading = link(ctx.url(path), p.title);
     if (!p.url.empty())
-      heading += text(" ") + element("a", {{"href", p.url}, {"class", "domain"}}, text("(" + domain_of(p.url) + ")"));
+      heading += text(" ") + element("a", {{"href", p.url}, {"class", "domain"}}, text(std::string("(") + domain_of(p.url) + ")"));
     html card =
         element("h3", heading) + post_summary_line(ctx, p) +
         vote_box(ctx, ctx.url("/post/" + std::to_string(p.id) + "/vote"), p.score, p.my_vote, p.title) +
@@ -88,7 +88,7 @@ void render_children(const page_context& ctx, const std::multimap<int64_t, const
              element("p", text("[deleted]"));
     } else {
       html meta = link(ctx.url("/user/" + c.username), c.username) +
-                  text(" " + time_ago(c.created_min) + " (" + c.created_at + ")");
+                  text(std::string(" ") + time_ago(c.created_min) + " (" + c.created_at + ")");
       if (!c.edited_at.empty()) meta += text(" (edited " + c.edited_at + ")");
       std::vector<html> actions = {link(ctx.url("/comment/" + id), "Reply")};
       if (ctx.user && ctx.user->id == c.user_id) {
@@ -125,8 +125,11 @@ html comment_tree(const page_context& ctx, const std::vector<comment_row>& comme
 html pagination(const page_context& ctx, const post_page& p, const std::string& path, const std::string& extra_query) {
   auto href = [&](int page) {
     std::string q = extra_query;
-    if (page > 1) q += (q.empty() ? "" : "&") + std::string("page=") + std::to_string(page);
-    return ctx.url(path) + (q.empty() ? "" : "?" + q);
+    if (page > 1) {
+      if (!q.empty()) q += '&';
+      q.append("page=").append(std::to_string(page));
+    }
+    return ctx.url(path) + (q.empty() ? "" : std::string("?") + q);
   };
   return pagination_nav(p.page, p.pages, href);
 }
