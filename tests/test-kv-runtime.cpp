@@ -265,6 +265,30 @@ TEST_P(KvRuntime, FreekvOverlapDoesNotChangeResults) {
   EXPECT_EQ(outs[0], outs[1]);
 }
 
+// A prefill chunk of many pages runs page by page inside each layer: the same pages are
+// chosen and the same keys attended as when every forward call carries one page. Only the
+// projections' GEMMs see more rows at once, so logits agree to float rounding.
+TEST_P(KvRuntime, FreekvManyPageChunksMatchOnePagePerCall) {
+  std::vector<std::vector<float>> outs;
+  std::vector<std::vector<std::vector<int64_t>>> kept;  // (run, decode step, layer)
+  for (int64_t chunk : {32, 150}) {  // 150: the whole prompt in one call (4 full pages + 22)
+    session_options so = opts("freekv", chunk);
+    so.kv.budget = 160, so.kv.sinks = 32, so.kv.window = 32, so.kv.page = 32;
+    session s(*m_, so);
+    kept.emplace_back();
+    s.on_step([&](const kv_step_stats& st) {
+      if (st.decode) kept.back().push_back(st.kept);
+    });
+    outs.push_back(run(s, prompt_, forced_));
+  }
+  EXPECT_EQ(kept[0], kept[1]);
+  float scale = 1.f;
+  for (float x : outs[0]) scale = std::max(scale, std::fabs(x));
+  const float d = max_abs_diff(outs[0].data(), outs[1].data(), int64_t(outs[0].size()));
+  std::printf("freekv, 150-token chunk vs 32-token calls: max |logit diff| %.3g (max |logit| %.3g)\n", d, scale);
+  EXPECT_LT(d, 1e-4f * scale);
+}
+
 TEST_P(KvRuntime, Int8StaysWithinBoundOfFp16) {
   // Budgets large enough that nothing is evicted: only the storage precision differs.
   std::vector<std::vector<float>> outs;

@@ -7,14 +7,16 @@
 //     attend: clear the mass column (only when the policy ranks by it), attention over the
 //             INT8 + FP16 spans (the kernel adds mass), then select + apply (evict, INT8);
 //   freekv:
-//     append: wait for layer l's overlapped recall, then the rows go to the host pool
-//             (head-major pages, digested when full) and to the store (the window);
-//     attend: select with the last query (speculative pages for unflagged heads, redone for
+//     append: keeps the chunk's rows; attend then runs the chunk a page of tokens at a time
+//             (so the window never holds more than W + one page):
+//             wait for layer l's overlapped recall, the page's rows go to the host pool
+//             (head-major pages, digested when full) and to the store (the window); select
+//             with the page's last query (speculative pages for unflagged heads, redone for
 //             heads whose query moved), evict the window's old tokens, recall the missing
-//             pages (blocking), attention over page slots + window, then prefetch the pages
-//             the next step will want (chosen with this query): copied by the thread pool in
-//             its idle moments while later layers compute (without overlap: the same
-//             prefetch, waited for at once).
+//             pages (blocking), attention of the page's queries over page slots + window;
+//             after the last page, prefetch the pages the next step will want (chosen with
+//             this query): copied by the thread pool in its idle moments while later layers
+//             compute (without overlap: the same prefetch, waited for at once).
 #include "kv-runtime.h"
 
 #include <algorithm>
@@ -42,8 +44,7 @@ kv_runtime::kv_runtime(const kv_runtime_config& cfg) : cfg_(cfg) {
   needs_ = policy_->needs();
   n_layers_ = o.n_layers, n_heads_ = o.n_heads, n_kv_ = o.n_kv_heads, hd_ = o.head_dim;
   freekv_ = needs_.host_offload;
-  max_chunk_ = std::max<int64_t>(1, cfg.max_chunk);
-  if (freekv_) max_chunk_ = std::min(max_chunk_, o.page);  // the window grows by at most a page
+  max_chunk_ = std::max<int64_t>(1, cfg.max_chunk);  // freekv: appended a page at a time
   reset();
 }
 
@@ -59,7 +60,7 @@ void kv_runtime::reset() {
   sc.group = n_heads_ / n_kv_;
   sc.int8 = o.int8 && (cfg_.policy == "confkv" || cfg_.policy == "confkv-l");
   sc.fp16_window = o.int8_window;
-  if (freekv_) sc.layer_capacity.assign(size_t(n_layers_), o.window + max_chunk_);
+  if (freekv_) sc.layer_capacity.assign(size_t(n_layers_), o.window + o.page);  // + one page appended
   store_ = kv_store(sc);
   if (freekv_) {
     if (o.dense_layer0) store_.set_capacity(0, 0);
@@ -99,17 +100,15 @@ void kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
 }
 
 void kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t ld) {
-  if (freekv_) {
-    cur_.recalled_bytes += worker_->wait(layer);  // the layer's overlapped recall is done
-    host_.append(layer, n_, k, v, ld);
-    policy_->set_digests(layer, host_.digests(layer));
-  } else {
-    // Room for the kept tokens plus this chunk, and no more: the budget bounds the allocation.
-    const int64_t b = policy_->budget(layer, pos0_ + n_);
-    int64_t kept = 0;
-    for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
-    store_.set_capacity(layer, b < 0 ? 0 : std::max(b, kept) + n_);
+  if (freekv_) {  // appended page by page in attend(), so the window never holds more than W + p
+    pend_k_ = k, pend_v_ = v, pend_ld_ = ld;
+    return;
   }
+  // Room for the kept tokens plus this chunk, and no more: the budget bounds the allocation.
+  const int64_t b = policy_->budget(layer, pos0_ + n_);
+  int64_t kept = 0;
+  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
+  store_.set_capacity(layer, b < 0 ? 0 : std::max(b, kept) + n_);
   store_.append(layer, pos0_, n_, k, v, ld);
   track();
 }
@@ -117,61 +116,82 @@ void kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t l
 void kv_runtime::attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q,
                         float scale, float* out, int64_t ldo) {
   KV_ASSERT(n_q >= 1 && n_q <= n_);
+  if (freekv_) {
+    attend_freekv(pool, layer, q, ldq, n_q, scale, out, ldo);
+    return;
+  }
   const bool mass = needs_.attention_mass;
-  if (freekv_) run_freekv_select(pool, layer, q + (n_q - 1) * ldq);
   if (mass) store_.clear_mass(layer);
+  for (int64_t g = 0; g < n_kv_; ++g) heads_[g] = kv_attn_head_from_view(store_.head_view(layer, g), mass);
+  kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
+  store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
+  int64_t kept = 0;
+  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
+  cur_.kept[size_t(layer)] = kept;
+  track();
+}
 
-  // Spans per KV head: FreeKV's resident pages (runs of neighbouring slots, all before the
-  // window), then the store's INT8 and FP16 segments.
+// FreeKV runs the chunk one page of tokens at a time, as a sequence of one-page forward calls
+// would (the layers are independent, so the decisions and attention inputs are the same):
+// append the page's rows (host pool + window), select with its last query, recall, attend its
+// queries. Only the chunk's last page prefetches for the next call.
+void kv_runtime::attend_freekv(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q,
+                               float scale, float* out, int64_t ldo) {
+  KV_ASSERT(n_q == n_);  // needs_all_rows(): every row's query picks its page's pages
+  const int64_t page = cfg_.options.page;
+  for (int64_t s0 = 0; s0 < n_; s0 += page) {
+    const int64_t m = std::min(page, n_ - s0);
+    const float* k = pend_k_ + s0 * pend_ld_;
+    const float* v = pend_v_ + s0 * pend_ld_;
+    cur_.recalled_bytes += worker_->wait(layer);  // the layer's overlapped recall is done
+    host_.append(layer, m, k, v, pend_ld_);
+    policy_->set_digests(layer, host_.digests(layer));
+    store_.append(layer, pos0_ + s0, m, k, v, pend_ld_);
+    track();
+    run_freekv_select(pool, layer, q + (s0 + m - 1) * ldq);
+    build_freekv_spans(layer);
+    kv_attend(pool, heads_, hd_, q + s0 * ldq, ldq, m, n_heads_, scale, out + s0 * ldo, ldo, scratch_);
+  }
+  // The next call's pages are chosen and recalled either way; without overlap the caller
+  // waits for the copies here instead of computing on (so both modes fill the same slots in
+  // the same order and give bit-identical results: only the timing differs).
+  prefetch(pool, layer);
+  if (!cfg_.overlap) cur_.recalled_bytes += worker_->wait(layer);
+  int64_t kept = 0;
+  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g) + int64_t(pages_[g].size()) * page);
+  cur_.kept[size_t(layer)] = kept;
+  track();
+}
+
+// Spans per KV head: the wanted pages' slots in slot order, neighbouring slots as one span
+// (attention does not depend on the order of keys every query sees, and page tokens all
+// precede the window), then the store's window.
+void kv_runtime::build_freekv_spans(int64_t layer) {
   const int64_t page = cfg_.options.page;
   for (int64_t g = 0; g < n_kv_; ++g) {
     kv_attn_head& h = heads_[g];
     h.spans.clear();
-    if (freekv_) {
-      // The wanted pages' slots in slot order; neighbouring slots are one span (attention does
-      // not depend on the order of keys that every query sees, and page tokens all precede
-      // the window).
-      int64_t found = 0;
-      for (int64_t s = 0; s < dev_.n_slots();) {
-        const int32_t p = dev_.slot_page(layer, g, s);
-        if (p < 0 || !std::binary_search(pages_[g].begin(), pages_[g].end(), p)) {
-          ++s;
-          continue;
-        }
-        int64_t e = s + 1;
-        for (; e < dev_.n_slots(); ++e) {
-          const int32_t pe = dev_.slot_page(layer, g, e);
-          if (pe < 0 || !std::binary_search(pages_[g].begin(), pages_[g].end(), pe)) break;
-        }
-        kv_span sp;
-        sp.n = (e - s) * page;
-        sp.k16 = dev_.slot_k(layer, g, s);
-        sp.v16 = dev_.slot_v(layer, g, s);
-        h.spans.push_back(sp);
-        found += e - s;
-        s = e;
+    auto wanted = [&](int32_t p) { return p >= 0 && std::binary_search(pages_[g].begin(), pages_[g].end(), p); };
+    int64_t found = 0;
+    for (int64_t s = 0; s < dev_.n_slots();) {
+      if (!wanted(dev_.slot_page(layer, g, s))) {
+        ++s;
+        continue;
       }
-      KV_ASSERT(found == int64_t(pages_[g].size()));  // all recalled before attention
+      int64_t e = s + 1;
+      while (e < dev_.n_slots() && wanted(dev_.slot_page(layer, g, e))) ++e;
+      kv_span sp;
+      sp.n = (e - s) * page;
+      sp.k16 = dev_.slot_k(layer, g, s);
+      sp.v16 = dev_.slot_v(layer, g, s);
+      h.spans.push_back(sp);
+      found += e - s;
+      s = e;
     }
-    const kv_attn_head store_part = kv_attn_head_from_view(store_.head_view(layer, g), mass);
+    KV_ASSERT(found == int64_t(pages_[g].size()));  // all recalled before attention
+    const kv_attn_head store_part = kv_attn_head_from_view(store_.head_view(layer, g), false);
     h.spans.insert(h.spans.end(), store_part.spans.begin(), store_part.spans.end());
   }
-  kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
-
-  if (!freekv_) {
-    store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
-  } else {
-    // The next step's pages are chosen and recalled either way; without overlap the caller
-    // waits for the copies here instead of computing on (so both modes fill the same slots
-    // in the same order and give bit-identical results: only the timing differs).
-    prefetch(pool, layer);
-    if (!cfg_.overlap) cur_.recalled_bytes += worker_->wait(layer);
-  }
-  int64_t kept = 0;
-  for (int64_t g = 0; g < n_kv_; ++g)
-    kept = std::max(kept, store_.n_kept(layer, g) + (freekv_ ? int64_t(pages_[g].size()) * page : 0));
-  cur_.kept[size_t(layer)] = kept;
-  track();
 }
 
 void kv_runtime::run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last) {

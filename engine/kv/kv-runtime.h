@@ -60,11 +60,12 @@ class kv_runtime {
 
   const kv_policy& policy() const { return *policy_; }
   kv_policy_needs needs() const { return needs_; }
-  // Most tokens one forward call may carry (freekv: one page, so the device stays in budget).
+  // Most tokens one forward call may carry (freekv appends them a page at a time).
   int64_t max_chunk() const { return max_chunk_; }
   // Eviction policies that rank by attention mass need the attention of every row of the
   // chunk, also in the last layer where only the last row's logits are wanted.
-  bool needs_all_rows() const { return needs_.attention_mass; }
+  // FreeKV selects with the last query of every page of the chunk.
+  bool needs_all_rows() const { return needs_.attention_mass || freekv_; }
 
   // One forward call of n tokens at positions [pos0, pos0 + n).
   void begin_forward(const step_signals& s, int64_t pos0, int64_t n);
@@ -90,6 +91,9 @@ class kv_runtime {
   void track();
   void run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last);
   void prefetch(thread_pool& pool, int64_t layer);
+  void attend_freekv(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
+                     float* out, int64_t ldo);
+  void build_freekv_spans(int64_t layer);
 
   kv_runtime_config cfg_;
   std::unique_ptr<kv_policy> policy_;
@@ -106,6 +110,9 @@ class kv_runtime {
   // forward_state).
   std::function<bool()> idle_task_;
   thread_pool* idle_pool_ = nullptr;
+  const float* pend_k_ = nullptr;           // the chunk's rows append() handed over (n, kv_dim)
+  const float* pend_v_ = nullptr;
+  int64_t pend_ld_ = 0;
   std::vector<float> qbuf_;                 // (n_layers, n_heads*head_dim) this step's last query per layer
   std::vector<const float*> qptr_;          // (n_layers,) into qbuf_
   std::vector<kv_attn_head> heads_;         // (n_kv_heads,) spans of the current layer
