@@ -64,6 +64,12 @@ status=0
 for suite in tasks/vwa-local tasks/long-horizon; do
   name="$(basename "$suite")"
   echo "[demo] $name: $TASKS tasks x {$POLICIES} + oracle, $MAX_STEPS steps of <= $MAX_NEW_TOKENS tokens" >&2
+  # --resume finishes an interrupted demo; results from an older kvarena binary are moved
+  # aside instead, so a rebuilt engine is measured anew.
+  if [ -f "$OUT/$name.sqlite" ] && [ "$BIN" -nt "$OUT/$name.sqlite" ]; then
+    mv "$OUT/$name.sqlite" "$OUT/$name.sqlite.prev"
+    echo "[demo] $OUT/$name.sqlite came from an older build: moved to $name.sqlite.prev" >&2
+  fi
   "$BIN" run --suite "$suite" --limit "$TASKS" --policies "$POLICIES" --with-oracle --model "$MODEL" \
     --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples 1 --threads "$THREADS" \
     --out "$OUT/$name.sqlite" --name "demo-$name" --resume || status=$?
