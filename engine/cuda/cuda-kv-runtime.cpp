@@ -103,14 +103,7 @@ void cuda_kv_runtime::after_attention(int64_t layer) {
 
 const kv_step_stats& cuda_kv_runtime::end_forward(double ms) {
   cur_.ms = ms;
-  int64_t bsum = 0;
-  bool bounded = true;
-  for (int64_t l = 0; l < n_layers_; ++l) {
-    const int64_t b = policy_->budget(l, cur_.seq_len);
-    if (b < 0) bounded = false;
-    bsum += b;
-  }
-  cur_.budget = bounded ? bsum / n_layers_ : -1;
+  cur_.budget = mean_step_budget(*policy_, n_layers_, cur_.seq_len);
   cur_.kv_device_bytes = device_bytes();
   cur_.kv_host_bytes = host_bytes();
   last_ = cur_;

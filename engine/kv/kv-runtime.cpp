@@ -38,6 +38,16 @@ kv_step_stats start_step_stats(int64_t step, const step_signals& s, int64_t pos0
   return st;
 }
 
+int64_t mean_step_budget(const kv_policy& p, int64_t n_layers, int64_t seq_len) {
+  int64_t sum = 0;
+  for (int64_t l = 0; l < n_layers; ++l) {
+    const int64_t b = p.budget(l, seq_len);
+    if (b < 0) return -1;
+    sum += b;
+  }
+  return sum / n_layers;
+}
+
 namespace {
 // Pages per staging buffer of the blocking recall (two buffers; 512 KiB each at page 32,
 // head_dim 128). Each batch costs the gathering and scattering threads a handshake, so
@@ -238,14 +248,7 @@ void kv_runtime::prefetch(thread_pool& pool, int64_t layer) {
 
 const kv_step_stats& kv_runtime::end_forward(double ms) {
   cur_.ms = ms;
-  int64_t bsum = 0;
-  bool bounded = true;
-  for (int64_t l = 0; l < n_layers_; ++l) {
-    const int64_t b = policy_->budget(l, cur_.seq_len);
-    if (b < 0) bounded = false;
-    bsum += b;
-  }
-  cur_.budget = bounded ? bsum / n_layers_ : -1;
+  cur_.budget = mean_step_budget(*policy_, n_layers_, cur_.seq_len);
   cur_.kv_device_bytes = device_bytes();
   cur_.kv_host_bytes = host_bytes();
   last_ = cur_;
