@@ -126,62 +126,40 @@ cuda_generate_result cuda_generate(const model& m, const tokenizer& tok, const s
   return out;
 }
 
+namespace {
+// A CUDA session for the shared latency loop: every call synchronises the device.
+class cuda_latency_sequence final : public latency_sequence {
+ public:
+  cuda_latency_sequence(cuda_engine& e, const cuda_session_options& o) : e_(e), s_(e, o) {}
+  void prefill(const std::vector<int32_t>& tokens) override {
+    s_.append(tokens);
+    e_.synchronize();
+  }
+  void greedy_step() override {
+    (void)s_.greedy_next();  // argmax of the last logits (device), then the decode step
+    e_.synchronize();
+  }
+  const kv_step_stats* last_step() const override { return s_.last_step(); }
+  memory_stats memory() const override { return s_.memory(); }
+
+ private:
+  cuda_engine& e_;
+  cuda_session s_;
+};
+}  // namespace
+
 std::vector<bench_latency_result> cuda_bench_latency(const model& m, const tokenizer& tok,
                                                      const std::vector<kv_policy_spec>& policies,
                                                      const bench_common& common, const bench_latency_config& cfg) {
-  if (cfg.contexts.empty()) throw engine_error("bench latency: give at least one context length");
-  if (cfg.steps < 1) throw engine_error("bench latency: --steps must be >= 1");
   cuda_engine_options eo;
   eo.max_chunk = 512, eo.max_batch = 1;
   cuda_engine e(m, eo);
-  std::vector<bench_latency_result> out;
-  for (int64_t ctx : cfg.contexts) {
-    if (ctx < 1) throw engine_error("bench latency: context " + std::to_string(ctx) + " must be >= 1");
-    const std::vector<int32_t> prompt = seeded_prompt_tokens(tok, m.config.n_vocab, ctx, common.seed);
-    std::vector<std::unique_ptr<cuda_session>> ss;
-    std::vector<bench_latency_result> rs(policies.size());
-    for (size_t p = 0; p < policies.size(); ++p) {
-      ss.push_back(std::make_unique<cuda_session>(e, session_options_for(&policies[p], ctx + cfg.steps + 1, eo.max_chunk)));
-      const double t0 = bench_now_ms();
-      ss[p]->append(prompt);
-      e.synchronize();
-      rs[p].prefill_ms = bench_now_ms() - t0;
-      rs[p].policy = p;
-      rs[p].context = ctx;
-      std::fprintf(stderr, "bench latency (cuda): context %lld: %s prefilled in %.0f ms\n", (long long)ctx,
-                   policies[p].text.c_str(), rs[p].prefill_ms);
-    }
-    std::vector<std::vector<double>> ms(policies.size());
-    std::vector<double> recalled(policies.size(), 0.0), corrected(policies.size(), 0.0), checked(policies.size(), 0.0);
-    for (int64_t i = 0; i < cfg.steps; ++i) {
-      for (size_t p = 0; p < policies.size(); ++p) {
-        const double t0 = bench_now_ms();
-        (void)ss[p]->greedy_next();  // argmax of the last logits (device), then the decode step
-        e.synchronize();
-        ms[p].push_back(bench_now_ms() - t0);
-        if (const kv_step_stats* st = ss[p]->last_step()) {
-          recalled[p] += double(st->recalled_bytes);
-          corrected[p] += double(st->corrected_heads);
-          checked[p] += double(st->checked_heads);
-        }
-      }
-    }
-    for (size_t p = 0; p < policies.size(); ++p) {
-      bench_latency_result& r = rs[p];
-      r.step_ms_median = stat_median(ms[p]);
-      r.step_ms_p10 = stat_percentile(ms[p], 0.1);
-      r.step_ms_p90 = stat_percentile(ms[p], 0.9);
-      const memory_stats mem = ss[p]->memory();
-      r.peak_kv_bytes = mem.kv_peak_bytes;
-      const kv_step_stats* st = ss[p]->last_step();
-      r.kv_device_bytes = st ? st->kv_device_bytes : mem.kv_bytes;
-      r.kv_host_bytes = mem.kv_host_bytes;
-      r.recalled_bytes_per_step_mean = recalled[p] / double(cfg.steps);
-      r.correction_rate = checked[p] > 0 ? corrected[p] / checked[p] : 0.0;
-      out.push_back(r);
-    }
-  }
-  return out;
+  return run_bench_latency_with(
+      m, tok, policies, common, cfg,
+      [&](const kv_policy_spec& p, int64_t n_ctx) -> std::unique_ptr<latency_sequence> {
+        return std::make_unique<cuda_latency_sequence>(e, session_options_for(&p, n_ctx, eo.max_chunk));
+      },
+      "cuda");
 }
 
 #endif
