@@ -10,7 +10,7 @@
 namespace kvarena {
 
 namespace {
-constexpr int64_t k_stage_pages = 8;  // pages per recall staging batch (as the CPU worker's)
+constexpr int64_t k_stage_pages = 64;  // pages per recall staging batch, as the CPU worker: each batch costs a host wait
 }
 
 cuda_freekv::cuda_freekv(const kv_policy_options& o, int64_t n_slots, cuda_allocator& a, cudaStream_t compute)
