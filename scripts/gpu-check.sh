@@ -59,8 +59,9 @@ step configure 120 20 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
   -DKVARENA_BUILD_TESTS=ON
 built=$?
 if [ $built = 0 ]; then
-  step build 300 30 cmake --build "$BUILD" -j "$JOBS" --target kvarena_cuda test-cuda test-cuda-freekv \
-    test-cuda-freekv-plan test-cuda-gpt2 kvarena-cuda-bench kvarena test-cli-backend
+  step build 300 30 cmake --build "$BUILD" -j "$JOBS" --target kvarena_cuda test-cuda test-cuda-kernels \
+    test-cuda-forward test-cuda-freekv test-cuda-freekv-plan test-cuda-gpt2 kvarena-cuda-bench kvarena \
+    test-cli-backend
   built=$?
 fi
 

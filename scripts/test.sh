@@ -29,7 +29,7 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 600
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "[test] CUDA backend: compile-only build in build-cuda (nvcc found; GPU tests skip without a device)" >&2
   PATH="$PATH:/usr/local/cuda/bin" cmake -S . -B build-cuda -G Ninja -DKVARENA_CUDA=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cuda_tests="test-cuda test-cuda-freekv test-cuda-gpt2 test-cli-backend"
+  cuda_tests="test-cuda test-cuda-kernels test-cuda-forward test-cuda-freekv test-cuda-gpt2 test-cli-backend"
   cmake --build build-cuda -j "$JOBS" --target kvarena_cuda $cuda_tests
   for t in $cuda_tests; do build-cuda/tests/$t --gtest_brief=1; done
 else
