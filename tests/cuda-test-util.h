@@ -31,7 +31,7 @@ inline bool have_gpu() {
 
 #define REQUIRE_GPU()                                                                            \
   do {                                                                                           \
-    if (!have_gpu())                                                                             \
+    if (!::kvarena::test::have_gpu())                                                            \
       GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount failed or returned 0); the GPU "       \
                       "agreement tests run on a GPU machine (scripts/gpu-check.sh)";             \
   } while (0)

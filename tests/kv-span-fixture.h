@@ -1,4 +1,4 @@
-// kv-span-fixture.h: synthetic KV spans for the attention tests (test-kv-attention, test-cuda):
+// kv-span-fixture.h: synthetic KV spans for the attention tests (test-kv-attention, test-cuda, test-cuda-kernels):
 // FP16 or INT8 runs of tokens with their own memory and a mass column, and span layouts of
 // a head (FP16 only; INT8 + FP16 segments as the store has them; FreeKV's 32-token pages with
 // empty slots and a window; random ragged cuts).

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cuda-check.h"
+#include "cuda-test-util.h"
 #include "cuda-forward.h"
 #include "model-random.h"
 #include "session.h"
@@ -31,14 +32,7 @@ using namespace kvarena;
 
 namespace {
 
-#define REQUIRE_GPU()                                                                            \
-  do {                                                                                           \
-    if (cuda_device_count() == 0)                                                                \
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount failed or returned 0); the GPU "       \
-                      "agreement tests run on a GPU machine (scripts/gpu-check.sh)";             \
-  } while (0)
-
-// llama GQA, F16, head_dim 32 (as test-cuda.cpp's first model case).
+// llama GQA, F16, head_dim 32 (as test-cuda-forward.cpp's first model case).
 std::unique_ptr<model> random_llama(const std::string& name) {
   random_model_spec s;
   s.arch = model_arch::llama, s.dim = 256, s.n_layers = 3, s.n_heads = 8, s.n_kv_heads = 2, s.ffn_dim = 512;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cuda-check.h"
+#include "cuda-test-util.h"
 #include "cuda-forward.h"
 #include "engine-error.h"
 #include "model-forward.h"
@@ -22,13 +23,6 @@
 using namespace kvarena;
 
 namespace {
-
-#define REQUIRE_GPU()                                                                            \
-  do {                                                                                           \
-    if (cuda_device_count() == 0)                                                                \
-      GTEST_SKIP() << "no CUDA device (cudaGetDeviceCount failed or returned 0); the GPU "       \
-                      "agreement tests run on a GPU machine (scripts/gpu-check.sh)";             \
-  } while (0)
 
 std::unique_ptr<model> random_gpt2(const std::string& name, int64_t n_ctx) {
   random_model_spec s;

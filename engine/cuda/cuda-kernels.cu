@@ -2,7 +2,7 @@
 // activations, embedding, conversions, greedy argmax, KV writes, INT8 blocks, row gathers,
 // FreeKV page digests and scores) and their launchers (declared in cuda-kernels.h).
 // Attention lives in cuda-attention.cu. Each kernel's CPU reference is named in the header;
-// tests/test-cuda.cpp checks every one against it.
+// tests/test-cuda-kernels.cpp checks every one against it.
 #include <cuda_fp16.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // cuda-kv-store.cpp: the device KV store (see the header). Every operation mirrors
 // kv-store.cpp step for step so the two hold the same bytes after the same calls
-// (tests/test-cuda.cpp compares them).
+// (tests/test-cuda-forward.cpp compares them).
 #include "cuda-kv-store.h"
 
 #include <algorithm>
