@@ -187,7 +187,7 @@ synthetic_vocab make_bpe_vocab(int64_t n_vocab, const std::string& pre) {
   for (int c = 0; c < 256; ++c) {
     if (!is_printable[size_t(c)]) b.add(byte_sym[c], 1);
   }
-  const std::string space = byte_sym[' '];
+  const std::string space = byte_sym[size_t(' ')];
   for (const char* w : k_words) b.add_with_prefixes(chars_of(space, w));
   for (const char* p : k_pieces) b.add_with_prefixes(chars_of("", p));
   b.fill_letters(space);
