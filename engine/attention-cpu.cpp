@@ -27,6 +27,8 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+
+#include "avx512-reduce.h"
 #define KV_ATTN_HAVE_AVX512 1
 #define KV_ATTN_AVX512 __attribute__((target("avx512f,avx512vl,fma")))
 #else
@@ -157,19 +159,6 @@ KV_ATTN_AVX512 void transpose_tile_avx512(const float* k, int64_t hd, int64_t nt
   }
 }
 
-// [sum(a0), sum(a1), sum(a2), sum(a3)]: four horizontal sums sharing their shuffles.
-KV_ATTN_AVX512 inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
-  const __m512 s01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
-  const __m512 s23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
-  const __m512d d01 = _mm512_castps_pd(s01), d23 = _mm512_castps_pd(s23);
-  // Each 128-bit lane now holds one partial sum of a0, a1, a2, a3 in that order.
-  const __m512 s = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(d01, d23)),
-                                 _mm512_castpd_ps(_mm512_unpackhi_pd(d01, d23)));
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
-                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
-  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
 KV_ATTN_AVX512 inline __m512 dot_partial(const float* q, const float* k, int64_t hd) {
   __m512 acc = _mm512_mul_ps(_mm512_loadu_ps(q), _mm512_loadu_ps(k));
   for (int64_t d = 16; d < hd; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), _mm512_loadu_ps(k + d), acc);
@@ -185,7 +174,7 @@ KV_ATTN_AVX512 void qk_direct_avx512(const float* q, int64_t n_rows, const float
     int64_t t = 0;
     for (; t + 4 <= n_keys; t += 4) {
       const float* kt = k + t * hd;
-      _mm_storeu_ps(sr + t, reduce4(dot_partial(qr, kt, hd), dot_partial(qr, kt + hd, hd),
+      _mm_storeu_ps(sr + t, avx512_reduce4(dot_partial(qr, kt, hd), dot_partial(qr, kt + hd, hd),
                                     dot_partial(qr, kt + 2 * hd, hd), dot_partial(qr, kt + 3 * hd, hd)));
     }
     for (; t < n_keys; ++t) sr[t] = _mm512_reduce_add_ps(dot_partial(qr, k + t * hd, hd));

@@ -1,5 +1,5 @@
-// cuda-test-util.h: helpers shared by the CUDA backend's tests (test-cuda.cpp,
-// test-cuda-kernels.cpp, test-cuda-forward.cpp): the device check and REQUIRE_GPU() skip,
+// cuda-test-util.h: helpers shared by the CUDA backend's tests (test-cuda*.cpp): the device
+// check and REQUIRE_GPU() skip, the CPU reference logits (cpu_logits_all),
 // expect_close, a stream + allocator with upload/download (gpu_ctx), the synthetic span
 // attention cases (attn_case, over kv-span-fixture.h), and a kv_store head as host arrays
 // (host_head, copy_head, expect_same_head) with random keep sets.
@@ -18,6 +18,7 @@
 #include "cuda-kv-store.h"
 #include "cuda-memory.h"
 #include "cuda-ref.h"
+#include "model-forward.h"
 #include "kv/kv-attention-cpu.h"
 #include "kv/kv-store.h"
 #include "kv-span-fixture.h"
@@ -225,6 +226,17 @@ inline std::vector<int32_t> random_keep(std::mt19937& rng, int64_t n, double fra
   for (int64_t i = 0; i < n; ++i)
     if (keep(rng)) k.push_back(int32_t(i));
   return k;
+}
+
+inline // CPU logits of every position of `tokens` (plain F32 cache).
+std::vector<float> cpu_logits_all(const model& m, const std::vector<int32_t>& tokens) {
+  forward_options fo;
+  fo.max_chunk = int64_t(tokens.size());
+  fo.max_tokens = int64_t(tokens.size());
+  forward_state st(m, fo);
+  std::vector<float> out(tokens.size() * size_t(m.config.n_vocab));
+  forward(m, st, tokens.data(), int64_t(tokens.size()), 0, logits_mode::all, out.data());
+  return out;
 }
 
 }  // namespace kvarena::test

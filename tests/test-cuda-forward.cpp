@@ -59,17 +59,6 @@ std::vector<model_case> model_cases() {
           {"gpt2-tied-f32", spec_of(model_arch::gpt2, 128, 4, 4, 256, ggml_type::f32, true, 4)}};
 }
 
-// CPU logits of every position of `tokens` (plain F32 cache).
-std::vector<float> cpu_logits_all(const model& m, const std::vector<int32_t>& tokens) {
-  forward_options fo;
-  fo.max_chunk = int64_t(tokens.size());
-  fo.max_tokens = int64_t(tokens.size());
-  forward_state st(m, fo);
-  std::vector<float> out(tokens.size() * size_t(m.config.n_vocab));
-  forward(m, st, tokens.data(), int64_t(tokens.size()), 0, logits_mode::all, out.data());
-  return out;
-}
-
 // Logits agree when F16 activations are involved: relative to the logits' spread.
 void expect_logits_close(const std::vector<float>& got, const float* want, int64_t V, const std::string& what) {
   float spread = 0;

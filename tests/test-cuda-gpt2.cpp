@@ -21,6 +21,7 @@
 #include "test-util.h"
 
 using namespace kvarena;
+using kvarena::test::cpu_logits_all;
 
 namespace {
 
@@ -32,17 +33,6 @@ std::unique_ptr<model> random_gpt2(const std::string& name, int64_t n_ctx) {
   const std::string path = (test::temp_dir("models") / (name + ".gguf")).string();
   write_random_model(s, path);
   return load_model(path);
-}
-
-// CPU logits of every position of `tokens` (plain F32 cache).
-std::vector<float> cpu_logits_all(const model& m, const std::vector<int32_t>& tokens) {
-  forward_options fo;
-  fo.max_chunk = int64_t(tokens.size());
-  fo.max_tokens = int64_t(tokens.size());
-  forward_state st(m, fo);
-  std::vector<float> out(tokens.size() * size_t(m.config.n_vocab));
-  forward(m, st, tokens.data(), int64_t(tokens.size()), 0, logits_mode::all, out.data());
-  return out;
 }
 
 // Within 2% of the CPU logits' largest magnitude (F16 weights and activations on the GPU).

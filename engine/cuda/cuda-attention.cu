@@ -46,6 +46,41 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// One tile of the online softmax over `rows` rows of T (= 32, one per lane) scores in
+// s (rows, T), a warp per row: the running max m and exp-sum l are updated, the scores
+// become probabilities exp(s - m_new), and a gets the factor that rescales the row's earlier
+// output. Masked scores are -INFINITY.
+__device__ __forceinline__ void online_softmax_tile(float* s, float* m, float* l, float* a, int rows) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
+  for (int r = warp; r < rows; r += n_warps) {
+    const float x = s[r * T + lane];
+    const float m_old = m[r];
+    const float m_new = fmaxf(m_old, warp_max(x));
+    const float alpha = m_old == -INFINITY ? 0.f : expf(m_old - m_new);
+    const float pr = x == -INFINITY ? 0.f : expf(x - m_new);
+    const float sum = warp_sum(pr);
+    s[r * T + lane] = pr;
+    if (lane == 0) {
+      m[r] = m_new;
+      l[r] = l[r] * alpha + sum;
+      a[r] = alpha;
+    }
+  }
+}
+
+// acc (rows, d) = acc * a[row] + P V over the tile's tn tokens: P (rows, T) probabilities,
+// V (tn, d) values.
+__device__ __forceinline__ void accumulate_pv(float* acc, const float* P, const float* V, const float* a, int rows,
+                                              int d, int tn) {
+  for (int e = threadIdx.x; e < rows * d; e += blockDim.x) {
+    const int r = e / d, c = e % d;
+    const float* pr = P + r * T;
+    float x = acc[e] * a[r];
+    for (int t = 0; t < tn; ++t) x += pr[t] * V[t * d + c];
+    acc[e] = x;
+  }
+}
+
 // Span (global index) and offset of token tt of head H: the last span starting at or before tt.
 __device__ void find_span(const kv_span_dev* spans, const kv_head_dev& H, int64_t tt, int64_t* span,
                           int64_t* off) {
@@ -148,7 +183,6 @@ span_attention_kernel(span_params p, int64_t split_len, int64_t n_splits, float*
   }
   __syncthreads();
 
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   for (int64_t t0 = t_begin; t0 < t_end; t0 += T) {
     const int tn = int(imin(T, t_end - t0));
     if (threadIdx.x < tn) find_span(p.spans, H, t0 + threadIdx.x, &tile_span[threadIdx.x], &tile_off[threadIdx.x]);
@@ -168,28 +202,9 @@ span_attention_kernel(span_params p, int64_t split_len, int64_t n_splits, float*
       s_s[e] = s;
     }
     __syncthreads();
-    for (int h = warp; h < G; h += n_warps) {
-      const float s = s_s[h * T + lane];
-      const float m_old = m_s[h];
-      const float m_new = fmaxf(m_old, warp_max(s));
-      const float alpha = m_old == -INFINITY ? 0.f : expf(m_old - m_new);
-      const float pr = s == -INFINITY ? 0.f : expf(s - m_new);
-      const float sum = warp_sum(pr);
-      s_s[h * T + lane] = pr;
-      if (lane == 0) {
-        m_s[h] = m_new;
-        l_s[h] = l_s[h] * alpha + sum;
-        a_s[h] = alpha;
-      }
-    }
+    online_softmax_tile(s_s, m_s, l_s, a_s, G);
     __syncthreads();
-    for (int e = threadIdx.x; e < G * d; e += blockDim.x) {
-      const int h = e / d, c = e % d;
-      const float* ph = s_s + h * T;
-      float a = acc[e] * a_s[h];
-      for (int t = 0; t < tn; ++t) a += ph[t] * v_s[t * d + c];
-      acc[e] = a;
-    }
+    accumulate_pv(acc, s_s, v_s, a_s, G, d, tn);
     __syncthreads();
   }
 
@@ -310,7 +325,6 @@ prefill_attention_kernel(const __half* k16, const __half* v16, int64_t head_stri
   const int64_t t_stop = N - n_q + i_last + 1;  // tokens any row of the block sees
   const __half* kh = k16 + g * head_stride;
   const __half* vh = v16 + g * head_stride;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, n_warps = blockDim.x >> 5;
   const int U = d / 8;
   __syncthreads();
   for (int64_t t0 = 0; t0 < t_stop; t0 += T) {
@@ -350,28 +364,9 @@ prefill_attention_kernel(const __half* k16, const __half* v16, int64_t head_stri
       s_s[e] = s;
     }
     __syncthreads();
-    for (int r = warp; r < R; r += n_warps) {
-      const float s = s_s[r * T + lane];
-      const float m_old = m_s[r];
-      const float m_new = fmaxf(m_old, warp_max(s));
-      const float alpha = m_old == -INFINITY ? 0.f : expf(m_old - m_new);
-      const float pr = s == -INFINITY ? 0.f : expf(s - m_new);
-      const float sum = warp_sum(pr);
-      s_s[r * T + lane] = pr;
-      if (lane == 0) {
-        m_s[r] = m_new;
-        l_s[r] = l_s[r] * alpha + sum;
-        a_s[r] = alpha;
-      }
-    }
+    online_softmax_tile(s_s, m_s, l_s, a_s, R);
     __syncthreads();
-    for (int e = threadIdx.x; e < R * d; e += blockDim.x) {
-      const int r = e / d, c = e % d;
-      const float* pr = s_s + r * T;
-      float a = acc[e] * a_s[r];
-      for (int t = 0; t < tn; ++t) a += pr[t] * v_s[t * d + c];
-      acc[e] = a;
-    }
+    accumulate_pv(acc, s_s, v_s, a_s, R, d, tn);
     __syncthreads();
   }
   for (int e = threadIdx.x; e < R * d; e += blockDim.x) {

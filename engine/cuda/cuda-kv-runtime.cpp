@@ -102,10 +102,7 @@ void cuda_kv_runtime::after_attention(int64_t layer) {
 }
 
 const kv_step_stats& cuda_kv_runtime::end_forward(double ms) {
-  cur_.ms = ms;
-  cur_.budget = mean_step_budget(*policy_, n_layers_, cur_.seq_len);
-  cur_.kv_device_bytes = device_bytes();
-  cur_.kv_host_bytes = host_bytes();
+  finish_step_stats(cur_, ms, *policy_, n_layers_, device_bytes(), host_bytes());
   last_ = cur_;
   return last_;
 }

@@ -13,6 +13,8 @@
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
 
+#include "avx512-reduce.h"
+
 // GCC 12 flags the undefined pass-through operands inside avx512fintrin.h as uninitialised.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -47,19 +49,6 @@ struct src_i8 {
   }
 };
 
-// [sum(a0), sum(a1), sum(a2), sum(a3)]: four horizontal sums sharing their shuffles.
-inline __m128 reduce4(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
-  const __m512 s01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
-  const __m512 s23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
-  const __m512d d01 = _mm512_castps_pd(s01), d23 = _mm512_castps_pd(s23);
-  // Each 128-bit lane now holds one partial sum of a0, a1, a2, a3 in that order.
-  const __m512 s = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(d01, d23)),
-                                 _mm512_castpd_ps(_mm512_unpackhi_pd(d01, d23)));
-  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(s),
-                                 _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
-  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
 // S[r * ld_s + t + j] = q[r] . k(t + j) for r < RB rows, j < KB keys: RB * KB independent
 // FMA chains, each key vector converted once for all RB rows.
 template <class Src, int RB, int KB>
@@ -78,7 +67,7 @@ inline void qk_block(const Src& k, int64_t t, const float* q, int64_t hd, float*
   }
   for (int r = 0; r < RB; ++r) {
     if constexpr (KB == 4) {
-      _mm_storeu_ps(S + r * ld_s + t, reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
+      _mm_storeu_ps(S + r * ld_s + t, avx512_reduce4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]));
     } else {
       S[r * ld_s + t] = _mm512_reduce_add_ps(acc[r][0]);
     }

@@ -1,7 +1,7 @@
 // kv-page-bounds-avx512.cpp: the AVX-512 page bounds of kv-page-bounds.h (compiled for
 // AVX-512 F + F16C + FMA; called only when cpu-kernels picks "avx512", head_dim % 16 == 0).
 // Per page, 16 channels at a time: the digest's minima and maxima are widened with cvtph once
-// for all G query heads; four pages share one horizontal reduction.
+// for all G query heads; four pages share one horizontal reduction (avx512_reduce4).
 #include <algorithm>
 #include <cstdint>
 
@@ -9,6 +9,8 @@
 
 #if defined(__x86_64__) && defined(__AVX512F__)
 #include <immintrin.h>
+
+#include "avx512-reduce.h"
 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
@@ -41,8 +43,14 @@ inline void page_block(const float* q, int64_t G, const uint16_t* dig, int64_t h
           acc[h][j] = _mm512_add_ps(acc[h][j], _mm512_max_ps(_mm512_mul_ps(qv, mx[j]), _mm512_mul_ps(qv, mn[j])));
       }
     }
-    for (int64_t h = 0; h < nh; ++h)
-      for (int j = 0; j < KB; ++j) out[(h0 + h) * ld + j] = scale * _mm512_reduce_add_ps(acc[h][j]);
+    for (int64_t h = 0; h < nh; ++h) {
+      if constexpr (KB == 4) {
+        _mm_storeu_ps(out + (h0 + h) * ld, _mm_mul_ps(_mm_set1_ps(scale),
+                                                      avx512_reduce4(acc[h][0], acc[h][1], acc[h][2], acc[h][3])));
+      } else {
+        for (int j = 0; j < KB; ++j) out[(h0 + h) * ld + j] = scale * _mm512_reduce_add_ps(acc[h][j]);
+      }
+    }
   }
 }
 

@@ -38,14 +38,17 @@ kv_step_stats start_step_stats(int64_t step, const step_signals& s, int64_t pos0
   return st;
 }
 
-int64_t mean_step_budget(const kv_policy& p, int64_t n_layers, int64_t seq_len) {
+void finish_step_stats(kv_step_stats& st, double ms, const kv_policy& p, int64_t n_layers, size_t device_bytes,
+                       size_t host_bytes) {
+  st.ms = ms;
   int64_t sum = 0;
-  for (int64_t l = 0; l < n_layers; ++l) {
-    const int64_t b = p.budget(l, seq_len);
-    if (b < 0) return -1;
-    sum += b;
+  for (int64_t l = 0; l < n_layers && sum >= 0; ++l) {
+    const int64_t b = p.budget(l, st.seq_len);
+    sum = b < 0 ? -1 : sum + b;
   }
-  return sum / n_layers;
+  st.budget = sum < 0 ? -1 : sum / n_layers;
+  st.kv_device_bytes = device_bytes;
+  st.kv_host_bytes = host_bytes;
 }
 
 namespace {
@@ -247,10 +250,7 @@ void kv_runtime::prefetch(thread_pool& pool, int64_t layer) {
 }
 
 const kv_step_stats& kv_runtime::end_forward(double ms) {
-  cur_.ms = ms;
-  cur_.budget = mean_step_budget(*policy_, n_layers_, cur_.seq_len);
-  cur_.kv_device_bytes = device_bytes();
-  cur_.kv_host_bytes = host_bytes();
+  finish_step_stats(cur_, ms, *policy_, n_layers_, device_bytes(), host_bytes());
   last_ = cur_;
   return last_;
 }

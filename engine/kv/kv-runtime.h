@@ -44,9 +44,10 @@ struct kv_step_stats {
 // The statistics of a forward call as it starts (every backend's runtime fills in the rest).
 kv_step_stats start_step_stats(int64_t step, const step_signals& s, int64_t pos0, int64_t n,
                                int64_t n_layers);
-// The step's budget for the statistics: the mean over layers at seq_len, -1 when a layer is
-// unbounded. Shared with the CUDA runtime.
-int64_t mean_step_budget(const kv_policy& p, int64_t n_layers, int64_t seq_len);
+// Closes a forward call's statistics: the caller's ms, the budget (mean over layers at the
+// step's sequence length, -1 when a layer is unbounded) and the KV bytes.
+void finish_step_stats(kv_step_stats& st, double ms, const kv_policy& p, int64_t n_layers, size_t device_bytes,
+                       size_t host_bytes);
 
 struct kv_runtime_config {
   std::string policy;           // full|window|h2o|confkv|confkv-l|freekv
