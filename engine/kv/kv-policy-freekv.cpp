@@ -41,6 +41,7 @@ class kv_policy_freekv final : public kv_policy {
   void set_digests(int64_t layer, const kv_page_digests& d) override {
     KV_ASSERT(d.page == p_);
     int64_t& have = n_pages_[layer];
+    if (d.n_pages == have) return;  // most calls: no page filled since the last one
     if (d.n_pages < have) have = 0;  // a new sequence
     for (int64_t g = 0; g < n_kv_; ++g) {
       std::vector<uint16_t>& h = dig16_[size_t(layer * n_kv_ + g)];
