@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "agent-action.h"
+#include "conversation.h"
 #include "kv-meter.h"
 #include "obs-truncate.h"
 #include "prompt.h"
@@ -61,7 +62,7 @@ class episode_runner {
   const std::string& phase() const { return phase_; }
 
  private:
-  std::vector<int32_t> step_prompt(const std::string& user_message);
+  std::vector<int32_t> step_prompt(const prompt_text& p);
   bool timed_out() const {
     return cfg_.max_episode_s > 0 && ms_since(t0_) > cfg_.max_episode_s * 1000.0;
   }
@@ -83,28 +84,16 @@ class episode_runner {
   kv_meter meter_;                     // before session_: the session's callback points here
   std::unique_ptr<session> session_;
   std::unique_ptr<env_session_guard> env_session_;
-  std::vector<chat_message> conv_;     // full mode: every message so far; last mode: the prefix
-  size_t prefix_size_ = 0;             // system + examples
+  std::unique_ptr<agent_conversation> conv_;
 };
 
 std::string step_phase(int step, const char* what) {
   return "step " + std::to_string(step + 1) + " " + what;
 }
 
-std::vector<int32_t> episode_runner::step_prompt(const std::string& user_message) {
-  const tokenizer& tok = *mc_.tok;
-  if (cfg_.history == history_mode::last) {
-    std::vector<chat_message> msgs(conv_.begin(), conv_.begin() + static_cast<ptrdiff_t>(prefix_size_));
-    msgs.push_back({"user", user_message});
-    session_->reset();
-    return tok.encode(mc_.chat.render(msgs, true), /*add_bos=*/true, /*parse_special=*/true);
-  }
-  conv_.push_back({"user", user_message});
-  if (session_->n_past() == 0)
-    return tok.encode(mc_.chat.render(conv_, true), /*add_bos=*/true, /*parse_special=*/true);
-  // conv_ ends with [..., assistant reply (in the cache), new user message].
-  return tok.encode(mc_.chat.continue_after_reply(conv_, conv_.size() - 2, true), /*add_bos=*/false,
-                    /*parse_special=*/true);
+std::vector<int32_t> episode_runner::step_prompt(const prompt_text& p) {
+  if (p.first) session_->reset();
+  return mc_.tok->encode(p.text, /*add_bos=*/p.first, /*parse_special=*/true);
 }
 
 void episode_runner::run() {
@@ -126,8 +115,7 @@ void episode_runner::run() {
   go.max_tokens = cfg_.max_new_tokens;
   go.stop = mc_.chat.stop_strings();
   go.stop.insert(go.stop.end(), cfg_.stop.begin(), cfg_.stop.end());
-  conv_ = prompt_prefix(cfg_.n_examples);
-  prefix_size_ = conv_.size();
+  conv_ = std::make_unique<agent_conversation>(mc_.chat, cfg_.history, mc_.style, cfg_.n_examples);
 
   early_stop_rules rules(cfg_.early_stop);
   env_observation obs = created.observation;
@@ -153,7 +141,7 @@ void episode_runner::run() {
     truncated_observation shown = truncate_to_tokens(*mc_.tok, urls.show(obs.text), cfg_.max_obs_tokens);
     const std::string prev_text = previous_action_text(prev ? &*prev : nullptr, prev_env_error);
     const std::vector<int32_t> prompt =
-        step_prompt(step_message({shown.text, urls.show(obs.url), task_.intent, prev_text}));
+        step_prompt(conv_->next_prompt(shown.text, urls.show(obs.url), task_.intent, prev_text));
     const int64_t need = session_->n_past() + static_cast<int64_t>(prompt.size()) + cfg_.max_new_tokens;
     if (need > session_->n_ctx()) {
       r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
@@ -167,7 +155,7 @@ void episode_runner::run() {
     meter_.begin_step(step);
     generate_result g = session_->generate(*mc_.tok, prompt, go, smp);
     const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(prompt.size() + g.tokens.size()));
-    if (cfg_.history == history_mode::full) conv_.push_back({"assistant", g.text});
+    conv_->add_reply(g.text);
     agent_action a = extract_agent_action(g.text);
     rules.record(a.parsed);
 

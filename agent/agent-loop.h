@@ -30,6 +30,7 @@
 #include "eval/early-stop.h"
 #include "eval/task.h"
 #include "model.h"
+#include "prompt.h"
 #include "sampler.h"
 #include "session.h"
 #include "tokenizer.h"
@@ -60,6 +61,7 @@ struct model_context {
   const model* llm = nullptr;
   const tokenizer* tok = nullptr;
   chat_template chat;         // chat_template::for_model(*llm, name)
+  prompt_style style = prompt_style::vwa;  // prompt_style_for_model(*llm, name)
   session_options session;    // KV policy and its options, threads, n_ctx (0: the model's)
   sampler_options sampling;   // seed: one per work item
 };

@@ -61,10 +61,12 @@ class chat_template {
   // Text that ends a turn when the model writes it as plain text (end-of-turn tokens that
   // are control tokens already end generation at EOS).
   std::vector<std::string> stop_strings() const;
+  // The text that closes a reply in the sequence ("<|im_end|>\n", ...): the first part of
+  // continue_after_reply().
+  std::string reply_end() const;
 
  private:
   std::string render_message(const std::vector<chat_message>& msgs, size_t i) const;
-  std::string reply_end() const;
   chat_format format_;
 };
 

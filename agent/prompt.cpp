@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "eval/action-parse.h"
+#include "gguf-reader.h"
+#include "model.h"
 #include "prompt-examples.h"
 
 namespace kvarena {
@@ -121,6 +123,36 @@ std::string system_prompt() {
          "anything after stop.";
 }
 
+const char* prompt_style_name(prompt_style s) { return s == prompt_style::vwa ? "vwa" : "compact"; }
+
+prompt_style parse_prompt_style(std::string_view name) {
+  if (name == "vwa") return prompt_style::vwa;
+  if (name == "compact") return prompt_style::compact;
+  throw std::invalid_argument("prompt style '" + std::string(name) + "': use vwa or compact");
+}
+
+prompt_style prompt_style_for_model(const model& m, std::string_view name) {
+  if (!name.empty() && name != "auto") return parse_prompt_style(name);
+  if (!m.gguf) return prompt_style::vwa;
+  const std::optional<std::string> s = m.gguf->get_string(k_prompt_style_key);
+  return s ? parse_prompt_style(*s) : prompt_style::vwa;
+}
+
+std::string compact_step_message(const step_view& s) {
+  std::string out = "OBSERVATION:\n";
+  out += s.observation;
+  out += "\nURL: ";
+  out += s.url;
+  out += "\nOBJECTIVE: ";
+  out += s.objective;
+  out += "\nPREVIOUS ACTIONS:";
+  if (s.previous_action.empty() || s.previous_action.front() != '\n') out += " ";  // one line, or a list below
+  out += s.previous_action;
+  return out;
+}
+
+std::string compact_reply(std::string_view action) { return "```" + std::string(action) + "```"; }
+
 std::string step_message(const step_view& s) {
   std::string out = "OBSERVATION:\n";
   out += s.observation;
@@ -145,6 +177,11 @@ std::vector<chat_message> prompt_prefix(int n_examples) {
     msgs.push_back({"assistant", e.reply});
   }
   return msgs;
+}
+
+std::vector<chat_message> prompt_prefix(prompt_style style, int n_examples) {
+  if (style == prompt_style::compact) return {};
+  return prompt_prefix(n_examples);
 }
 
 }  // namespace kvarena

@@ -5,6 +5,14 @@
 // user/assistant turns, and the per-step user message
 //   OBSERVATION:\n{obs}\nURL: {url}\nOBJECTIVE: {intent}\nPREVIOUS ACTION: {prev}
 // Messages only: the chat format is chat-template.h's, the token budget obs-truncate.h's.
+//
+// Two styles: `vwa` (above; the default for other models) and `compact`, for the small
+// models the project trains (scripts/train/): no system text, no worked examples, the
+// reply is only the action block ("```click [12]```"), and the step message is
+//   OBSERVATION:\n{obs}\nURL: {url}\nOBJECTIVE: {intent}\nPREVIOUS ACTIONS: {list}
+// where {list} is every action so far, one per line ("None" at the first step); in the
+// full history mode the earlier replies are in the sequence already, so it is only the
+// last one, as in VWA. A model's GGUF names its style in `kvarena.prompt_style`.
 #pragma once
 #include <string>
 #include <string_view>
@@ -13,6 +21,17 @@
 #include "chat-template.h"
 
 namespace kvarena {
+
+enum class prompt_style { vwa, compact };
+const char* prompt_style_name(prompt_style s);
+// "vwa" or "compact"; std::invalid_argument naming the valid values otherwise.
+prompt_style parse_prompt_style(std::string_view name);
+// The GGUF key a trained model names its prompt style in.
+inline constexpr const char* k_prompt_style_key = "kvarena.prompt_style";
+// name "" or "auto": the style the model's GGUF names (vwa when it names none); else
+// parse_prompt_style(name).
+struct model;
+prompt_style prompt_style_for_model(const model& m, std::string_view name = "auto");
 
 std::string system_prompt();
 
@@ -24,8 +43,16 @@ struct step_view {
 };
 std::string step_message(const step_view& s);
 
+// The compact style's step message; previous_actions are already formatted (one per line,
+// or "None").
+std::string compact_step_message(const step_view& s);
+// The compact reply for an action ("click [12]" -> "```click [12]```").
+std::string compact_reply(std::string_view action);
+
 // The system message, then n_examples worked examples (0..3) as user/assistant pairs.
 // std::invalid_argument when n_examples is out of range.
 std::vector<chat_message> prompt_prefix(int n_examples);
+// The prefix of a style: vwa -> prompt_prefix(n_examples); compact -> nothing.
+std::vector<chat_message> prompt_prefix(prompt_style style, int n_examples);
 
 }  // namespace kvarena

@@ -90,7 +90,7 @@ suite_runner::suite_runner(runner_config cfg) : cfg_(std::move(cfg)) {
 
 suite_runner::~suite_runner() = default;
 
-std::string suite_runner::config_json(const std::string& chat) const {
+std::string suite_runner::config_json(const std::string& chat, const std::string& prompt) const {
   const runner_config& c = cfg_;
   const bool oracle = c.agent == run_agent::oracle;
   json j;
@@ -98,6 +98,7 @@ std::string suite_runner::config_json(const std::string& chat) const {
   j["suite"] = c.suite;
   j["tasks"] = tasks_.size();
   j["limit"] = c.limit;
+  if (c.env_url.empty()) j["site_seed"] = c.site_seed;
   json pols = json::array();
   for (const run_policy& p : c.policies) {
     json o = json::parse(p.options_json, nullptr, false);
@@ -118,6 +119,7 @@ std::string suite_runner::config_json(const std::string& chat) const {
     j["max_obs_tokens"] = a.max_obs_tokens;
     j["max_new_tokens"] = a.max_new_tokens;
     j["examples"] = a.n_examples;
+    j["prompt"] = prompt;
     j["max_episode_s"] = a.max_episode_s;
     j["browser"] = a.env.browser;
     j["sampling"] = {{"temperature", c.sampling.temperature}, {"top_p", c.sampling.top_p}, {"top_k", c.sampling.top_k}};
@@ -134,6 +136,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     base.llm = llm;
     base.tok = tok;
     base.chat = chat_template::for_model(*llm, cfg_.chat_template);
+    base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
     base.session.n_threads = cfg_.threads;
     base.session.n_ctx = cfg_.n_ctx;
     base.sampling = cfg_.sampling;
@@ -146,7 +149,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   for (const run_policy& p : cfg_.policies) info.policies.push_back(p.label);
   info.seeds = cfg_.seeds;
   info.version = k_kvarena_version;
-  info.config_json = config_json(oracle ? "" : base.chat.name());
+  info.config_json = config_json(oracle ? "" : base.chat.name(), oracle ? "" : prompt_style_name(base.style));
   const int64_t run_id = writer_->begin_run(info, cfg_.resume);
   writer_->add_work_items(run_id, plan_);
 
@@ -176,7 +179,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   std::unique_ptr<env_server> local;
   std::string url = cfg_.env_url;
   if (url.empty()) {
-    local = tasks::start_local_env_server(cfg_.jobs);
+    local = tasks::start_local_env_server(cfg_.jobs, cfg_.site_seed);
     url = local->base_url();
   }
   env_client client(url, cfg_.env);

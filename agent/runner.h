@@ -66,6 +66,8 @@ struct runner_config {
   std::vector<int64_t> seeds{0};       // the sampler's seed of an item is its seed
   std::string model_path;              // "" for the oracle
   std::string chat_template = "auto";  // chat_template::for_model's name
+  std::string prompt_style = "auto";   // prompt_style_for_model's name
+  uint64_t site_seed = 1;              // content seed of the in-process sites (no env_url)
   int64_t n_ctx = 0;                   // session context; 0: the model's
   sampler_options sampling;            // temperature 0: greedy
   agent_config agent_cfg;              // history, early stop (max_steps), token limits, examples
@@ -118,7 +120,7 @@ class suite_runner {
   const std::vector<results::planned_item>& plan() const { return plan_; }
   // The run configuration as a JSON object (runs.config). `chat` is the chat template's
   // resolved name ("" for the oracle).
-  std::string config_json(const std::string& chat) const;
+  std::string config_json(const std::string& chat, const std::string& prompt) const;
 
   // Starts (or, with resume, continues) the run and runs this shard's items not yet done.
   // The model agent needs `llm` and `tok` (shared read-only by the items); the oracle none.

@@ -12,6 +12,7 @@ using command_fn = std::function<int()>;
 // Each add_* creates its subcommand on `app` and sets `run` to the action when chosen.
 void add_model_command(CLI::App& app, command_fn& run);     // kvarena model random
 void add_tokenize_command(CLI::App& app, command_fn& run);  // kvarena tokenize
+void add_train_tokenizer_command(CLI::App& app, command_fn& run);  // kvarena train-tokenizer
 void add_logits_command(CLI::App& app, command_fn& run);    // kvarena logits
 void add_generate_command(CLI::App& app, command_fn& run);  // kvarena generate
 void add_bench_command(CLI::App& app, command_fn& run);     // kvarena bench decode
@@ -23,5 +24,6 @@ void add_bench_policy_command(CLI::App& app, command_fn& run);  // kvarena bench
 void add_merge_command(CLI::App& app, command_fn& run);   // kvarena merge OUT shards...
 void add_report_command(CLI::App& app, command_fn& run);  // kvarena report RUN.sqlite
 void add_run_command(CLI::App& app, command_fn& run);     // kvarena run (suite x policies x seeds -> results file)
+void add_train_data_command(CLI::App& app, command_fn& run);  // kvarena train-data
 
 }  // namespace kvarena::cli

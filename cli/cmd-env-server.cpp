@@ -77,7 +77,7 @@ void add_env_server_command(CLI::App& app, command_fn& run) {
                   "Use sites that run elsewhere instead of in-process ones: a `kvarena sites` URL "
                   "(http://127.0.0.1:8080) or name=URL pairs (classifieds=http://h:9980,shopping=http://h:7770); "
                   "sessions then share the sites' state");
-  sub->add_option("--seed", a->seed, "Seed of the in-process sites' content");
+  sub->add_option("--site-seed,--seed", a->seed, "Content seed of the in-process sites (the committed suites use 1)");
   sub->add_option("-t,--threads", a->threads, "Request threads (a step blocks one while its page loads)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-sessions", a->max_sessions, "Sessions open at once at most")->check(CLI::PositiveNumber);

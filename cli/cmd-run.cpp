@@ -64,6 +64,8 @@ struct run_args {
   double max_episode_s = 0;
   int64_t n_ctx = 0;
   std::string chat_template = "auto";
+  std::string prompt = "auto";
+  uint64_t site_seed = 1;
   float temp = 0.0f;
   float top_p = 1.0f;
   int32_t top_k = 0;
@@ -153,6 +155,12 @@ runner_config make_config(const run_args& a) {
   c.seeds = given(a, "--seed-list") ? parse_seed_list(a.seed_list) : seeds_from_count(a.seeds);
   c.model_path = a.model;
   c.chat_template = a.chat_template;
+  if (a.prompt != "auto") parse_prompt_style(a.prompt);  // a bad name stops the run before the model loads
+  c.prompt_style = a.prompt;
+  if (given(a, "--site-seed") && !a.env_url.empty())
+    throw std::invalid_argument("--site-seed sets the in-process sites' content; with --env-url the server decides it "
+                                "(kvarena env-server --site-seed)");
+  c.site_seed = a.site_seed;
   c.n_ctx = a.n_ctx;
   c.sampling.temperature = a.temp;
   c.sampling.top_p = a.top_p;
@@ -282,11 +290,16 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--ctx", a->n_ctx, "Context length of each session (0: the model's)")->check(CLI::NonNegativeNumber)->group(ag);
   sub->add_option("--chat-template", a->chat_template, "auto (from the GGUF), chatml, llama3, llama2 or plain")
       ->capture_default_str()->group(ag);
+  sub->add_option("--prompt", a->prompt, "auto (the GGUF's kvarena.prompt_style, else vwa), vwa or compact")
+      ->capture_default_str()->group(ag);
   sub->add_option("--temp", a->temp, "Sampling temperature (0 = greedy)")->check(CLI::NonNegativeNumber)->group(ag);
   sub->add_option("--top-p", a->top_p, "Nucleus sampling mass in (0, 1]")->check(CLI::Range(0.0, 1.0))->group(ag);
   sub->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = all)")->check(CLI::NonNegativeNumber)->group(ag);
   const char* eg = "Env";
   sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites)")->group(eg);
+  sub->add_option("--site-seed", a->site_seed, "Content seed of the in-process sites (the committed suites use 1; "
+                                              "suites for another seed: kvarena tasks generate --seed S)")
+      ->capture_default_str()->group(eg);
   sub->add_option("--env-tries", a->env_tries, "Attempts per env call that got no answer or a 5xx (1 = no retry)")
       ->capture_default_str()->check(CLI::Range(1, 100))->group(eg);
   sub->add_option("--env-backoff-ms", a->env_backoff_ms, "Wait before the 2nd try, doubled for each further one")

@@ -48,11 +48,13 @@ std::string evaluator_details(const eval_result& e) {
 // One episode; throws std::runtime_error with the reason of a failure before evaluation.
 class episode {
  public:
-  episode(env_client& c, std::string id, env_observation first) : c_(c), id_(std::move(id)), obs_(std::move(first)) {}
+  episode(env_client& c, std::string id, env_observation first, const oracle_step_observer& observe)
+      : c_(c), id_(std::move(id)), obs_(std::move(first)), observe_(observe) {}
 
   int steps() const { return steps_; }
 
   env_step_result send(const std::string& action) {
+    if (observe_) observe_(obs_, action);
     env_step_result r = c_.step(id_, action);
     ++steps_;
     obs_ = r.observation;
@@ -82,12 +84,14 @@ class episode {
   env_client& c_;
   std::string id_;
   env_observation obs_;
+  const oracle_step_observer& observe_;
   int steps_ = 0;
 };
 
 }  // namespace
 
-oracle_task_result run_oracle_task(env_client& client, const task& t, const std::string& origin) {
+oracle_task_result run_oracle_task(env_client& client, const task& t, const std::string& origin,
+                                   const oracle_step_observer& observe) {
   const auto t0 = clk::now();
   oracle_task_result r;
   r.task_id = t.task_id;
@@ -115,7 +119,7 @@ oracle_task_result run_oracle_task(env_client& client, const task& t, const std:
       client.close(id);
       return finish(err);
     }
-    episode ep(client, id, created.observation);
+    episode ep(client, id, created.observation, observe);
     for (size_t i = 0; i < ext.plan.size(); ++i) {
       const plan_step& s = ext.plan[i];
       const std::string label = step_label(i, s);
@@ -184,8 +188,9 @@ std::string oracle_summary_json(const std::string& suite, const oracle_suite_res
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::unique_ptr<env_server> start_local_env_server(int sessions) {
+std::unique_ptr<env_server> start_local_env_server(int sessions, uint64_t site_seed) {
   env_server_options o;
+  o.sites.seed = site_seed;
   o.http.host = "127.0.0.1";
   o.http.port = 0;
   o.http.threads = std::clamp(sessions + 2, 4, 72);

@@ -34,8 +34,13 @@ struct oracle_task_result {
   std::string reason;   // why not solved; "" when solved
 };
 
+// Sees each action the oracle sends, scrolls included, with the observation it was chosen
+// on (the training data records trajectories through it: train-data.h).
+using oracle_step_observer = std::function<void(const env_observation& seen, const std::string& action)>;
+
 // One task through `client` (a session is created and deleted).
-oracle_task_result run_oracle_task(env_client& client, const task& t, const std::string& origin = "");
+oracle_task_result run_oracle_task(env_client& client, const task& t, const std::string& origin = "",
+                                   const oracle_step_observer& observe = {});
 
 struct oracle_run_options {
   int jobs = 8;  // sessions at once
@@ -59,6 +64,7 @@ std::string oracle_summary_json(const std::string& suite, const oracle_suite_res
 
 // An env server on 127.0.0.1 with in-process sites (a tenant per session), sized for
 // `sessions` sessions at once; for the oracle, the bench and tests.
-std::unique_ptr<env_server> start_local_env_server(int sessions);
+// site_seed: the sites' content seed (the committed suites are generated on seed 1).
+std::unique_ptr<env_server> start_local_env_server(int sessions, uint64_t site_seed = 1);
 
 }  // namespace kvarena::tasks

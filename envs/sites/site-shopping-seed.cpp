@@ -123,7 +123,7 @@ std::string draw_sku(seed_rng& rng, std::set<std::string>& taken) {
 }
 
 struct seeded_product {
-  int64_t id, price_cents;
+  int64_t id, price_cents, stock;
   std::string sku, name;
   const leaf_def* leaf;
 };
@@ -161,7 +161,7 @@ std::vector<seeded_product> seed_products(sqlite_db& db, seed_rng& rng,
       ins.bind_all({id, sku, category_id, name, description, price_cents, stock});
       ins.step();
       ins.reset();
-      out.push_back({id, price_cents, sku, name, leaf});
+      out.push_back({id, price_cents, stock, sku, name, leaf});
     }
   }
   // Featured on the home page: one product of each top category's first leaf, in stock.
@@ -274,7 +274,12 @@ void seed_lists(sqlite_db& db, seed_rng& rng, const std::vector<seeded_product>&
     // User 1: three wished products and an empty cart (tasks start from there).
     int64_t wishes = user.id == 1 ? 3 : rng.uniform(0, 4);
     for (int64_t i = 0; i < wishes; ++i) {
-      wish.bind_all({user.id, products[rng.index(products.size())].id,
+      // User 1's wishes are bought by a task: draw again while the product is out of stock
+      // (a redraw only happens where the first draw was out of stock, so seeds that never
+      // needed one keep their content).
+      const seeded_product* p = &products[rng.index(products.size())];
+      while (user.id == 1 && p->stock == 0) p = &products[rng.index(products.size())];
+      wish.bind_all({user.id, p->id,
                      seed_datetime(rng.uniform(kSeedNowMinutes - 90 * 24 * 60, kSeedNowMinutes - 60))});
       wish.step();
       wish.reset();

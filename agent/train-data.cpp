@@ -1,0 +1,260 @@
+// train-data.cpp: see train-data.h.
+#include "train-data.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include "agent-action.h"
+#include "bench/bench-niah.h"
+#include "client/env-client.h"
+#include "conversation.h"
+#include "generator/generate.h"
+#include "obs-truncate.h"
+#include "oracle-agent.h"
+#include "server/env-server.h"
+#include "tokenizer.h"
+#include "train-tokens.h"
+#include "url-view.h"
+
+namespace kvarena {
+namespace {
+
+namespace fs = std::filesystem;
+
+uint64_t mix(uint64_t x) {  // splitmix64
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The oracle's trajectories on every task generated for `site_seed` (solved ones only;
+// the oracle solves all, and a failure is reported).
+std::vector<trajectory> oracle_trajectories(uint64_t site_seed, int jobs, int64_t* n_tasks, int64_t* n_solved,
+                                            const std::function<void(const std::string&)>& log) {
+  const tasks::generated_suites g = tasks::generate_suites(site_seed);
+  std::vector<const task*> all;
+  for (const auto& [name, ts] : g.suites)
+    for (const task& t : ts) all.push_back(&t);
+  std::unique_ptr<env_server> server = tasks::start_local_env_server(jobs, site_seed);
+  env_client client(server->base_url());
+  std::vector<trajectory> out(all.size());
+  std::vector<char> solved(all.size(), 0);
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::vector<std::string> failures;
+  auto worker = [&] {
+    for (size_t i = next++; i < all.size(); i = next++) {
+      trajectory tr;
+      tr.intent = all[i]->intent;
+      std::unique_ptr<url_view> urls;
+      auto observe = [&](const env_observation& seen, const std::string& action) {
+        if (!urls) urls = std::make_unique<url_view>(seen.url);
+        tr.steps.push_back({urls->show(seen.text), urls->show(seen.url), urls->show(action)});
+      };
+      const tasks::oracle_task_result r = tasks::run_oracle_task(client, *all[i], "", observe);
+      std::lock_guard<std::mutex> lock(mu);
+      if (r.solved) {
+        solved[i] = 1;
+        out[i] = std::move(tr);
+      } else {
+        failures.push_back("task " + std::to_string(r.task_id) + ": " + r.reason);
+      }
+    }
+  };
+  std::vector<std::thread> th;
+  for (int k = 0; k < std::max(1, jobs); ++k) th.emplace_back(worker);
+  for (auto& t : th) t.join();
+  for (const std::string& f : failures) log("site seed " + std::to_string(site_seed) + ": oracle failed " + f);
+  std::vector<trajectory> kept;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (solved[i]) kept.push_back(std::move(out[i]));
+  *n_tasks += static_cast<int64_t>(all.size());
+  *n_solved += static_cast<int64_t>(kept.size());
+  return kept;
+}
+
+std::string five_digits(uint64_t& st) {
+  st = mix(st);
+  return std::to_string(10000 + st % 90000);
+}
+
+// Filler of about `words` words: the bench's sentence generator or a site page's text.
+std::string filler(uint64_t& st, int64_t words, const std::vector<std::string>& pages) {
+  st = mix(st);
+  if (pages.empty() || st % 2 == 0) return niah_filler_text(words, 1000000 + st % 1000000000);
+  std::string out;
+  while (true) {
+    st = mix(st);
+    const std::string& p = pages[st % pages.size()];
+    out += p + "\n";
+    if (static_cast<int64_t>(std::count(out.begin(), out.end(), ' ')) >= words) break;
+  }
+  size_t cut = 0;  // trim to about `words` words
+  for (int64_t w = 0; cut < out.size() && w < words; ++cut) w += out[cut] == ' ';
+  return out.substr(0, cut);
+}
+
+train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, const std::vector<std::string>& pages) {
+  struct phrasing {
+    const char* needle;    // before the value
+    const char* question;  // ends where the answer starts
+  };
+  static const phrasing k_phrasings[] = {
+      {"The secret code is ", "\n\nWhat is the secret code? The secret code is"},
+      {"The pass key is ", "\n\nWhat is the pass key? The pass key is"},
+      {"Remember this number: ", "\n\nWhich number was to be remembered? The number is"},
+  };
+  train_dataset d{"niah", {}};
+  uint64_t st = mix(seed ^ 0x6E696168ull);
+  for (int64_t i = 0; i < n; ++i) {
+    st = mix(st + static_cast<uint64_t>(i));
+    const phrasing& ph = k_phrasings[st % 3];
+    const int64_t words = 64 + static_cast<int64_t>(mix(st) % static_cast<uint64_t>(std::max<int64_t>(1, max_words - 64)));
+    const std::string hay = filler(st, words, pages);
+    const std::string code = five_digits(st);
+    st = mix(st);
+    size_t at = static_cast<size_t>(static_cast<double>(st % 1001) / 1000.0 * static_cast<double>(hay.size()));
+    while (at < hay.size() && hay[at] != ' ' && hay[at] != '\n') ++at;  // between words
+    const std::string text = hay.substr(0, at) + " " + ph.needle + code + ". " + hay.substr(at) + ph.question;
+    d.sequences.push_back({{{text, false}, {" " + code + ".", true}}});
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode mode, const tokenizer* tok,
+                                              int64_t max_obs_tokens) {
+  const chat_template chat(chat_format::chatml);
+  const std::string end_marker = chat.stop_strings().front();  // "<|im_end|>"
+  agent_conversation conv(chat, mode, prompt_style::compact, 0);
+  std::vector<train_sequence> out;
+  train_sequence cur;
+  std::optional<agent_action> prev;
+  for (const seen_step& s : tr.steps) {
+    const std::string obs = tok ? truncate_to_tokens(*tok, s.observation, max_obs_tokens).text : s.observation;
+    const std::string prev_text = previous_action_text(prev ? &*prev : nullptr, std::nullopt);
+    prompt_text p = conv.next_prompt(obs, s.url, tr.intent, prev_text);
+    if (p.first && !cur.segments.empty()) out.push_back(std::move(cur)), cur = {};
+    if (!p.first && p.text.rfind(end_marker, 0) == 0) {  // the previous reply's end
+      cur.segments.push_back({end_marker, true});
+      p.text.erase(0, end_marker.size());
+    }
+    cur.segments.push_back({p.text, false});
+    const std::string reply = compact_reply(s.action);
+    cur.segments.push_back({reply, true});
+    conv.add_reply(reply);
+    if (mode == history_mode::last) cur.segments.push_back({end_marker, true});
+    prev = extract_agent_action(reply);
+  }
+  if (mode == history_mode::full && !cur.segments.empty()) cur.segments.push_back({end_marker, true});
+  if (!cur.segments.empty()) out.push_back(std::move(cur));
+  return out;
+}
+
+train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words) { return niah_documents_from(seed, n, max_words, {}); }
+
+train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs) {
+  train_dataset d{"kv", {}};
+  uint64_t st = mix(seed ^ 0x6B76ull);
+  for (int64_t i = 0; i < n; ++i) {
+    st = mix(st + static_cast<uint64_t>(i));
+    const int64_t pairs = 4 + static_cast<int64_t>(st % static_cast<uint64_t>(std::max<int64_t>(1, max_pairs - 4)));
+    std::vector<std::pair<std::string, std::string>> kv;
+    std::set<std::string> keys;
+    while (static_cast<int64_t>(kv.size()) < pairs) {
+      std::string k = five_digits(st);
+      if (keys.insert(k).second) kv.push_back({k, five_digits(st)});
+    }
+    std::string text = "Records:\n";
+    for (const auto& [k, v] : kv) text += "key " + k + ": value " + v + "\n";
+    st = mix(st);
+    const auto& q = kv[st % kv.size()];
+    text += "\nWhat is the value of key " + q.first + "? The value is";
+    d.sequences.push_back({{{text, false}, {" " + q.second + ".", true}}});
+  }
+  return d;
+}
+
+train_data_summary write_train_data(const train_data_options& opt) {
+  if (opt.site_seeds.empty()) throw std::invalid_argument("train-data: no site seeds");
+  for (uint64_t s : opt.site_seeds)
+    if (s == tasks::k_default_task_seed)
+      throw std::invalid_argument("train-data: site seed 1 is the committed suites' content (evaluation); train on others");
+  auto log = [&](const std::string& m) {
+    if (opt.log) opt.log(m);
+  };
+  fs::create_directories(opt.out_dir);
+  train_data_summary sum;
+
+  train_dataset last{"agent-last", {}}, full{"agent-full", {}}, corpus{"corpus", {}};
+  std::set<std::string> pages_seen;
+  std::vector<std::string> pages;
+  for (size_t k = 0; k < opt.site_seeds.size(); ++k) {
+    const uint64_t s = opt.site_seeds[k];
+    std::vector<trajectory> trs;
+    try {
+      trs = oracle_trajectories(s, opt.jobs, &sum.tasks, &sum.solved, log);
+    } catch (const std::runtime_error& e) {  // the generator cannot instantiate every template on this content
+      log("site seed " + std::to_string(s) + ": skipped (" + e.what() + ")");
+      sum.skipped_seeds.push_back(s);
+      continue;
+    }
+    int64_t steps = 0;
+    for (const trajectory& tr : trs) {
+      for (train_sequence& q : render_trajectory(tr, history_mode::last, opt.tok, opt.max_obs_tokens))
+        last.sequences.push_back(std::move(q));
+      for (train_sequence& q : render_trajectory(tr, history_mode::full, opt.tok, opt.max_obs_tokens))
+        full.sequences.push_back(std::move(q));
+      for (const seen_step& st : tr.steps)
+        if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
+      steps += static_cast<int64_t>(tr.steps.size());
+    }
+    log("site seed " + std::to_string(s) + " (" + std::to_string(k + 1) + "/" + std::to_string(opt.site_seeds.size()) +
+        "): " + std::to_string(trs.size()) + " trajectories, " + std::to_string(steps) + " steps");
+  }
+  for (const std::string& p : pages) corpus.sequences.push_back({{{p, true}}});
+
+  // Document lengths in words from the tokenizer's words-per-token on filler text.
+  double tokens_per_word = 1.3;
+  if (opt.tok) {
+    const std::string sample = niah_filler_text(2000, 7);
+    tokens_per_word = static_cast<double>(opt.tok->encode(sample, false).size()) /
+                      static_cast<double>(std::count(sample.begin(), sample.end(), ' '));
+  }
+  const int64_t max_words = static_cast<int64_t>(0.9 * static_cast<double>(opt.max_doc_tokens) / tokens_per_word);
+  train_dataset niah = niah_documents_from(opt.seed, opt.n_niah, max_words, pages);
+  train_dataset kv = kv_documents(opt.seed, opt.n_kv, std::max<int64_t>(8, opt.max_doc_tokens / 14));
+  log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
+
+  const std::vector<const train_dataset*> sets = {&last, &full, &niah, &kv, &corpus};
+  for (const train_dataset* d : sets) sum.sequences.push_back({d->name, static_cast<int64_t>(d->sequences.size())});
+  if (!opt.tok) {
+    const fs::path f = fs::path(opt.out_dir) / "corpus.txt";
+    std::ofstream out(f, std::ios::binary);
+    for (const train_dataset* d : sets)
+      for (const train_sequence& q : d->sequences) {
+        for (const train_segment& s : q.segments) out << s.text;
+        out << "\n";
+      }
+    if (!out) throw std::runtime_error("cannot write " + f.string());
+    log("wrote " + f.string());
+    return sum;
+  }
+  for (const train_dataset* d : sets) {
+    const int64_t n = write_token_files(*d, *opt.tok, opt.out_dir, opt.jobs);
+    sum.tokens.push_back({d->name, n});
+    log(d->name + ": " + std::to_string(d->sequences.size()) + " sequences, " + std::to_string(n) + " tokens");
+  }
+  write_samples(sets, (fs::path(opt.out_dir) / "samples.txt").string());
+  return sum;
+}
+
+}  // namespace kvarena

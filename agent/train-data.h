@@ -1,0 +1,93 @@
+// train-data.h: the training data of the project's own agent model (`kvarena train-data`,
+// scripts/train/). Everything is generated here, deterministically from a data seed:
+//
+//   agent-last, agent-full  the scripted oracle's trajectories on the suites generated for
+//                           site content seeds the evaluation does not use (the committed
+//                           suites are seed 1), rendered by the agent's own conversation
+//                           code (conversation.h) in the compact prompt style and ChatML,
+//                           one sequence per step (last) or per episode (full); the
+//                           replies and their end marker are the loss targets
+//   niah                    needle-in-a-haystack documents (several needle phrasings,
+//                           filler from seeds the bench does not use), 256..max_doc_tokens
+//   kv                      key-value retrieval documents ("key K: value V" lines, a query)
+//   corpus                  every distinct page the oracle saw, as plain text (perplexity)
+//
+// A sequence is a list of segments, each context or target. Without a tokenizer only the
+// text is written (corpus.txt, the tokenizer trainer's input); with one, observations are
+// cut to max_obs_tokens as the agent cuts them, and every dataset is written as token
+// files (train-tokens.h) plus manifest.json and samples.txt (a few sequences to read).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent-loop.h"
+
+namespace kvarena {
+
+class tokenizer;
+
+struct train_segment {
+  std::string text;     // encoded with parse_special
+  bool target = false;  // in the loss
+};
+
+struct train_sequence {
+  std::vector<train_segment> segments;
+};
+
+// One oracle step as the model sees it: the observation and URL through url_view, the
+// action with the session's URLs shown the same way.
+struct seen_step {
+  std::string observation;
+  std::string url;
+  std::string action;  // "click [12]"
+};
+
+struct trajectory {
+  std::string intent;
+  std::vector<seen_step> steps;
+};
+
+struct train_dataset {
+  std::string name;  // "agent-last", ...
+  std::vector<train_sequence> sequences;
+};
+
+struct train_data_options {
+  std::string out_dir;
+  uint64_t seed = 0;                 // NIAH / kv documents, sampling
+  std::vector<uint64_t> site_seeds;  // site content seeds of the trajectories (never 1)
+  int jobs = 4;                      // oracle sessions at once
+  int64_t max_obs_tokens = 1024;     // as `kvarena run` (needs the tokenizer)
+  int64_t n_niah = 2000;             // NIAH documents
+  int64_t n_kv = 1000;               // key-value documents
+  int64_t max_doc_tokens = 4096;     // longest NIAH / kv document
+  const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
+  std::function<void(const std::string&)> log;  // progress lines
+};
+
+struct train_data_summary {
+  std::vector<std::pair<std::string, int64_t>> sequences;  // per dataset
+  std::vector<std::pair<std::string, int64_t>> tokens;     // per dataset (with a tokenizer)
+  int64_t tasks = 0, solved = 0;
+  std::vector<uint64_t> skipped_seeds;  // the task generator failed on their content
+};
+
+// Throws std::invalid_argument on bad options (site seed 1, no seeds), std::runtime_error
+// when a file cannot be written or the oracle fails a task.
+train_data_summary write_train_data(const train_data_options& opt);
+
+// A trajectory in one history mode (ChatML, compact style) as agent_conversation renders
+// it: last -> a sequence per step, full -> one. The replies and the marker that ends each
+// (the template's stop marker, "<|im_end|>") are targets. With a tokenizer the observations
+// are cut to max_obs_tokens first, as the agent cuts them.
+std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode mode, const tokenizer* tok,
+                                              int64_t max_obs_tokens);
+
+// The documents alone (deterministic for a seed), for tests.
+train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words);
+train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs);
+
+}  // namespace kvarena

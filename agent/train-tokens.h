@@ -1,0 +1,32 @@
+// train-tokens.h: training sequences -> the token files scripts/train/ reads.
+//
+//   <dir>/tokens/<name>.tok   uint16 LE token ids, every sequence one after another
+//   <dir>/tokens/<name>.mask  uint8 per token: 1 = loss target, 0 = context
+//   <dir>/tokens/<name>.idx   uint64 LE start offset of each sequence, then the total
+//
+// Each segment is encoded on its own with parse_special (as the agent encodes a prompt and
+// then generates its reply); the first segment of a sequence gets BOS where the
+// vocabulary adds one.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train-data.h"
+
+namespace kvarena {
+
+class tokenizer;
+
+// Encodes (on `threads` threads) and writes the three files; returns the token count.
+// std::runtime_error when the vocabulary does not fit uint16 or a file cannot be written.
+int64_t write_token_files(const train_dataset& d, const tokenizer& tok, const std::string& dir, int threads);
+
+// The sequence's tokens and mask, as written.
+void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<uint16_t>* ids,
+                     std::vector<uint8_t>* mask);
+
+// The first sequences of each dataset as text, targets between ⟦ and ⟧, for a person.
+void write_samples(const std::vector<const train_dataset*>& sets, const std::string& path);
+
+}  // namespace kvarena

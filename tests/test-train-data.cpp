@@ -1,0 +1,185 @@
+// test-train-data.cpp: the agent model's training data (agent/train-data.h): trajectories
+// rendered in the compact style by the agent's conversation code, with the replies and
+// their end markers as targets; NIAH and key-value documents; the token files.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "conversation.h"
+#include "gguf-reader.h"
+#include "gguf-writer.h"
+#include "tokenizer.h"
+#include "train-data.h"
+#include "train-tokens.h"
+
+namespace kvarena {
+namespace {
+
+trajectory two_steps() {
+  trajectory t;
+  t.intent = "Open Cars.";
+  t.steps.push_back({"[1] link 'Cars'", "http://localhost/", "click [1]"});
+  t.steps.push_back({"[2] heading 'Cars'", "http://localhost/cars", "stop [done]"});
+  return t;
+}
+
+std::string joined(const train_sequence& q, bool targets) {
+  std::string out;
+  for (const train_segment& s : q.segments)
+    if (s.target == targets) out += s.text + "|";
+  return out;
+}
+
+TEST(TrainData, FullModeIsOneSequenceWithRepliesAndEndMarkersAsTargets) {
+  const std::vector<train_sequence> seqs = render_trajectory(two_steps(), history_mode::full, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 1u);
+  // Written out by hand: ChatML, compact message, the reply only the action block.
+  EXPECT_EQ(joined(seqs[0], false),
+            "<|im_start|>user\nOBSERVATION:\n[1] link 'Cars'\nURL: http://localhost/\nOBJECTIVE: Open Cars.\n"
+            "PREVIOUS ACTIONS: None<|im_end|>\n<|im_start|>assistant\n|"
+            "\n<|im_start|>user\nOBSERVATION:\n[2] heading 'Cars'\nURL: http://localhost/cars\nOBJECTIVE: Open Cars.\n"
+            "PREVIOUS ACTIONS: click [1]<|im_end|>\n<|im_start|>assistant\n|");
+  EXPECT_EQ(joined(seqs[0], true), "```click [1]```|<|im_end|>|```stop [done]```|<|im_end|>|");
+}
+
+TEST(TrainData, FullModeTextIsWhatTheChatTemplateRendersForTheWholeEpisode) {
+  const std::vector<train_sequence> seqs = render_trajectory(two_steps(), history_mode::full, nullptr, 0);
+  std::string all;
+  for (const train_segment& s : seqs[0].segments) all += s.text;
+  const chat_template chat(chat_format::chatml);
+  std::vector<chat_message> msgs = {
+      {"user", "OBSERVATION:\n[1] link 'Cars'\nURL: http://localhost/\nOBJECTIVE: Open Cars.\nPREVIOUS ACTIONS: None"},
+      {"assistant", "```click [1]```"},
+      {"user", "OBSERVATION:\n[2] heading 'Cars'\nURL: http://localhost/cars\nOBJECTIVE: Open Cars.\n"
+               "PREVIOUS ACTIONS: click [1]"},
+      {"assistant", "```stop [done]```"}};
+  // The sequence ends at the last reply's end marker (the newline after it is never generated).
+  EXPECT_EQ(all + "\n", chat.render(msgs, false));
+}
+
+TEST(TrainData, LastModeIsASequencePerStepListingEveryPreviousAction) {
+  trajectory t = two_steps();
+  t.steps.insert(t.steps.begin() + 1, {"[1] link 'Cars'", "http://localhost/", "scroll [down]"});
+  const std::vector<train_sequence> seqs = render_trajectory(t, history_mode::last, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 3u);
+  EXPECT_EQ(joined(seqs[0], true), "```click [1]```|<|im_end|>|");
+  EXPECT_NE(joined(seqs[2], false).find("PREVIOUS ACTIONS:\nclick [1]\nscroll [down]<|im_end|>"), std::string::npos)
+      << joined(seqs[2], false);
+  EXPECT_EQ(joined(seqs[2], true), "```stop [done]```|<|im_end|>|");
+}
+
+TEST(TrainData, ConversationGivesTheAgentTheSameTextAsTheTrainingData) {
+  // The agent loop's side: the prompts agent_conversation builds, then the replies.
+  agent_conversation conv(chat_template(chat_format::chatml), history_mode::full, prompt_style::compact, 0);
+  std::string agent_text = conv.next_prompt("[1] link 'Cars'", "http://localhost/", "Open Cars.", "None").text;
+  agent_text += "```click [1]```";
+  conv.add_reply("```click [1]```");
+  const prompt_text second = conv.next_prompt("[2] heading 'Cars'", "http://localhost/cars", "Open Cars.", "click [1]");
+  EXPECT_FALSE(second.first);
+  agent_text += second.text + "```stop [done]```";
+  const std::vector<train_sequence> seqs = render_trajectory(two_steps(), history_mode::full, nullptr, 0);
+  std::string data_text;
+  for (const train_segment& s : seqs[0].segments) data_text += s.text;
+  EXPECT_EQ(data_text, agent_text + "<|im_end|>");
+}
+
+TEST(TrainData, NiahDocumentsHideTheAnswerOnceAndAreDeterministic) {
+  const train_dataset a = niah_documents(5, 20, 300);
+  const train_dataset b = niah_documents(5, 20, 300);
+  ASSERT_EQ(a.sequences.size(), 20u);
+  for (size_t i = 0; i < a.sequences.size(); ++i) {
+    const train_sequence& q = a.sequences[i];
+    ASSERT_EQ(q.segments.size(), 2u);
+    EXPECT_EQ(q.segments[0].text, b.sequences[i].segments[0].text);
+    std::smatch m;
+    const std::string answer = q.segments[1].text;
+    ASSERT_TRUE(std::regex_match(answer, m, std::regex(" ([0-9]{5})\\."))) << answer;
+    const std::string& doc = q.segments[0].text;
+    EXPECT_EQ(doc.find(m[1].str()), doc.rfind(m[1].str())) << "the code appears once";
+    EXPECT_NE(doc.find(m[1].str()), std::string::npos);
+    EXPECT_TRUE(q.segments[1].target && !q.segments[0].target);
+  }
+  EXPECT_NE(niah_documents(6, 1, 300).sequences[0].segments[0].text, a.sequences[0].segments[0].text);
+}
+
+TEST(TrainData, KvDocumentsAnswerWithTheQueriedKeysValue) {
+  const train_dataset d = kv_documents(3, 30, 40);
+  for (const train_sequence& q : d.sequences) {
+    const std::string& doc = q.segments[0].text;
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(doc, m, std::regex("value of key ([0-9]{5})\\? The value is$")));
+    const std::string line = "key " + m[1].str() + ": value" + q.segments[1].text.substr(0, 6) + "\n";
+    EXPECT_NE(doc.find(line), std::string::npos) << line;
+  }
+}
+
+// A byte-level vocabulary (256 byte tokens in GPT-2's byte-to-unicode form, no merges, and
+// the three ChatML specials) written to a vocabulary-only GGUF.
+std::filesystem::path byte_vocab_gguf() {
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  auto byte_char = [](int b) {  // GPT-2: printable bytes map to themselves, others to U+0100+
+    static std::vector<int> map;
+    if (map.empty()) {
+      int n = 0;
+      for (int c = 0; c < 256; ++c) {
+        const bool keep = (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || (c >= 174 && c <= 255);
+        map.push_back(keep ? c : 256 + n++);
+      }
+    }
+    const int cp = map[static_cast<size_t>(b)];
+    std::string s;
+    if (cp < 0x80) s += static_cast<char>(cp);
+    else {
+      s += static_cast<char>(0xC0 | (cp >> 6));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+    return s;
+  };
+  for (int b = 0; b < 256; ++b) tokens.push_back(byte_char(b)), types.push_back(1);
+  for (const char* s : {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}) tokens.push_back(s), types.push_back(3);
+  const auto path = std::filesystem::temp_directory_path() / "kvarena-test-train-data-vocab.gguf";
+  gguf_writer w;
+  w.set_string("general.architecture", "llama");
+  w.set_string("tokenizer.ggml.model", "gpt2");
+  w.set_string("tokenizer.ggml.pre", "qwen2");
+  w.set_string_array("tokenizer.ggml.tokens", tokens);
+  w.set_i32_array("tokenizer.ggml.token_type", types);
+  w.set_string_array("tokenizer.ggml.merges", {});
+  w.set_u32("tokenizer.ggml.eos_token_id", 256);
+  w.write(path.string());
+  return path;
+}
+
+TEST(TrainData, TokenFilesHoldEachSegmentWithItsMaskAndOffsets) {
+  const auto tok = tokenizer::from_file(byte_vocab_gguf().string());
+  train_dataset d{"t", {}};
+  d.sequences.push_back({{{"ab", false}, {"<|im_end|>", true}}});
+  d.sequences.push_back({{{"c", false}, {"de", true}}});
+  const auto dir = std::filesystem::temp_directory_path() / "kvarena-test-train-tokens";
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(write_token_files(d, *tok, dir.string(), 2), 6);
+  auto read = [&](const char* ext) {
+    std::ifstream f(dir / "tokens" / (std::string("t") + ext), std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  const std::string ids = read(".tok"), mask = read(".mask"), idx = read(".idx");
+  ASSERT_EQ(ids.size(), 12u);
+  std::vector<uint16_t> v(6);
+  std::memcpy(v.data(), ids.data(), 12);
+  // Bytes are their own ids here ('a' = 97 ...); <|im_end|> is id 258.
+  EXPECT_EQ(v, (std::vector<uint16_t>{97, 98, 258, 99, 100, 101}));
+  EXPECT_EQ(mask, std::string("\0\0\1\0\1\1", 6));
+  ASSERT_EQ(idx.size(), 24u);
+  uint64_t off[3];
+  std::memcpy(off, idx.data(), 24);
+  EXPECT_EQ(off[0], 0u);
+  EXPECT_EQ(off[1], 3u);
+  EXPECT_EQ(off[2], 6u);
+}
+
+}  // namespace
+}  // namespace kvarena
