@@ -101,7 +101,19 @@ std::string filler(uint64_t& st, int64_t words, const std::vector<std::string>& 
   return out.substr(0, cut);
 }
 
-train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, const std::vector<std::string>& pages) {
+// The first n_tokens tokens of `text` (whole text when shorter or without a tokenizer).
+std::string cut_to_tokens(const std::string& text, const tokenizer* tok, int64_t n_tokens) {
+  if (!tok) return text;
+  std::vector<int32_t> ids = tok->encode(text, false);
+  if (static_cast<int64_t>(ids.size()) <= n_tokens) return text;
+  ids.resize(static_cast<size_t>(n_tokens));
+  return tok->decode(ids);
+}
+
+// max_words sizes the filler; with a tokenizer the haystack is then cut to at most
+// max_tokens tokens (page text has more tokens per word than the sentence filler).
+train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, const std::vector<std::string>& pages,
+                                  const tokenizer* tok = nullptr, int64_t max_tokens = 0) {
   struct phrasing {
     const char* needle;    // before the value
     const char* question;  // ends where the answer starts
@@ -117,7 +129,8 @@ train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, c
     st = mix(st + static_cast<uint64_t>(i));
     const phrasing& ph = k_phrasings[st % 3];
     const int64_t words = 64 + static_cast<int64_t>(mix(st) % static_cast<uint64_t>(std::max<int64_t>(1, max_words - 64)));
-    const std::string hay = filler(st, words, pages);
+    const int64_t hay_tokens = max_tokens * words / std::max<int64_t>(1, max_words);
+    const std::string hay = cut_to_tokens(filler(st, words, pages), tok, std::max<int64_t>(32, hay_tokens));
     const std::string code = five_digits(st);
     st = mix(st);
     size_t at = static_cast<size_t>(static_cast<double>(st % 1001) / 1000.0 * static_cast<double>(hay.size()));
@@ -230,7 +243,8 @@ train_data_summary write_train_data(const train_data_options& opt) {
                       static_cast<double>(std::count(sample.begin(), sample.end(), ' '));
   }
   const int64_t max_words = static_cast<int64_t>(0.9 * static_cast<double>(opt.max_doc_tokens) / tokens_per_word);
-  train_dataset niah = niah_documents_from(opt.seed, opt.n_niah, max_words, pages);
+  train_dataset niah =
+      niah_documents_from(opt.seed, opt.n_niah, max_words, pages, opt.tok, opt.max_doc_tokens - 40);
   train_dataset kv = kv_documents(opt.seed, opt.n_kv, std::max<int64_t>(8, opt.max_doc_tokens / 14));
   log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
 

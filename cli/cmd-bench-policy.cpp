@@ -23,6 +23,7 @@
 #include "bench/bench-niah.h"
 #include "bench/bench-ppl.h"
 #include "cli-commands.h"
+#include "default-model.h"
 #include "engine-error.h"
 #include "gguf-reader.h"
 #include "model.h"
@@ -246,7 +247,7 @@ int run_confidence_kl(const policy_bench_args& a) {
 CLI::App* add_policy_bench(CLI::App* bench, const char* name, const char* what,
                            std::shared_ptr<policy_bench_args> a) {
   auto* sub = bench->add_subcommand(name, what);
-  sub->add_option("--model,-m", a->model, "Model file (GGUF)")->required();
+  sub->add_option("--model,-m", a->model, "Model file (GGUF; default models/kvarena-agent.gguf)");
   sub->add_option("-t,--threads", a->threads, "Threads")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--seed", a->seed, "Seed of prompts, haystacks and needles")->capture_default_str();
   sub->add_option("--db", a->db, "Also append one row per result to this SQLite file (table bench_results)");
@@ -264,7 +265,7 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   ppl->add_option("--text", pa->text, "Text file to score")->required();
   ppl->add_option("--max-tokens", pa->max_tokens, "Most tokens scored (0 = the text, up to the model's context)")
       ->check(CLI::NonNegativeNumber);
-  ppl->callback([&run, pa] { run = [pa] { return run_ppl(*pa); }; });
+  ppl->callback([&run, pa] { run = [pa] { pa->model = model_or_default(pa->model); return run_ppl(*pa); }; });
 
   auto na = std::make_shared<policy_bench_args>();
   auto* niah = add_policy_bench(bench, "niah", "Needle-in-a-haystack retrieval under each KV policy", na);
@@ -272,7 +273,7 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   niah->add_option("--depths", na->niah.depths, "Needle depths (fractions of the haystack)")
       ->delimiter(',')->capture_default_str();
   niah->add_option("--text", na->text, "Haystack text file (default: seeded filler sentences)");
-  niah->callback([&run, na] { run = [na] { return run_niah(*na); }; });
+  niah->callback([&run, na] { run = [na] { na->model = model_or_default(na->model); return run_niah(*na); }; });
 
   auto ma = std::make_shared<policy_bench_args>();
   auto* mem = add_policy_bench(bench, "memory", "KV memory over a long greedy generation under each KV policy", ma);
@@ -282,7 +283,7 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   mem->add_option("--trace-every", ma->memory.trace_every, "Trace point every N steps")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  mem->callback([&run, ma] { run = [ma] { return run_memory(*ma); }; });
+  mem->callback([&run, ma] { run = [ma] { ma->model = model_or_default(ma->model); return run_memory(*ma); }; });
 
   auto la = std::make_shared<policy_bench_args>();
   auto* lat = add_policy_bench(bench, "latency", "Decode step latency per KV policy, steps interleaved", la);
@@ -290,7 +291,7 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   lat->add_option("--steps", la->latency.steps, "Decode steps per policy and context")
       ->check(CLI::PositiveNumber)->capture_default_str();
   add_backend_flag(lat, la->backend);
-  lat->callback([&run, la] { run = [la] { return run_latency(*la); }; });
+  lat->callback([&run, la] { run = [la] { la->model = model_or_default(la->model); return run_latency(*la); }; });
 
   auto ca = std::make_shared<policy_bench_args>();
   auto* ckl = add_policy_bench(bench, "confidence-kl",
@@ -301,7 +302,7 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   ckl->add_option("--every", ca->ckl.every, "Sample every N steps")->check(CLI::PositiveNumber)->capture_default_str();
   ckl->add_option("--ablate", ca->ckl.ablate, "Tokens before the current one removed in the ablated run")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  ckl->callback([&run, ca] { run = [ca] { return run_confidence_kl(*ca); }; });
+  ckl->callback([&run, ca] { run = [ca] { ca->model = model_or_default(ca->model); return run_confidence_kl(*ca); }; });
 }
 
 }  // namespace kvarena::cli

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli-commands.h"
+#include "default-model.h"
 #include "cpu-kernels.h"
 #include "engine-error.h"
 #include "model.h"
@@ -170,14 +171,14 @@ void add_bench_command(CLI::App& app, command_fn& run) {
   bench->require_subcommand(1);
   auto* sub = bench->add_subcommand("decode", "Prompt processing and decode tokens/s, and bandwidth efficiency");
   auto a = std::make_shared<bench_args>();
-  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin)")->required();
+  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin; default models/kvarena-agent.gguf)");
   sub->add_option("-p,--n-prompt", a->n_prompt, "Prompt tokens")->check(CLI::NonNegativeNumber);
   sub->add_option("-n,--n-gen", a->n_gen, "Decoded tokens")->check(CLI::NonNegativeNumber);
   sub->add_option("-t,--threads", a->threads, "Threads")->check(CLI::PositiveNumber);
   sub->add_option("-r,--reps", a->reps, "Timed repetitions (after one warm-up)")->check(CLI::PositiveNumber);
   sub->add_option("--chunk", a->chunk, "Prefill chunk (tokens per forward call)")->check(CLI::PositiveNumber);
   sub->add_option("--bw-mib", a->bw_mib, "Buffer size for the read-bandwidth measurement")->check(CLI::PositiveNumber);
-  sub->callback([&run, a] { run = [a] { return run_bench_decode(*a); }; });
+  sub->callback([&run, a] { run = [a] { a->model = model_or_default(a->model); return run_bench_decode(*a); }; });
 }
 
 }  // namespace kvarena::cli

@@ -13,6 +13,7 @@
 
 #include "backend-cuda.h"
 #include "cli-commands.h"
+#include "default-model.h"
 #include "engine-error.h"
 #include "gguf-reader.h"
 #include "model.h"
@@ -152,7 +153,7 @@ int run_generate(const generate_args& a) {
 void add_generate_command(CLI::App& app, command_fn& run) {
   auto* sub = app.add_subcommand("generate", "Generate text from a prompt");
   auto a = std::make_shared<generate_args>();
-  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin)")->required();
+  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin; default models/kvarena-agent.gguf)");
   sub->add_option("--tokenizer", a->tokenizer_path, "llama2.c tokenizer.bin (for .bin checkpoints)");
   sub->add_option("--prompt,-p", a->prompt, "Prompt text")->required();
   sub->add_option("-n,--n-predict", a->n_predict, "Most tokens to generate")->check(CLI::NonNegativeNumber);
@@ -167,7 +168,7 @@ void add_generate_command(CLI::App& app, command_fn& run) {
   sub->add_flag("--json", a->json, "Print one JSON object (text and stats) on stdout");
   add_policy_flags(sub, a->policy, false);
   add_backend_flag(sub, a->backend);
-  sub->callback([&run, a] { run = [a] { return run_generate(*a); }; });
+  sub->callback([&run, a] { run = [a] { a->model = model_or_default(a->model); return run_generate(*a); }; });
 }
 
 }  // namespace kvarena::cli

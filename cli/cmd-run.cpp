@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli-commands.h"
+#include "default-model.h"
 #include "engine-error.h"
 #include "gguf-reader.h"
 #include "model.h"
@@ -144,7 +145,7 @@ runner_config make_config(const run_args& a) {
     if (a.with_oracle) throw std::invalid_argument("--with-oracle adds the oracle to a model run; --agent oracle is only that");
     c.policies.push_back({"oracle", {}, "{}", true});
   } else if (a.agent == "model") {
-    if (a.model.empty()) throw std::invalid_argument("--model: give the model file (GGUF or llama2.c .bin), or --agent oracle");
+    c.model_path = model_or_default(a.model);
     for (const kv_policy_spec& p : parse_policy_specs(a.policy)) c.policies.push_back({p.text, p, policy_options_json(p).dump()});
     if (a.with_oracle) c.policies.push_back({"oracle", {}, "{}", true});
   } else {
@@ -153,7 +154,6 @@ runner_config make_config(const run_args& a) {
   if (given(a, "--seed-list") && given(a, "--seeds"))
     throw std::invalid_argument("--seeds N and --seed-list LIST: give one of them");
   c.seeds = given(a, "--seed-list") ? parse_seed_list(a.seed_list) : seeds_from_count(a.seeds);
-  c.model_path = a.model;
   c.chat_template = a.chat_template;
   if (a.prompt != "auto") parse_prompt_style(a.prompt);  // a bad name stops the run before the model loads
   c.prompt_style = a.prompt;
@@ -182,7 +182,7 @@ runner_config make_config(const run_args& a) {
   } else {
     c.shard = shard_from_environment(given(a, "--shard-count") ? std::optional<int64_t>(a.shard_count) : std::nullopt);
   }
-  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, c.agent == run_agent::oracle ? "oracle" : a.model);
+  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, c.agent == run_agent::oracle ? "oracle" : c.model_path);
   c.resume = a.resume;
   return c;
 }
@@ -260,7 +260,7 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->group(g);
   sub->add_flag("--with-oracle", a->with_oracle, "Also run the scripted oracle on every task: the report's upper-bound "
                                                 "row (policy \"oracle\")")->group(g);
-  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin); shared read-only by the items")->group(g);
+  sub->add_option("--model,-m", a->model, "Model file (GGUF or llama2.c .bin; default models/kvarena-agent.gguf); shared read-only by the items")->group(g);
   sub->add_option("--tokenizer", a->tokenizer_path, "llama2.c tokenizer.bin (for .bin checkpoints)")->group(g);
   sub->add_option("--seeds", a->seeds, "Seeds 0..N-1 per (task, policy)")->capture_default_str()->group(g);
   sub->add_option("--seed-list", a->seed_list, "Explicit seeds instead of --seeds, e.g. 0,5,7")->group(g);

@@ -10,6 +10,9 @@ PACKAGES=(
   clang libclang-rt-14-dev
   # the single-node Slurm cluster of the `slurm` test (specs/cluster.md)
   slurmctld slurmd slurm-client munge
+  # PyTorch for scripts/train/ (the `train` test; Debian's /usr/bin/python3 sees it) and
+  # the pthread OpenBLAS that makes its matrix products fast
+  python3-torch libopenblas0-pthread
 )
 # Optional extras: `scripts/setup.sh --chromium` also installs Debian's chromium (to open
 # the HTML report headless and take a screenshot).

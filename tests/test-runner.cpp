@@ -606,7 +606,6 @@ TEST_F(Runner, BadFlagsFailWithClearMessages) {
       {s + "--history some" + out, "history mode 'some'"},
       {s + "--seeds 2 --seed-list 1,2" + out, "give one of them"},
       {"run --suite /nonexistent-suite --model /nonexistent.gguf" + out, "--suite /nonexistent-suite: no such folder"},
-      {"run --suite " + suite() + " --policies full" + out, "--model: give the model file"},
       {"run --suite " + suite() + " --agent oracle --policies full" + out, "drop --policies"},
       {"run --suite " + suite() + " --agent robot" + out, "--agent robot: use model (default) or oracle"},
       {"run --suite " + suite() + " --agent oracle --with-oracle" + out, "--with-oracle adds the oracle to a model run"},
@@ -618,6 +617,26 @@ TEST_F(Runner, BadFlagsFailWithClearMessages) {
     EXPECT_EQ(r.rc, 1);
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
   }
+}
+
+// Without --model the run uses the shipped agent model (models/kvarena-agent.gguf, found
+// beside the binary's build folder) and its prompt style; without that file, one line
+// naming where it looked.
+TEST_F(Runner, NoModelFlagUsesTheShippedAgentModel) {
+  const std::string db = *dir_ + "/default-model.sqlite";
+  const std::string shipped = std::string(KVARENA_SOURCE_DIR) + "/models/kvarena-agent.gguf";
+  run_result r = run("run --suite " + suite() + " --limit 1 --max-steps 1 --max-new-tokens 4 --policies full --out " + db);
+  if (!std::filesystem::exists(shipped)) {
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_TRUE(contains(r.err, "the default model is not there")) << r.err;
+    return;
+  }
+  ASSERT_EQ(r.rc, 0) << r.err;
+  rows_t run_row = query(db, "SELECT config FROM runs");
+  ASSERT_EQ(run_row.size(), 1u);
+  EXPECT_TRUE(contains(run_row[0][0], "models/kvarena-agent.gguf")) << run_row[0][0];
+  EXPECT_TRUE(contains(run_row[0][0], "\"prompt\":\"compact\"")) << run_row[0][0];
+  EXPECT_TRUE(contains(run_row[0][0], "\"chat_template\":\"chatml\"")) << run_row[0][0];
 }
 
 TEST_F(Runner, OracleSolvesEveryTaskAloneAndBesideTheModel) {

@@ -1,0 +1,370 @@
+#!/usr/bin/python3
+# train.py: resumable CPU training of the small llama model (model.py) on packed rows from
+# DIR/tokens (data.py), weighted cross-entropy (targets 1, context --ctx-weight), a context
+# curriculum at a roughly constant token count per step, AdamW with warmup + cosine LR and
+# gradient clipping, fp32. Checkpoints (model, optimizer, step, RNG and data state, loss
+# history) go atomically to --ckpt-dir every --ckpt-minutes, on SIGTERM/SIGINT and at the
+# end; a run resumes from the latest one, or starts from --init-gguf, or from random init.
+# --export writes a GGUF (gguf_write.py) with the recipe; --bench measures tokens/s.
+#   train.py --data DIR --max-steps 20000 --minutes 60 --export out.gguf
+#   train.py --export-only --ckpt-dir D --export out.gguf
+#   train.py --bench
+import argparse
+import json
+import math
+import os
+import random
+import resource
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cpu_setup  # noqa: E402,F401  (sets up OpenBLAS and malloc before numpy / torch)
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from model import Llama, LlamaConfig, load_gguf_model  # noqa: E402
+from gguf_write import write_llama_gguf  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DEFAULT_MIX = "agent-last=0.5,agent-full=0.3,niah=0.1,kv=0.05,corpus=0.05"
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    a = ap.add_argument
+    a("--data", help="folder with tokens/ (and tokenizer.json)")
+    a("--mix", default=DEFAULT_MIX, help="dataset=weight,... (missing datasets are skipped)")
+    a("--tokenizer", help="tokenizer.json (default DATA/tokenizer.json, else the checkpoint's copy)")
+    a("--ckpt-dir", default=os.path.expanduser("~/.cache/kvarena-train/ckpt"))
+    a("--init-gguf", default=os.path.join(REPO, "models", "kvarena-agent.gguf"),
+      help="weights to start from when there is no checkpoint (if the file exists)")
+    a("--dim", type=int, default=256)
+    a("--layers", type=int, default=4)
+    a("--heads", type=int, default=4)
+    a("--kv-heads", type=int, default=2)
+    a("--ffn", type=int, default=704)
+    a("--rope-base", type=float, default=10000.0, help="RoPE frequency base (larger: slower rotation, for long contexts)")
+    a("--vocab", type=int, default=0, help="default: the tokenizer's size")
+    a("--n-ctx", type=int, default=0, help="llama.context_length to write (default: the largest ctx)")
+    a("--ctx-schedule", default="512:0,1024:0.3,2048:0.6,4096:0.8",
+      help="CTX:FRACTION,...: context length from each fraction of --max-steps on")
+    a("--tokens-per-step", type=int, default=16384)
+    a("--micro-tokens", type=int, default=4096, help="tokens per forward/backward (accumulated)")
+    a("--max-steps", type=int, default=20000, help="also the length of the LR and ctx schedules")
+    a("--minutes", type=float, default=0, help="wall-clock budget of this run (0 = none)")
+    a("--steps", type=int, default=0, help="at most this many steps in this run (0 = no limit)")
+    a("--lr", type=float, default=1e-3)
+    a("--min-lr-frac", type=float, default=0.1)
+    a("--warmup", type=int, default=200)
+    a("--wd", type=float, default=0.1)
+    a("--beta2", type=float, default=0.95)
+    a("--clip", type=float, default=1.0)
+    a("--ctx-weight", type=float, default=0.1, help="loss weight of context (non-target) tokens")
+    a("--seed", type=int, default=1, help="init seed")
+    a("--data-seed", type=int, default=1)
+    a("--ckpt-minutes", type=float, default=5)
+    a("--log-every", type=int, default=10)
+    a("--threads", type=int, default=2)
+    a("--attn-chunk", type=int, default=-1, help="query block of attention (0 = none, -1 = auto)")
+    a("--export", help="write the weights to this GGUF at the end")
+    a("--export-only", action="store_true", help="only export the latest checkpoint")
+    a("--export-f32", action="store_true", help="F32 matrices instead of F16")
+    a("--name", default="kvarena-agent", help="general.name of the export")
+    a("--bench", action="store_true", help="measure tokens/s on random data and exit")
+    a("--bench-models", default="256x4,192x6,320x4", help="DIMxLAYERS,... (head_dim 64)")
+    a("--bench-ctx", default="512,1024,2048,4096")
+    a("--bench-steps", type=int, default=2)
+    return ap.parse_args(argv)
+
+
+def parse_schedule(spec):
+    pts = sorted((float(f), int(c)) for c, f in (p.split(":") for p in spec.split(",")))
+    return pts
+
+
+def ctx_at(sched, frac):
+    ctx = sched[0][1]
+    for f, c in sched:
+        if frac >= f:
+            ctx = c
+    return ctx
+
+
+def lr_at(a, step):
+    if step < a.warmup:
+        return a.lr * (step + 1) / a.warmup
+    t = min(1.0, (step - a.warmup) / max(1, a.max_steps - a.warmup))
+    return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * t)))
+
+
+def auto_chunk(a, T):
+    if a.attn_chunk >= 0:
+        return a.attn_chunk
+    return 0 if T <= 256 else 256
+
+
+def make_optimizer(a, model):
+    decay = [p for p in model.parameters() if p.ndim >= 2]
+    other = [p for p in model.parameters() if p.ndim < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": a.wd}, {"params": other, "weight_decay": 0.0}],
+                             lr=a.lr, betas=(0.9, a.beta2), eps=1e-8)
+
+
+def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip):
+    """One optimizer step over the rows; returns (weighted loss, target loss)."""
+    for g in opt.param_groups:
+        g["lr"] = lr
+    opt.zero_grad(set_to_none=True)
+    wsum, tsum = float(w.sum()), float(tgt.sum())
+    loss_acc = tloss_acc = 0.0
+    for r0 in range(0, tok.shape[0], micro_rows):
+        x = torch.from_numpy(tok[r0:r0 + micro_rows])
+        wt = torch.from_numpy(w[r0:r0 + micro_rows]).reshape(-1)
+        tt = torch.from_numpy(tgt[r0:r0 + micro_rows]).reshape(-1)
+        logits = model(x[:, :-1])
+        ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
+        loss = (ce * wt).sum() / max(wsum, 1e-9)
+        loss.backward()
+        loss_acc += float(loss)
+        tloss_acc += float((ce.detach() * tt).sum()) / max(tsum, 1e-9)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    opt.step()
+    return loss_acc, tloss_acc
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+def latest_ckpt(d):
+    p = os.path.join(d, "latest.pt")
+    return p if os.path.exists(p) else None
+
+
+def save_ckpt(d, st):
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "latest.pt")
+    tmp = path + ".tmp"
+    torch.save(st, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_tokenizer(a, ckpt_tok=None):
+    cands = [a.tokenizer] if a.tokenizer else []
+    if a.data:
+        cands.append(os.path.join(a.data, "tokenizer.json"))
+    for p in cands:
+        if p and os.path.exists(p):
+            with open(p) as f:
+                return json.load(f), p
+    if a.tokenizer:
+        raise SystemExit(f"tokenizer {a.tokenizer} not found")
+    return ckpt_tok, "checkpoint" if ckpt_tok else None
+
+
+def recipe_of(st):
+    h = st["history"]
+    pick = [h[int(i)] for i in np.linspace(0, len(h) - 1, min(len(h), 20))] if h else []
+    return {
+        "data_seed": st["data_seed"], "init": st["init"], "steps": st["step"],
+        "tokens_seen": st["tokens"], "target_tokens_seen": st["target_tokens"],
+        "wall_time_s": round(st["wall"], 1), "command_lines": st["commands"],
+        "loss_curve": [{"step": r["step"], "tokens": r["tokens"], "ctx": r["ctx"],
+                        "loss": round(r["loss"], 4), "target_loss": round(r["target_loss"], 4)} for r in pick],
+        "final_loss": round(h[-1]["loss"], 4) if h else None,
+        "final_target_loss": round(h[-1]["target_loss"], 4) if h else None,
+        "hparams": st["hparams"], "parent": st.get("parent"), "torch_version": torch.__version__,
+    }
+
+
+def export(a, st, model, tok):
+    if tok is None:
+        raise SystemExit("export: no tokenizer (give --tokenizer or --data with tokenizer.json)")
+    write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name,
+                     recipe=recipe_of(st), f16=not a.export_f32)
+    log(f"exported step {st['step']} to {a.export}")
+
+
+# ----------------------------------------------------------------------------- bench
+
+def bench(a):
+    res = []
+    for spec in a.bench_models.split(","):
+        dim, layers = (int(x) for x in spec.split("x"))
+        heads = dim // 64
+        cfg = LlamaConfig(dim=dim, n_layers=layers, n_heads=heads, n_kv_heads=heads // 2 if heads % 2 == 0 else 1,
+                          ffn_dim=int(round(dim * 2.75 / 32)) * 32, n_vocab=a.vocab or 4096)
+        model = Llama(cfg)
+        model.init_random(0)
+        opt = make_optimizer(a, model)
+        n_params = sum(p.numel() for p in model.parameters())
+        for T in (int(c) for c in a.bench_ctx.split(",")):
+            model.attn_chunk = auto_chunk(a, T)
+            R = max(1, a.tokens_per_step // T)
+            rng = np.random.default_rng(0)
+            tok = rng.integers(0, cfg.n_vocab, size=(R, T + 1))
+            w = np.ones((R, T), np.float32)
+            times = []
+            for i in range(a.bench_steps + 1):
+                t0 = time.time()
+                train_step(model, opt, tok, w, w, max(1, a.micro_tokens // T), 1e-4, 1.0)
+                times.append(time.time() - t0)
+            dt = min(times[1:])
+            r = {"model": f"d{dim} l{layers} h{heads} kv{cfg.n_kv_heads} ffn{cfg.ffn_dim}", "params_M": round(n_params / 1e6, 2),
+                 "ctx": T, "rows": R, "chunk": model.attn_chunk, "step_s": round(dt, 2),
+                 "tok_per_s": round(R * T / dt), "max_rss_GB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)}
+            log(json.dumps(r))
+            res.append(r)
+    print(json.dumps({"bench": "train", "threads": a.threads, "results": res}))
+
+
+# ----------------------------------------------------------------------------- main
+
+def main(argv=None):
+    a = parse_args(argv)
+    cpu_setup.set_threads(a.threads)
+    if a.bench:
+        return bench(a)
+    ck = latest_ckpt(a.ckpt_dir)
+    st = torch.load(ck) if ck else None
+
+    if a.export_only:
+        if not st:
+            raise SystemExit(f"no checkpoint in {a.ckpt_dir}")
+        model = Llama(LlamaConfig(**st["config"]))
+        model.load_state_dict(st["model"])
+        if a.n_ctx:
+            model.c.n_ctx = a.n_ctx
+        tok, _ = load_tokenizer(a, st.get("tokenizer"))
+        return export(a, st, model, tok)
+
+    if not a.data:
+        raise SystemExit("--data DIR is required for training")
+    tok, tok_src = load_tokenizer(a, st.get("tokenizer") if st else None)
+    sched = parse_schedule(a.ctx_schedule)
+    cmd = " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])
+
+    if st:
+        model = Llama(LlamaConfig(**st["config"]))
+        model.load_state_dict(st["model"])
+        log(f"resumed {ck}: step {st['step']}, {st['tokens']} tokens, {st['wall']:.0f} s")
+        st["commands"].append(cmd)
+    else:
+        if a.init_gguf and os.path.exists(a.init_gguf):
+            model, meta = load_gguf_model(a.init_gguf)
+            init = "gguf:" + os.path.basename(a.init_gguf)
+            prev = json.loads(meta.get("kvarena.train.recipe", "{}") or "{}")
+            parent = {k: prev[k] for k in ("init", "steps", "tokens_seen", "data_seed", "wall_time_s") if k in prev}
+            log(f"initialised from {a.init_gguf} ({model.c.dim}d x {model.c.n_layers} layers); --dim etc. ignored")
+        else:
+            n_vocab = a.vocab or (len(tok["tokens"]) if tok else 0)
+            if not n_vocab:
+                raise SystemExit("no vocabulary size: give --vocab or a tokenizer.json")
+            cfg = LlamaConfig(dim=a.dim, n_layers=a.layers, n_heads=a.heads, n_kv_heads=a.kv_heads,
+                              ffn_dim=a.ffn, n_vocab=n_vocab, n_ctx=a.n_ctx or max(c for _, c in sched),
+                              rope_base=a.rope_base)
+            model = Llama(cfg)
+            model.init_random(a.seed)
+            init = f"random:seed={a.seed}"
+            parent = None
+        st = {"parent": parent, "step": 0, "tokens": 0, "target_tokens": 0, "wall": 0.0, "history": [], "init": init,
+              "data_seed": a.data_seed, "commands": [cmd]}
+    if a.n_ctx:
+        model.c.n_ctx = a.n_ctx
+    if tok is not None and len(tok["tokens"]) != model.c.n_vocab:
+        raise SystemExit(f"tokenizer ({tok_src}) has {len(tok['tokens'])} tokens, model vocab {model.c.n_vocab}")
+    n_params = sum(p.numel() for p in model.parameters())
+    log(f"model: {model.c.to_dict()} ({n_params / 1e6:.2f} M parameters)")
+
+    from data import Packer, parse_mix
+    packer = Packer(a.data, parse_mix(a.mix), a.ctx_weight, st["data_seed"])
+    if packer.max_token() >= model.c.n_vocab:
+        raise SystemExit(f"data has token id {packer.max_token()} >= vocab {model.c.n_vocab}")
+    opt = make_optimizer(a, model)
+    if "optimizer" in st:
+        opt.load_state_dict(st["optimizer"])
+        packer.load_state(st["data"])
+        torch.set_rng_state(st["rng"]["torch"])
+        np.random.set_state(st["rng"]["numpy"])
+        random.setstate(st["rng"]["python"])
+    else:
+        torch.manual_seed(a.seed)
+
+    stop = {"sig": None}
+
+    def on_signal(sig, _frame):
+        if stop["sig"] is not None:
+            raise KeyboardInterrupt
+        stop["sig"] = sig
+        log(f"signal {sig}: checkpointing after this step")
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    def checkpoint():
+        st.update(model=model.state_dict(), optimizer=opt.state_dict(), data=packer.state(),
+                  config=model.c.to_dict(), tokenizer=tok,
+                  rng={"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
+                  hparams={k: v for k, v in vars(a).items() if not k.startswith(("bench", "export"))})
+        p = save_ckpt(a.ckpt_dir, st)
+        log(f"checkpoint step {st['step']} -> {p}")
+
+    os.makedirs(a.ckpt_dir, exist_ok=True)
+    csv = os.path.join(a.ckpt_dir, "loss.csv")
+    if not os.path.exists(csv):
+        with open(csv, "w") as f:
+            f.write("step,tokens,target_tokens,ctx,rows,loss,target_loss,lr,tok_per_s,fill,wall_s\n")
+    t_start = time.time()
+    wall0 = st["wall"]
+    last_ckpt = time.time()
+    acc = {"loss": 0.0, "tloss": 0.0, "n": 0, "tok": 0, "fill": 0, "t": time.time()}
+    step0 = st["step"]
+    while st["step"] < a.max_steps and stop["sig"] is None:
+        if a.steps and st["step"] - step0 >= a.steps:
+            break
+        if a.minutes and time.time() - t_start >= a.minutes * 60:
+            log(f"time budget of {a.minutes} min reached")
+            break
+        T = ctx_at(sched, st["step"] / a.max_steps)
+        R = max(1, a.tokens_per_step // T)
+        model.attn_chunk = auto_chunk(a, T)
+        tk, w, tg, filled = packer.rows(R, T)
+        lr = lr_at(a, st["step"])
+        loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip)
+        st["step"] += 1
+        st["tokens"] += R * T
+        st["target_tokens"] += int(tg.sum())
+        st["wall"] = wall0 + time.time() - t_start
+        acc["loss"] += loss
+        acc["tloss"] += tloss
+        acc["n"] += 1
+        acc["tok"] += R * T
+        acc["fill"] += filled / (R * (T + 1))
+        if st["step"] % a.log_every == 0 or st["step"] == a.max_steps:
+            dt = time.time() - acc["t"]
+            row = {"step": st["step"], "tokens": st["tokens"], "target_tokens": st["target_tokens"], "ctx": T,
+                   "rows": R, "loss": acc["loss"] / acc["n"], "target_loss": acc["tloss"] / acc["n"], "lr": lr,
+                   "tok_per_s": acc["tok"] / dt, "fill": acc["fill"] / acc["n"], "wall_s": st["wall"]}
+            st["history"].append(row)
+            log(f"step {row['step']} tok {row['tokens']} ctx {T}x{R} loss {row['loss']:.4f} "
+                f"target {row['target_loss']:.4f} lr {lr:.2e} {row['tok_per_s']:.0f} tok/s fill {row['fill']:.2f}")
+            with open(csv, "a") as f:
+                f.write(",".join(f"{row[k]:.6g}" if isinstance(row[k], float) else str(row[k])
+                                 for k in ("step", "tokens", "target_tokens", "ctx", "rows", "loss", "target_loss",
+                                           "lr", "tok_per_s", "fill", "wall_s")) + "\n")
+            acc = {"loss": 0.0, "tloss": 0.0, "n": 0, "tok": 0, "fill": 0, "t": time.time()}
+        if time.time() - last_ckpt >= a.ckpt_minutes * 60:
+            checkpoint()
+            last_ckpt = time.time()
+    checkpoint()
+    if a.export:
+        export(a, st, model, tok)
+
+
+if __name__ == "__main__":
+    main()
