@@ -82,7 +82,7 @@ class episode_runner {
   clk::time_point t0_ = clk::now();
   std::string phase_ = "start";
   kv_meter meter_;                     // before session_: the session's callback points here
-  std::unique_ptr<session> session_;
+  std::unique_ptr<sequence> session_;  // the model's sequence on mc_.backend
   std::unique_ptr<env_session_guard> env_session_;
   std::unique_ptr<agent_conversation> conv_;
 };
@@ -108,7 +108,7 @@ void episode_runner::run() {
   if (!mc_.llm || !mc_.tok) throw std::invalid_argument("model_context has no model or no tokenizer");
   session_options so = mc_.session;
   so.track_confidence = true;  // a step's confidence is a recorded column
-  session_ = std::make_unique<session>(*mc_.llm, so);
+  session_ = make_sequence(mc_.backend, *mc_.llm, so);
   session_->on_step([this](const kv_step_stats& s) { meter_.on_forward(s); });
   sampler smp(mc_.sampling);
   generate_options go;
@@ -143,6 +143,18 @@ void episode_runner::run() {
     const std::vector<int32_t> prompt =
         step_prompt(conv_->next_prompt(shown.text, urls.show(obs.url), task_.intent, prev_text));
     const int64_t need = session_->n_past() + static_cast<int64_t>(prompt.size()) + cfg_.max_new_tokens;
+    if (need > session_->n_ctx() && step == 0) {
+      // Nothing ran: the model cannot do this task with these settings; an error row, not
+      // a "done" row of zero steps that would count as the policy's failure.
+      throw std::runtime_error(
+          "the first prompt (" + std::to_string(prompt.size()) + " tokens, " + std::to_string(shown.n_tokens) +
+          " of them the observation) + max_new_tokens " + std::to_string(cfg_.max_new_tokens) +
+          " does not fit n_ctx " + std::to_string(session_->n_ctx()) +
+          ": raise --ctx (the model's context length is " + std::to_string(mc_.llm->config.n_ctx) +
+          ") or lower --max-obs-tokens (now " +
+          (cfg_.max_obs_tokens > 0 ? std::to_string(cfg_.max_obs_tokens) : std::string("0, no limit")) +
+          ") or --max-new-tokens");
+    }
     if (need > session_->n_ctx()) {
       r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
                       std::to_string(prompt.size()) + " new + max_new_tokens " +
@@ -153,7 +165,7 @@ void episode_runner::run() {
 
     phase_ = step_phase(step, "model");
     meter_.begin_step(step);
-    generate_result g = session_->generate(*mc_.tok, prompt, go, smp);
+    generate_result g = generate(*session_, *mc_.tok, prompt, go, smp);
     const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(prompt.size() + g.tokens.size()));
     conv_->add_reply(g.text);
     agent_action a = extract_agent_action(g.text);

@@ -11,7 +11,10 @@
 //     the cache (the reply's end marker, the new step message, the assistant header), so
 //     the KV cache grows over the horizon and the session's KV policy decides what stays.
 //     When the next message plus max_new_tokens would pass n_ctx, the episode ends early
-//     ("Context full ...") and is evaluated, never a crash.
+//     ("Context full ...") and is evaluated, never a crash. In both modes, when not even
+//     the FIRST prompt plus max_new_tokens fits, the episode is status "error" ("step 1
+//     prompt: the first prompt (N tokens, ...) + max_new_tokens M does not fit n_ctx C:
+//     raise --ctx ... or lower --max-obs-tokens ..."): nothing ran, nothing is evaluated.
 //
 // Early stop (specs/web-envs.md §3) is checked before each model call with the agent's
 // early_stop_config, which is also sent to the env server so both sides agree.
@@ -62,6 +65,7 @@ struct model_context {
   const tokenizer* tok = nullptr;
   chat_template chat;         // chat_template::for_model(*llm, name)
   prompt_style style = prompt_style::vwa;  // prompt_style_for_model(*llm, name)
+  std::string backend = "cpu";  // make_sequence's backend name
   session_options session;    // KV policy and its options, threads, n_ctx (0: the model's)
   sampler_options sampling;   // seed: one per work item
 };

@@ -57,7 +57,8 @@ struct episode_result {
   int64_t task_id = 0;
   // "done": the episode ended (stop, an early-stop rule, a full context) and was evaluated;
   // "timeout": the episode's wall-clock limit ended it (evaluated too);
-  // "error": the model or the env failed; `error` says where and why; not evaluated.
+  // "error": the model or the env failed, or the first prompt does not fit n_ctx; `error`
+  // says where and why; not evaluated.
   std::string status = "error";
   std::string end_reason;       // "stop", the early-stop rule's text, "Context full ...", "Timeout ..."
   bool success = false;         // evaluation score == 1

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "session.h"
+#include "sequence.h"
 
 namespace kvarena {
 namespace {
@@ -68,7 +68,7 @@ void kv_meter::on_forward(const kv_step_stats& s) {
   if (last_traced_) push(point_of(s));
 }
 
-step_kv kv_meter::end_step(const session& s, int64_t n_tokens) {
+step_kv kv_meter::end_step(const sequence& s, int64_t n_tokens) {
   const memory_stats mem = s.memory();
   peak_kv_bytes_ = std::max(peak_kv_bytes_, mem.kv_peak_bytes);
   peak_kv_host_bytes_ = std::max(peak_kv_host_bytes_, mem.kv_host_peak_bytes);

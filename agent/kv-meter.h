@@ -16,7 +16,7 @@
 
 namespace kvarena {
 
-class session;
+class sequence;
 
 struct step_kv {
   int64_t kv_tokens = 0;
@@ -35,7 +35,7 @@ class kv_meter {
   void on_forward(const kv_step_stats& s);  // install with session::on_step
   // After the step's model call; n_tokens: tokens the call ran (prompt + generated), used
   // only when the session reported no forward calls.
-  step_kv end_step(const session& s, int64_t n_tokens);
+  step_kv end_step(const sequence& s, int64_t n_tokens);
 
   size_t peak_kv_bytes() const { return peak_kv_bytes_; }
   size_t peak_kv_host_bytes() const { return peak_kv_host_bytes_; }

@@ -111,6 +111,7 @@ std::string suite_runner::config_json(const std::string& chat, const std::string
     const agent_config& a = c.agent_cfg;
     j["model"] = c.model_path;
     j["chat_template"] = chat;
+    j["backend"] = c.backend;
     j["n_ctx"] = c.n_ctx;
     j["history"] = history_mode_name(a.history);
     j["max_steps"] = a.early_stop.max_steps;
@@ -137,6 +138,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     base.tok = tok;
     base.chat = chat_template::for_model(*llm, cfg_.chat_template);
     base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
+    base.backend = cfg_.backend;
     base.session.n_threads = cfg_.threads;
     base.session.n_ctx = cfg_.n_ctx;
     base.sampling = cfg_.sampling;

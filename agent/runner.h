@@ -67,6 +67,7 @@ struct runner_config {
   std::string model_path;              // "" for the oracle
   std::string chat_template = "auto";  // chat_template::for_model's name
   std::string prompt_style = "auto";   // prompt_style_for_model's name
+  std::string backend = "cpu";         // the engine backend of every item (sequence.h)
   uint64_t site_seed = 1;              // content seed of the in-process sites (no env_url)
   int64_t n_ctx = 0;                   // session context; 0: the model's
   sampler_options sampling;            // temperature 0: greedy

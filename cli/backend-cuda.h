@@ -1,5 +1,6 @@
-// backend-cuda.h: the CLI's `--backend cpu|cuda` (generate, bench latency) and the only
-// place in cli/ that calls the CUDA backend (engine/cuda/). In a build without
+// backend-cuda.h: the CLI's `--backend cpu|cuda` flag and the CUDA latency bench, the only
+// place in cli/ that calls the CUDA backend (engine/cuda/) directly; everything else reaches
+// it through make_sequence (sequence.h). In a build without
 // KVARENA_CUDA the CUDA entries throw engine_error "this kvarena was built without CUDA
 // (configure with -DKVARENA_CUDA=ON)"; with it but no device, an error naming the missing
 // device. Not here: the CPU paths (cmd-generate.cpp, engine/bench/).
@@ -25,20 +26,6 @@ void add_backend_flag(CLI::App* sub, std::string& backend);
 // Throws engine_error unless `backend` can run here (call before loading a model): cpu
 // always; cuda needs a CUDA build and a device.
 void check_backend(const std::string& backend);
-
-// What `kvarena generate --backend cuda` reports (the CPU session's fields).
-struct cuda_generate_result {
-  generate_result gen;
-  memory_stats memory;
-  int64_t decode_steps = 0, confidence_steps = 0;
-  double confidence_sum = 0;
-  std::vector<int64_t> kept_final;  // (n_layers,) of the last step; empty without a policy
-};
-// Prompt, then up to g.max_tokens tokens sampled by s (greedy on the device when s is),
-// under `policy` (name "" = the plain FP16 cache); n_ctx 0: the model's.
-cuda_generate_result cuda_generate(const model& m, const tokenizer& tok, const std::vector<int32_t>& prompt,
-                                   const generate_options& g, sampler& s, const kv_policy_spec* policy,
-                                   int64_t n_ctx);
 
 // `kvarena bench latency --backend cuda`: run_bench_latency's protocol (same seeded
 // prompts, steps interleaved round robin across the policies) on the device.

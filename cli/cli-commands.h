@@ -1,13 +1,25 @@
 // cli-commands.h: each subcommand registers itself on the CLI11 app and returns the
-// function that runs it. main() only dispatches; errors become one-line messages + exit 1.
+// function that runs it. main() only dispatches; errors become one-line messages + exit 1,
+// usage_error (a bad combination of flags) exit 2.
 #pragma once
 #include <functional>
 
 #include <CLI/CLI.hpp>
 
+#include "engine-error.h"
+
 namespace kvarena::cli {
 
 using command_fn = std::function<int()>;
+
+// A bad combination of flags: an option given where it would do nothing (a KV-policy flag
+// that no chosen policy takes, policy-flags.h). main() prints it as one line like any error
+// but exits k_exit_usage, so a script can tell "this combination means nothing" from a
+// failure (exit 1).
+struct usage_error : engine_error {
+  using engine_error::engine_error;
+};
+constexpr int k_exit_usage = 2;
 
 // Each add_* creates its subcommand on `app` and sets `run` to the action when chosen.
 void add_model_command(CLI::App& app, command_fn& run);     // kvarena model random

@@ -3,7 +3,7 @@
 // [--json]`: prints the generated text on stdout and the stats as JSON on stderr, or with
 // --json one JSON object (text + stats) on stdout. With --policy the stats carry a "kv"
 // object: the policy, its effective options, peak KV bytes (device and host) and a
-// per-step summary. --backend cuda runs the same on the GPU (backend-cuda.h).
+// per-step summary. --backend cuda runs the same on the GPU (make_sequence, sequence.h).
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -19,6 +19,7 @@
 #include "model.h"
 #include "policy-flags.h"
 #include "sampler.h"
+#include "sequence.h"
 #include "session.h"
 #include "tokenizer.h"
 
@@ -83,31 +84,24 @@ int run_generate(const generate_args& a) {
   generate_result r;
   memory_stats mem;
   std::vector<int64_t> kept_final;
-  if (a.backend == "cuda") {
-    const cuda_generate_result c = cuda_generate(*m, *tok, prompt, gopt, smp, policy.empty() ? nullptr : &policy[0],
-                                                 a.n_ctx);
-    r = c.gen, mem = c.memory, kept_final = c.kept_final;
-    decode_steps = c.decode_steps, conf_steps = c.confidence_steps, conf_sum = c.confidence_sum;
-  } else {
-    session_options so;
-    so.n_threads = a.threads;
-    so.n_ctx = a.n_ctx;
-    if (!policy.empty()) {
-      so.kv_policy = policy[0].name;
-      so.kv = policy[0].options;
-      so.kv_overlap = policy[0].overlap;
-      so.track_confidence = true;
-    }
-    session s(*m, so);
-    s.on_step([&](const kv_step_stats& st) {
-      if (!st.decode) return;
-      ++decode_steps;
-      if (st.confidence >= 0) conf_sum += st.confidence, ++conf_steps;
-    });
-    r = s.generate(*tok, prompt, gopt, smp);
-    mem = s.memory();
-    if (!policy.empty()) kept_final = s.last_step().kept;
+  session_options so;
+  so.n_threads = a.threads;
+  so.n_ctx = a.n_ctx;
+  if (!policy.empty()) {
+    so.kv_policy = policy[0].name;
+    so.kv = policy[0].options;
+    so.kv_overlap = policy[0].overlap;
+    so.track_confidence = true;
   }
+  const std::unique_ptr<sequence> seq = make_sequence(a.backend, *m, so);
+  seq->on_step([&](const kv_step_stats& st) {
+    if (!st.decode) return;
+    ++decode_steps;
+    if (st.confidence >= 0) conf_sum += st.confidence, ++conf_steps;
+  });
+  r = generate(*seq, *tok, prompt, gopt, smp);
+  mem = seq->memory();
+  if (!policy.empty()) kept_final = seq->last_step().kept;
 
   nlohmann::ordered_json stats = {
       {"model", a.model},

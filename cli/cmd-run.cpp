@@ -35,6 +35,7 @@
 #include "policy-flags.h"
 #include "results-report.h"
 #include "runner.h"
+#include "sequence.h"
 #include "tokenizer.h"
 
 namespace kvarena::cli {
@@ -66,6 +67,7 @@ struct run_args {
   int64_t n_ctx = 0;
   std::string chat_template = "auto";
   std::string prompt = "auto";
+  std::string backend = "cpu";
   uint64_t site_seed = 1;
   float temp = 0.0f;
   float top_p = 1.0f;
@@ -142,6 +144,8 @@ runner_config make_config(const run_args& a) {
     if (!a.model.empty()) throw std::invalid_argument("--agent oracle runs no model: drop --model");
     if (given(a, "--policies"))
       throw std::invalid_argument("--agent oracle runs no KV policy (its row is labelled \"oracle\"): drop --policies");
+    if (const std::vector<std::string> flags = given_policy_flags(a.policy); !flags.empty())
+      throw usage_error(flags[0] + ": --agent oracle runs no KV policy, so it has no such option (drop it)");
     if (a.with_oracle) throw std::invalid_argument("--with-oracle adds the oracle to a model run; --agent oracle is only that");
     c.policies.push_back({"oracle", {}, "{}", true});
   } else if (a.agent == "model") {
@@ -157,6 +161,7 @@ runner_config make_config(const run_args& a) {
   c.chat_template = a.chat_template;
   if (a.prompt != "auto") parse_prompt_style(a.prompt);  // a bad name stops the run before the model loads
   c.prompt_style = a.prompt;
+  c.backend = a.backend;
   if (given(a, "--site-seed") && !a.env_url.empty())
     throw std::invalid_argument("--site-seed sets the in-process sites' content; with --env-url the server decides it "
                                 "(kvarena env-server --site-seed)");
@@ -188,6 +193,7 @@ runner_config make_config(const run_args& a) {
 }
 
 int run_suite_command(const run_args& a) {
+  if (a.agent == "model") kvarena::check_backend(a.backend);  // backend_error (exit 2) before anything else
   runner_config cfg = make_config(a);
   suite_runner runner(cfg);  // suite, plan, results file: refused here before any work
 
@@ -289,6 +295,8 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->check(CLI::NonNegativeNumber)->group(ag);
   sub->add_option("--ctx", a->n_ctx, "Context length of each session (0: the model's)")->check(CLI::NonNegativeNumber)->group(ag);
   sub->add_option("--chat-template", a->chat_template, "auto (from the GGUF), chatml, llama3, llama2 or plain")
+      ->capture_default_str()->group(ag);
+  sub->add_option("--backend", a->backend, "Engine backend: cpu, or cuda (a CUDA build and a GPU; exit 2 without)")
       ->capture_default_str()->group(ag);
   sub->add_option("--prompt", a->prompt, "auto (the GGUF's kvarena.prompt_style, else vwa), vwa or compact")
       ->capture_default_str()->group(ag);

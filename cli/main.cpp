@@ -1,12 +1,20 @@
 // main.cpp: the kvarena binary. Registers the subcommands and turns any error a user can
-// cause into a one-line message on stderr and exit status 1.
+// cause into a one-line message on stderr and exit status 1 (2 for a usage_error: an option
+// the chosen KV policy does not take).
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "cli-commands.h"
+#include "engine-error.h"
+#ifdef KVARENA_CUDA
+#include "cuda-backend.h"
+#endif
 
 int main(int argc, char** argv) {
+#ifdef KVARENA_CUDA
+  kvarena::register_cuda_backend();  // make_sequence("cuda", ...)
+#endif
   CLI::App app{"kvarena: evaluation harness for long-horizon web agents with an embedded LLM engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kvarena ") + KVARENA_VERSION);
@@ -25,6 +33,12 @@ int main(int argc, char** argv) {
   }
   try {
     return run ? run() : 0;
+  } catch (const kvarena::cli::usage_error& e) {
+    std::fprintf(stderr, "kvarena: error: %s\n", e.what());
+    return kvarena::cli::k_exit_usage;
+  } catch (const kvarena::backend_error& e) {  // e.g. --backend cuda without a GPU
+    std::fprintf(stderr, "kvarena: error: %s\n", e.what());
+    return kvarena::cli::k_exit_usage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kvarena: error: %s\n", e.what());
     return 1;

@@ -2,12 +2,14 @@
 // effective-options JSON (policy-flags.h).
 #include "policy-flags.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 
+#include "cli-commands.h"
 #include "engine-error.h"
 #include "kv/kv-policy.h"
 
@@ -19,7 +21,12 @@ using json = nlohmann::ordered_json;
 
 const char* const kDefaultList = "full,window,h2o,confkv,confkv-l,freekv";
 
-// The option keys each policy reads, in the order they are reported.
+// The option keys each policy reads, in the order they are reported: the one table that
+// --policies overrides, the flags-given check and policy_options_json read. What the policy
+// code reads of kv_policy_options: window window/sinks (kv-policy-window.cpp), h2o
+// heavy/recent, confkv and confkv-l tau .. int8/int8_window (kv-policy-confkv.cpp; the
+// store's INT8 segment is theirs only, kv-runtime.cpp), freekv budget/sinks/window/page/tau/
+// dense_layer0 and the runtime's overlap; full reads none. Every key is a flag "--KEY".
 const std::vector<std::pair<std::string, std::vector<std::string>>>& policy_keys() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> k = {
       {"full", {}},
@@ -131,17 +138,73 @@ kv_policy_spec parse_item(const std::string& text, const policy_flags& f) {
     bool known = false;
     for (const auto& k : *keys) known |= k == key;
     if (!known)
-      throw engine_error(where + ": unknown option '" + key + "' for " + p.name + " (valid: " +
-                         (keys->empty() ? std::string("none, full takes no options") : join(*keys)) + ")");
+      throw usage_error(where + ": unknown option '" + key + "' for " + p.name + " (valid: " +
+                        (keys->empty() ? std::string("none, full takes no options") : join(*keys)) + ")");
     set_key(p, where, key, value);
   }
   return p;
 }
 
+bool takes(const std::string& policy, const std::string& key) {
+  const std::vector<std::string>* keys = keys_of(policy);
+  return keys && std::find(keys->begin(), keys->end(), key) != keys->end();
+}
+
+// Every key of the table once, in table order.
+std::vector<std::string> all_keys() {
+  std::vector<std::string> out;
+  for (const auto& [name, keys] : policy_keys())
+    for (const std::string& k : keys)
+      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
+  return out;
+}
+
+// A flag given that no item's policy takes: usage_error naming the flag and the policies,
+// e.g. "--kv-int8: policy 'window' has no such option (its options: window, sinks)".
+void check_given_flags(const policy_flags& f, const std::vector<kv_policy_spec>& items) {
+  for (const std::string& flag : given_policy_flags(f)) {
+    const std::string key = flag.substr(2);
+    std::vector<std::string> names;  // the listed policies, each once
+    bool taken = false;
+    for (const kv_policy_spec& p : items) {
+      taken |= takes(p.name, key);
+      if (std::find(names.begin(), names.end(), p.name) == names.end()) names.push_back(p.name);
+    }
+    if (taken) continue;
+    std::vector<std::string> owners;  // the policies that do take it
+    for (const auto& [name, keys] : policy_keys())
+      if (takes(name, key)) owners.push_back(name);
+    if (names.empty())
+      throw usage_error(flag + ": no --policy given, and the plain cache has no such option (it is an option of " +
+                        join(owners) + ")");
+    if (names.size() == 1) {
+      const std::vector<std::string>& keys = *keys_of(names[0]);
+      throw usage_error(flag + ": policy '" + names[0] + "' has no such option (its options: " +
+                        (keys.empty() ? std::string("none") : join(keys)) + ")");
+    }
+    std::string listed;
+    for (const std::string& n : names) listed += (listed.empty() ? "'" : ", '") + n + "'";
+    throw usage_error(flag + ": none of the policies " + listed + " has such an option (it is an option of " +
+                      join(owners) + ")");
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> given_policy_flags(const policy_flags& f) {
+  std::vector<std::string> out;
+  if (!f.app) return out;
+  for (const std::string& k : all_keys()) {
+    const CLI::Option* o = f.app->get_option_no_throw("--" + k);
+    KV_ASSERT(o != nullptr && "a key in policy_keys() without its flag in add_policy_flags");
+    if (o->count() > 0) out.push_back("--" + k);
+  }
+  return out;
+}
 
 void add_policy_flags(CLI::App* sub, policy_flags& f, bool list) {
   f.list = list;
+  f.app = sub;
   const char* g = "KV policy";
   if (list) {
     f.policies = kDefaultList;
@@ -186,6 +249,7 @@ std::vector<kv_policy_spec> parse_policy_specs(const policy_flags& f) {
   std::vector<kv_policy_spec> out;
   if (f.policies.empty()) {
     if (f.list) throw engine_error("--policies: give at least one policy (e.g. " + std::string(kDefaultList) + ")");
+    check_given_flags(f, out);
     return out;
   }
   if (!f.list && f.policies.find(',') != std::string::npos)
@@ -194,6 +258,7 @@ std::vector<kv_policy_spec> parse_policy_specs(const policy_flags& f) {
     if (item.empty()) throw engine_error("--policies '" + f.policies + "': an empty item (doubled or trailing comma?)");
     out.push_back(parse_item(item, f));
   }
+  check_given_flags(f, out);
   // make_kv_policy's range checks on a stand-in shape: a typo fails before the model loads.
   for (const kv_policy_spec& p : out) make_kv_policy(p.name, with_shape(p.options, 2, 4, 2, 128));
   return out;

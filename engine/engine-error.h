@@ -13,6 +13,12 @@ struct engine_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A backend that cannot run here (no CUDA build, no device, an unknown name): the CLI
+// exits 2 for it, so scripts can tell "this machine cannot" from "this input is wrong".
+struct backend_error : engine_error {
+  using engine_error::engine_error;
+};
+
 // "PATH: what" — every load error names the file first.
 [[noreturn]] inline void fail_file(const std::string& path, const std::string& what) {
   throw engine_error(path + ": " + what);

@@ -154,45 +154,6 @@ int32_t session::decode_next(sampler& s) {
   return tok;
 }
 
-generate_result session::generate(const tokenizer& tok, std::span<const int32_t> prompt,
-                                  const generate_options& opt, sampler& s) {
-  generate_result r;
-  auto t0 = std::chrono::steady_clock::now();
-  append(prompt);
-  r.n_prompt = int64_t(prompt.size());
-  r.prompt_ms = ms_since(t0);
-  if (n_past_ == 0) throw engine_error("generate needs a non-empty prompt (or tokens appended before)");
-
-  t0 = std::chrono::steady_clock::now();
-  r.stop_reason = "length";
-  for (int64_t step = 0; step < opt.max_tokens; ++step) {
-    if (n_past_ >= opt_.n_ctx) {
-      r.stop_reason = "context";
-      break;
-    }
-    const int32_t id = s.sample(logits(), n_vocab());
-    // End of generation: EOS, or any control token (Llama-3's <|eot_id|> and ChatML's
-    // <|im_end|> are control tokens that are not the vocabulary's EOS).
-    if (opt.stop_at_eos && (id == tok.eos_id() || tok.is_control(id))) {
-      r.stop_reason = "eos";
-      break;
-    }
-    r.tokens.push_back(id);
-    append_decode(id);
-
-    const size_t old = r.text.size();
-    r.text += tok.token_to_piece(id);
-    const size_t cut = stop_string_cut(r.text, old, opt.stop);
-    if (cut != std::string::npos) {
-      r.text.resize(cut);
-      r.stop_reason = "stop";
-      break;
-    }
-  }
-  r.generate_ms = ms_since(t0);
-  return r;
-}
-
 void session::reset() {
   n_past_ = 0;
   all_logits_.clear();
@@ -218,19 +179,5 @@ memory_stats session::memory() const {
   return m;
 }
 
-size_t stop_string_cut(const std::string& text, size_t old, const std::vector<std::string>& stops) {
-  size_t max_stop = 0;
-  for (const auto& st : stops) max_stop = std::max(max_stop, st.size());
-  // A stop string may end inside the new piece or straddle the previous one: search only
-  // where a new match can start, and cut at the earliest.
-  const size_t from = old >= max_stop ? old - max_stop + 1 : 0;
-  size_t cut = std::string::npos;
-  for (const auto& st : stops) {
-    if (st.empty()) continue;
-    const size_t p = text.find(st, from);
-    if (p != std::string::npos) cut = std::min(cut, p);
-  }
-  return cut;
-}
 
 }  // namespace kvarena

@@ -1,8 +1,9 @@
-// session.h: one token sequence on one model: append tokens (chunked prefill), read the
-// logits of the last position (or of every position on request), sample and decode, and
-// generate text with stop strings and EOS. Owns the forward state (KV cache, thread pool,
+// session.h: the CPU backend's sequence (sequence.h): one token sequence on one model:
+// append tokens (chunked prefill), read the logits of the last position (or of every
+// position on request), sample and decode. Owns the forward state (KV cache, thread pool,
 // scratch) and reports live and peak memory. User errors (token id out of range, context
 // overflow, bad options) throw engine_error naming the value and the limit.
+// session_options are every backend's options (make_sequence takes them).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "model-forward.h"
 #include "model.h"
 #include "sampler.h"
+#include "sequence.h"
 
 namespace kvarena {
 
@@ -39,35 +41,24 @@ struct session_options {
   bool track_confidence = false;  // confidence of every decode step even if the policy ignores it
 };
 
-struct generate_options {
-  int64_t max_tokens = 128;         // most new tokens
-  std::vector<std::string> stop;    // stop when the text contains one; it is cut from the result
-  bool stop_at_eos = true;          // stop at EOS or any control token (not part of the result)
-};
-
-struct generate_result {
-  std::string text;             // generated text, without the stop string
-  std::vector<int32_t> tokens;  // sampled tokens (all appended to the session; EOS not included)
-  std::string stop_reason;      // "eos", "stop", "length" or "context"
-  int64_t n_prompt = 0;         // prompt tokens appended by this call
-  double prompt_ms = 0;         // time to append the prompt
-  double generate_ms = 0;       // time for the sampled tokens
-};
-
-class session {
+class session final : public sequence {
  public:
   session(const model& m, const session_options& opt = {});
 
   // Runs the tokens through the model in chunks of prefill_chunk, extending the sequence.
-  void append(std::span<const int32_t> tokens);
+  void append(std::span<const int32_t> tokens) override;
   // Appends one token as a decode step: the logits that predicted it (logits()) gate the
   // policy (confkv's confidence). Teacher-forced scoring appends this way, token by token.
-  void append_decode(int32_t token);
+  void append_decode(int32_t token) override;
   // Samples the next token from logits(), appends it (a decode step) and returns it.
   int32_t decode_next(sampler& s);
-  // Appends the prompt, then samples until max_tokens, a stop string, EOS or a full context.
+  // kvarena::generate on this session.
   generate_result generate(const tokenizer& tok, std::span<const int32_t> prompt,
-                           const generate_options& opt, sampler& s);
+                           const generate_options& opt, sampler& s) {
+    return kvarena::generate(*this, tok, prompt, opt, s);
+  }
+  const float* next_logits() override { return logits(); }
+  const char* backend() const override { return "cpu"; }
 
   // Logits of the last appended position: (n_vocab,). Valid once n_past() > 0.
   const float* logits() const;
@@ -75,21 +66,21 @@ class session {
   // only with session_options::all_logits.
   const std::vector<float>& all_logits() const { return all_logits_; }
 
-  int64_t n_past() const { return n_past_; }
-  int64_t n_ctx() const { return opt_.n_ctx; }
-  int64_t n_vocab() const { return model_.config.n_vocab; }
+  int64_t n_past() const override { return n_past_; }
+  int64_t n_ctx() const override { return opt_.n_ctx; }
+  int64_t n_vocab() const override { return model_.config.n_vocab; }
   const model& get_model() const { return model_; }
   const session_options& options() const { return opt_; }
 
   // Starts a new sequence: forgets the tokens but keeps the memory already allocated.
-  void reset();
-  memory_stats memory() const;
+  void reset() override;
+  memory_stats memory() const override;
 
   // The KV policy's per-step signals: the last forward call, and a callback run after
   // every forward call (decode step or prefill chunk). Without a policy only step, decode,
   // n_tokens, seq_len, confidence (when tracked), kept and kv_device_bytes are filled.
-  const kv_step_stats& last_step() const { return last_step_; }
-  void on_step(std::function<void(const kv_step_stats&)> fn) { on_step_ = std::move(fn); }
+  const kv_step_stats& last_step() const override { return last_step_; }
+  void on_step(std::function<void(const kv_step_stats&)> fn) override { on_step_ = std::move(fn); }
   const kv_policy* policy() const;  // nullptr without one
   const kv_runtime* kv() const;     // the policy's cache (store, host pool); nullptr without one
 
@@ -108,9 +99,5 @@ class session {
   void forward_chunks(std::span<const int32_t> tokens, bool decode);
 };
 
-// Where a generation must be cut for its stop strings after a piece was appended to `text`
-// (which had `old` characters before): the earliest match that can start in the new piece
-// or straddle the previous one, or npos. Shared by session::generate and the CUDA backend.
-size_t stop_string_cut(const std::string& text, size_t old, const std::vector<std::string>& stops);
 
 }  // namespace kvarena

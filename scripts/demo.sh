@@ -5,21 +5,20 @@
 # confkv, freekv) plus the oracle's upper-bound row, prints the comparison table and writes
 # an HTML report per suite.
 #
-# THE DEFAULT MODEL HAS RANDOM WEIGHTS (the project ships no trained model yet): the agent's
-# actions are gibberish and its success is 0 under every policy; what the run shows for
-# real is the machinery and each policy's memory (peak KV bytes, the CONF-KV sawtooth) and
-# step latency on a real shape. Point MODEL at a trained GGUF (e.g. a Qwen2 or Llama
-# chat model) to measure success; MODEL=... scripts/demo.sh.
+# The model is the project's own trained agent model, models/kvarena-agent.gguf (its card:
+# models/README.md), with its compact prompt style. Without that file the demo falls back
+# to a random-weight model, whose success is 0 under every policy by construction (a banner
+# says so); MODEL=... scripts/demo.sh runs another GGUF (e.g. a Qwen2 or Llama chat model).
 #
-# Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, MAX_STEPS (4),
-# MAX_NEW_TOKENS (32), THREADS (2), OUT (results/runs/demo), BUILD_DIR (build).
+# Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, MAX_STEPS (15; 4 for
+# the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT (results/runs/demo), BUILD_DIR (build).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 TASKS="${TASKS:-4}"
 POLICIES="${POLICIES:-full,window,h2o,confkv,freekv}"
-MAX_STEPS="${MAX_STEPS:-4}"
+MAX_STEPS="${MAX_STEPS:-}"
 MAX_NEW_TOKENS="${MAX_NEW_TOKENS:-32}"
 THREADS="${THREADS:-2}"
 OUT="${OUT:-results/runs/demo}"
@@ -36,8 +35,12 @@ for suite in tasks/vwa-local tasks/long-horizon; do
 done
 
 random_model=0
+if [ -z "${MODEL:-}" ] && [ -s models/kvarena-agent.gguf ]; then
+  MODEL=models/kvarena-agent.gguf
+fi
 if [ -z "${MODEL:-}" ]; then
   random_model=1
+  MAX_STEPS="${MAX_STEPS:-4}"
   MODEL="$BUILD_DIR/models/random-demo-60m-f16.gguf"
   if [ ! -s "$MODEL" ]; then
     mkdir -p "$(dirname "$MODEL")"
@@ -58,6 +61,11 @@ banner() {
   echo "=================================================================================="
 }
 [ "$random_model" = 1 ] && banner
+MAX_STEPS="${MAX_STEPS:-15}"
+# The VWA prompt's worked example only for models that use that style (the shipped model's
+# compact style has none).
+EXAMPLES=1
+[ "$MODEL" = models/kvarena-agent.gguf ] && EXAMPLES=0
 
 mkdir -p "$OUT"
 status=0
@@ -71,7 +79,7 @@ for suite in tasks/vwa-local tasks/long-horizon; do
     echo "[demo] $OUT/$name.sqlite came from an older build: moved to $name.sqlite.prev" >&2
   fi
   "$BIN" run --suite "$suite" --limit "$TASKS" --policies "$POLICIES" --with-oracle --model "$MODEL" \
-    --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples 1 --threads "$THREADS" \
+    --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples "$EXAMPLES" --threads "$THREADS" \
     --out "$OUT/$name.sqlite" --name "demo-$name" --resume || status=$?
   "$BIN" report "$OUT/$name.sqlite" --html "$OUT/$name.html" >/dev/null
   echo "[demo] HTML report: $OUT/$name.html" >&2

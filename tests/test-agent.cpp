@@ -481,12 +481,31 @@ TEST_F(AgentEpisode, FullContextEndsTheEpisodeEarly) {
   EXPECT_EQ(r.steps, 1);
   EXPECT_EQ(r.end_reason.rfind("Context full: ", 0), 0u) << r.end_reason;
   EXPECT_EQ(r.answer, "Early stop: " + r.end_reason);
-  // Not even the first prompt fits: no step at all, still evaluated.
-  mc.session.n_ctx = 64;
-  r = run_episode(*client_, *task_, c, mc);
-  ASSERT_EQ(r.status, "done") << r.error;
-  EXPECT_EQ(r.steps, 0);
   EXPECT_EQ(server_->session_count(), 0u);
+}
+
+TEST_F(AgentEpisode, FirstPromptOverTheContextIsAnError) {
+  // Not even the first prompt fits: nothing can run, so the episode is an error naming the
+  // sizes and what to change, not a "done" episode of zero steps (in both history modes).
+  for (history_mode h : {history_mode::full, history_mode::last}) {
+    SCOPED_TRACE(history_mode_name(h));
+    agent_config c = config(h);
+    model_context mc = context();
+    mc.session.n_ctx = 64;
+    const episode_result r = run_episode(*client_, *task_, c, mc);
+    EXPECT_EQ(r.status, "error");
+    EXPECT_EQ(r.steps, 0);
+    EXPECT_TRUE(r.step_records.empty());
+    EXPECT_EQ(r.error.rfind("step 1 prompt: the first prompt (", 0), 0u) << r.error;
+    EXPECT_NE(r.error.find(" + max_new_tokens " + std::to_string(c.max_new_tokens) + " does not fit n_ctx 64: raise "
+                           "--ctx (the model's context length is " + std::to_string(mc.llm->config.n_ctx) +
+                           ") or lower --max-obs-tokens (now " +
+                           std::to_string(c.max_obs_tokens) + ") or --max-new-tokens"),
+              std::string::npos)
+        << r.error;
+    EXPECT_FALSE(r.success);
+    EXPECT_EQ(server_->session_count(), 0u);  // the env session is closed all the same
+  }
 }
 
 TEST_F(AgentEpisode, KvPolicyBoundsTheCacheAndStepsReportIt) {

@@ -1,11 +1,12 @@
 // test-cli-bench.cpp: the KV-policy command line end to end, through the built kvarena
 // binary (KVARENA_BIN): bad policy input fails fast with a message naming the valid choices
-// or range; `generate --policy` reports its "kv" object; each policy bench (ppl, niah,
+// or range (exit 2 for an option the policy does not take); `generate --policy` reports its "kv" object; each policy bench (ppl, niah,
 // memory, latency, confidence-kl) runs on a tiny random model and prints the contract's
 // JSON shape with sane values; --db rows are readable with the SQLite C API.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -100,11 +101,55 @@ TEST_F(CliBench, UnknownPolicyListsTheValidOnesBeforeLoading) {
 
 TEST_F(CliBench, UnknownKeyListsThePolicysKeys) {
   const run_result r = run("bench memory --model /nonexistent.gguf --policies window:budget=64");
-  EXPECT_EQ(r.rc, 1);
+  EXPECT_EQ(r.rc, 2);  // an option the policy does not take: a bad combination
   EXPECT_NE(r.err.find("unknown option 'budget' for window (valid: window, sinks)"), std::string::npos) << r.err;
   const run_result v = run("bench memory --model /nonexistent.gguf --policies confkv:kv-int8=yes");
   EXPECT_EQ(v.rc, 1);
   EXPECT_NE(v.err.find("kv-int8=yes must be 0 or 1"), std::string::npos) << v.err;
+}
+
+// An option no listed policy takes is refused (exit 2, one line naming the option and the
+// policy) by every policy bench and generate, before the model loads; an option some
+// listed policies take applies to those only.
+TEST_F(CliBench, OptionNoListedPolicyTakesIsExit2) {
+  struct bad_case {
+    std::string args, message;
+  };
+  const std::string m = " --model /nonexistent.gguf ";
+  const std::vector<bad_case> cases = {
+      {"bench ppl --text /nonexistent.txt" + m + "--policies window --kv-int8",
+       "kvarena: error: --kv-int8: policy 'window' has no such option (its options: window, sinks)\n"},
+      {"bench niah" + m + "--policies full,h2o,freekv --kv-int8",
+       "kvarena: error: --kv-int8: none of the policies 'full', 'h2o', 'freekv' has such an option "
+       "(it is an option of confkv, confkv-l)\n"},
+      {"bench memory" + m + "--policies h2o --page 64",
+       "--page: policy 'h2o' has no such option (its options: heavy, recent)"},
+      {"bench latency" + m + "--policies confkv --window 64",
+       "--window: policy 'confkv' has no such option (its options: tau, n-high, n-low, protect, ema-decay, beta, "
+       "kv-int8, int8-window)"},
+      {"bench confidence-kl" + m + "--policies freekv,window --n-high 8",
+       "--n-high: none of the policies 'freekv', 'window' has such an option (it is an option of confkv, confkv-l)"},
+      {"bench memory" + m + "--policies window:kv-int8=1",
+       "policy 'window:kv-int8=1': unknown option 'kv-int8' for window (valid: window, sinks)"},
+      {"generate --prompt hi" + m + "--policy window --kv-int8",
+       "--kv-int8: policy 'window' has no such option (its options: window, sinks)"},
+      {"generate --prompt hi" + m + "--policy full --no-overlap", "--no-overlap: policy 'full' has no such option"},
+      {"generate --prompt hi" + m + "--budget 64",
+       "--budget: no --policy given, and the plain cache has no such option (it is an option of freekv)"},
+  };
+  for (const bad_case& c : cases) {
+    SCOPED_TRACE(c.args);
+    const run_result r = run(c.args);
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+  // Taken by one of the listed policies: applied to it, the others run with their own.
+  const json j = bench("memory", "--policies full,window --window 16 --n-prompt 8 --n-gen 4");
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["options"], json::object());
+  EXPECT_EQ(j["results"][1]["options"], json({{"window", 16}, {"sinks", 0}}));
 }
 
 TEST_F(CliBench, FreekvTauOutOfRangeNamesTheRange) {

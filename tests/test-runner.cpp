@@ -9,7 +9,8 @@
 //     columns; SIGKILL mid-run then --resume: every item once, done items not redone;
 //     SIGTERM: the items in flight committed, exit 143, the resume command printed; an
 //     unreachable env server: error rows and exit 4; a results file of another schema
-//     version: exit 1 before any work; bad flags: clear messages; the oracle (alone and
+//     version: exit 1 before any work; bad flags: clear messages (exit 2 for an option the
+//     policy does not take); a first prompt over --ctx: error rows; the oracle (alone and
 //     with --with-oracle beside the model's policies): 100%; --jobs 2 = --jobs 1.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -595,10 +597,20 @@ TEST_F(Runner, BadFlagsFailWithClearMessages) {
   const std::string out = " --out " + *dir_ + "/bad.sqlite";
   struct bad_case {
     std::string args, message;
+    int rc = 1;  // 2: an option the policy does not take (a bad combination)
   };
   const std::vector<bad_case> cases = {
       {s + "--policies full,wndow" + out, "unknown policy 'wndow'"},
-      {s + "--policies window:budget=5" + out, "unknown option 'budget' for window"},
+      {s + "--policies window:budget=5" + out,
+       "policy 'window:budget=5': unknown option 'budget' for window (valid: window, sinks)", 2},
+      {s + "--policies window:kv-int8=1" + out, "unknown option 'kv-int8' for window (valid: window, sinks)", 2},
+      {s + "--policies window --kv-int8" + out,
+       "kvarena: error: --kv-int8: policy 'window' has no such option (its options: window, sinks)\n", 2},
+      {s + "--policies full --window 64" + out, "--window: policy 'full' has no such option (its options: none)", 2},
+      {s + "--policies window,h2o:heavy=8:recent=8 --page 64" + out,
+       "--page: none of the policies 'window', 'h2o' has such an option (it is an option of freekv)", 2},
+      {"run --suite " + suite() + " --agent oracle --tau 0.5" + out,
+       "--tau: --agent oracle runs no KV policy, so it has no such option (drop it)", 2},
       {s + "--policies full,full" + out, "'full' is listed twice"},
       {s + "--shard 2/2" + out, "--shard 2/2: the index must be in 0..1"},
       {s + "--shard 1/2 --out " + *dir_ + "/x.sqlite", "--out is a folder"},
@@ -610,12 +622,33 @@ TEST_F(Runner, BadFlagsFailWithClearMessages) {
       {"run --suite " + suite() + " --agent robot" + out, "--agent robot: use model (default) or oracle"},
       {"run --suite " + suite() + " --agent oracle --with-oracle" + out, "--with-oracle adds the oracle to a model run"},
       {s + "--policies full" + out, "nonexistent.gguf"},  // all else fine: the model's own error
+      // A flag some listed policies take applies to those: no refusal, the model's error.
+      {s + "--policies window,confkv,freekv --kv-int8 --page 64" + out, "nonexistent.gguf"},
   };
   for (const bad_case& c : cases) {
     SCOPED_TRACE(c.args);
     run_result r = run(c.args);
-    EXPECT_EQ(r.rc, 1);
+    EXPECT_EQ(r.rc, c.rc);
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
+    if (c.rc == 2) EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+  }
+}
+
+// A model whose context cannot hold a task's first prompt: every item an error row saying
+// so (not a "done" row of zero steps), exit 4 like any run with error rows.
+TEST_F(Runner, FirstPromptOverTheContextIsAnErrorRow) {
+  const std::string db = *dir_ + "/small-ctx.sqlite";
+  run_result r = run("run " + model_args("--limit 2") + " --ctx 64 --policies full --out " + db);
+  EXPECT_EQ(r.rc, 4) << r.err;
+  const rows_t rows = query(db, "SELECT status, steps, error FROM task_results ORDER BY task_id");
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    EXPECT_EQ(row[0], "error");
+    EXPECT_EQ(row[1], "0");
+    EXPECT_EQ(row[2].rfind("step 1 prompt: the first prompt (", 0), 0u) << row[2];
+    EXPECT_TRUE(contains(row[2], " + max_new_tokens 8 does not fit n_ctx 64: raise --ctx (the model's context "
+                                 "length is 8192) or lower --max-obs-tokens (now 256) or --max-new-tokens"))
+        << row[2];
   }
 }
 

@@ -1,4 +1,5 @@
-// test-sites.cpp: the local web sites (envs/sites/): URL and HTML helpers, the HTTP server
+// test-sites.cpp: the local web sites (envs/sites/): URL and HTML helpers (with envs/common/'s
+// UTF-8 encoder and HTML escaper, which the browser shares), the HTTP server
 // on loopback (keep-alive, 4xx for bad requests, limits, timeouts), tenants (determinism,
 // isolation, reset), and the classifieds site end to end through libcurl, with search
 // results checked against SQL written here independently of the site's query code.
@@ -17,6 +18,7 @@
 #include <curl/curl.h>
 #include <nlohmann/json.hpp>
 
+#include "common/text-encode.h"
 #include "sites/html.h"
 #include "sites/http-router.h"
 #include "sites/http-server.h"
@@ -214,6 +216,34 @@ TEST(SitesHtml, EscapesEveryUserString) {
   EXPECT_EQ(format_money(125000), "$1,250.00");
   EXPECT_EQ(format_money(99), "$0.99");
   EXPECT_EQ(format_money(0), "Free");
+}
+
+TEST(EnvsText, Utf8OfOneToFourByteCodePoints) {
+  auto utf8 = [](unsigned cp) {
+    std::string s;
+    kvarena::append_utf8(s, cp);
+    return s;
+  };
+  EXPECT_EQ(utf8(0x41), "\x41");
+  EXPECT_EQ(utf8(0x7F), "\x7F");
+  EXPECT_EQ(utf8(0xE9), "\xC3\xA9");
+  EXPECT_EQ(utf8(0x7FF), "\xDF\xBF");
+  EXPECT_EQ(utf8(0x20AC), "\xE2\x82\xAC");
+  EXPECT_EQ(utf8(0xFFFD), "\xEF\xBF\xBD");
+  EXPECT_EQ(utf8(0x10000), "\xF0\x90\x80\x80");
+  EXPECT_EQ(utf8(0x1F600), "\xF0\x9F\x98\x80");
+  EXPECT_EQ(utf8(0x10FFFF), "\xF4\x8F\xBF\xBF");
+  std::string appended = "a";
+  kvarena::append_utf8(appended, 0xE9);
+  EXPECT_EQ(appended, "a\xC3\xA9");
+}
+
+TEST(EnvsText, EscapesHtmlSpecialCharacters) {
+  EXPECT_EQ(kvarena::escape_html("Tom's \"<b>\" & Jerry's"),
+            "Tom&#39;s &quot;&lt;b&gt;&quot; &amp; Jerry&#39;s");
+  EXPECT_EQ(kvarena::escape_html("plain caf\xC3\xA9 text"), "plain caf\xC3\xA9 text");
+  EXPECT_EQ(kvarena::escape_html(""), "");
+  EXPECT_EQ(kvarena::escape_html("&amp;"), "&amp;amp;");
 }
 
 TEST(SitesRouter, PatternsCapturesAnd405) {

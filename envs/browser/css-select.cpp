@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "common/text-encode.h"
 #include "html-document.h"
 #include "str-util.h"
 

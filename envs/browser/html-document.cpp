@@ -1,6 +1,7 @@
 // html-document.cpp: gumbo ownership, the preorder numbering, node helpers, charset decoding.
 #include "html-document.h"
 
+#include "common/text-encode.h"
 #include "dom-text.h"
 #include "str-util.h"
 #include "url-util.h"

@@ -2,6 +2,7 @@
 // helpers. The page operations (click, type, press, ...) are in text-browser-actions.cpp.
 #include <algorithm>
 
+#include "common/text-encode.h"
 #include "css-select.h"
 #include "dom-text.h"
 #include "str-util.h"
@@ -10,20 +11,6 @@
 
 namespace kvarena {
 namespace {
-
-std::string html_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // The last path segment, for the title of a non-HTML page ("photo.png").
 std::string file_name_of(const std::string& url) {
@@ -86,15 +73,15 @@ std::unique_ptr<text_browser::page> text_browser::make_page(const std::string& u
   if (is_html_type(type)) {
     html = decode_to_utf8(body, content_type);
   } else if (is_text_type(type)) {
-    html = "<html><head><title>" + html_escape(file_name_of(url)) + "</title></head><body><pre>" +
-           html_escape(decode_to_utf8(body, content_type)) + "</pre></body></html>";
+    html = "<html><head><title>" + escape_html(file_name_of(url)) + "</title></head><body><pre>" +
+           escape_html(decode_to_utf8(body, content_type)) + "</pre></body></html>";
   } else if (type.rfind("image/", 0) == 0) {
-    std::string name = html_escape(file_name_of(url));
+    std::string name = escape_html(file_name_of(url));
     html = "<html><head><title>" + name + "</title></head><body><img alt=\"" + name +
-           "\" src=\"" + html_escape(url) + "\"></body></html>";
+           "\" src=\"" + escape_html(url) + "\"></body></html>";
   } else {
-    html = "<html><head><title>" + html_escape(file_name_of(url)) + "</title></head><body><p>" +
-           html_escape(type) + " content (" + std::to_string(body.size()) +
+    html = "<html><head><title>" + escape_html(file_name_of(url)) + "</title></head><body><p>" +
+           escape_html(type) + " content (" + std::to_string(body.size()) +
            " bytes) that the text browser does not display.</p></body></html>";
   }
   auto p = std::make_unique<page>();

@@ -1,25 +1,9 @@
-// html.cpp: escaping, element builders, form controls and the page frame (see html.h).
+// html.cpp: element builders, form controls and the page frame (see html.h).
 #include "html.h"
 
 #include <cstdio>
 
 namespace kvarena::sites {
-
-std::string escape_html(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 8);
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 html text(std::string_view s) { return html::raw(escape_html(s)); }
 

@@ -11,10 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "common/text-encode.h"
+
 namespace kvarena::sites {
 
-// Escapes & < > " ' (safe in text and in quoted attribute values).
-std::string escape_html(std::string_view s);
+// Escapes & < > " ' (common/text-encode.h, shared with the browser).
+using kvarena::escape_html;
 
 class html {
  public:

@@ -132,6 +132,13 @@ html messages_table(const page_context& ctx, std::string_view who_column, sqlite
 }  // namespace
 
 void site_classifieds::add_account_routes(site_router& r) const {
+  add_listing_form_routes(r);
+  add_listing_action_routes(r);
+  add_my_pages_routes(r);
+}
+
+// Posting a listing and editing one's own (the same form).
+void site_classifieds::add_listing_form_routes(site_router& r) const {
   r.add("GET", "/post", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     listing_input in;
@@ -181,7 +188,10 @@ void site_classifieds::add_account_routes(site_router& r) const {
     ctx.flash("Your changes were saved.");
     return http_response::redirect(ctx.url(here));
   });
+}
 
+// Deleting one's own listing; messaging the seller of another.
+void site_classifieds::add_listing_action_routes(site_router& r) const {
   r.add("GET", "/item/{id}/delete", [this](page_context& ctx) {
     auto own = own_listing(ctx, *this, "/delete");
     if (own.response) return *own.response;
@@ -225,7 +235,10 @@ void site_classifieds::add_account_routes(site_router& r) const {
     ctx.flash("Your message was sent to " + row->seller_name + ".");
     return http_response::redirect(ctx.url(here));
   });
+}
 
+// The logged-in user's own listings and messages.
+void site_classifieds::add_my_pages_routes(site_router& r) const {
   r.add("GET", "/my/listings", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     listing_filter f;

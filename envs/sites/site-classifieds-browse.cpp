@@ -75,6 +75,12 @@ html detail_list(const page_context& ctx, const listing_row& r) {
 }  // namespace
 
 void site_classifieds::add_browse_routes(site_router& r) const {
+  add_search_routes(r);
+  add_listing_routes(r);
+}
+
+// Listings found by a filter: home (latest), search, a category.
+void site_classifieds::add_search_routes(site_router& r) const {
   r.add("GET", "/", [this](page_context& ctx) {
     auto cats = load_categories(ctx.db);
     listing_filter latest;
@@ -123,7 +129,10 @@ void site_classifieds::add_browse_routes(site_router& r) const {
                    results_section(ctx, page, path, f, false);
     return render(ctx, c->name, content);
   });
+}
 
+// One listing, one seller's listings, and the placeholder photo.
+void site_classifieds::add_listing_routes(site_router& r) const {
   r.add("GET", "/item/{id}", [this](page_context& ctx) {
     auto id = ctx.param_id("id");
     auto row = id ? get_listing(ctx.db, *id) : std::nullopt;

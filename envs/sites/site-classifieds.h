@@ -39,8 +39,15 @@ class site_classifieds : public site {
   page_chrome chrome(const page_context& ctx) const override;
 
  private:
-  void add_browse_routes(site_router& r) const;   // -browse.cpp
-  void add_account_routes(site_router& r) const;  // -account.cpp
+  // Each file's route table, by concern, registered in this order (the router takes the
+  // first matching pattern and lists a path's methods for 405 in this order).
+  void add_browse_routes(site_router& r) const;  // -browse.cpp:
+  void add_search_routes(site_router& r) const;
+  void add_listing_routes(site_router& r) const;
+  void add_account_routes(site_router& r) const;  // -account.cpp:
+  void add_listing_form_routes(site_router& r) const;
+  void add_listing_action_routes(site_router& r) const;
+  void add_my_pages_routes(site_router& r) const;
 };
 
 namespace classifieds {

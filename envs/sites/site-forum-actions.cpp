@@ -144,6 +144,15 @@ std::string post_path_of(sqlite_db& db, int64_t post_id) {
 }  // namespace
 
 void site_forum::add_action_routes(site_router& r) const {
+  add_submit_routes(r);
+  add_vote_routes(r);
+  add_comment_routes(r);
+  add_post_owner_routes(r);
+  add_comment_owner_routes(r);
+}
+
+// Creating a post (optionally in a given forum).
+void site_forum::add_submit_routes(site_router& r) const {
   auto submit_form = [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     post_input in;
@@ -174,7 +183,10 @@ void site_forum::add_action_routes(site_router& r) const {
     ctx.flash("Your submission was posted.");
     return http_response::redirect(ctx.url(post_path_of(ctx.db, id)));
   });
+}
 
+// Up/down votes on posts and comments.
+void site_forum::add_vote_routes(site_router& r) const {
   r.add("POST", "/post/{id}/vote", [this](page_context& ctx) {
     auto id = ctx.param_id("id");
     auto p = id ? get_post(ctx.db, *id) : std::nullopt;
@@ -199,7 +211,10 @@ void site_forum::add_action_routes(site_router& r) const {
     apply_vote(ctx.db, "comment_votes", "comment_id", "comments", c->id, ctx.user->id, dir);
     return http_response::redirect(ctx.url(back));
   });
+}
 
+// Commenting on a post, replying to a comment.
+void site_forum::add_comment_routes(site_router& r) const {
   r.add("POST", "/post/{id}/comment", [this](page_context& ctx) {
     auto id = ctx.param_id("id");
     auto p = id ? get_post(ctx.db, *id) : std::nullopt;
@@ -235,7 +250,10 @@ void site_forum::add_action_routes(site_router& r) const {
     ctx.flash("Your reply was posted.");
     return http_response::redirect(ctx.url(post_path_of(ctx.db, c->post_id)));
   });
+}
 
+// Editing and deleting one's own post.
+void site_forum::add_post_owner_routes(site_router& r) const {
   r.add("GET", "/post/{id}/edit", [this](page_context& ctx) {
     auto own = own_post(ctx, *this, "/edit");
     if (own.response) return *own.response;
@@ -285,7 +303,10 @@ void site_forum::add_action_routes(site_router& r) const {
     ctx.flash("Your post \"" + own.row->title + "\" was deleted.");
     return http_response::redirect(ctx.url("/f/" + own.row->forum_name));
   });
+}
 
+// Editing and deleting one's own comment.
+void site_forum::add_comment_owner_routes(site_router& r) const {
   r.add("GET", "/comment/{id}/edit", [this](page_context& ctx) {
     auto own = own_comment(ctx, *this, "/edit");
     if (own.response) return *own.response;

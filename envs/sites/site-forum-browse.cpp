@@ -46,6 +46,15 @@ html forum_sidebar(const page_context& ctx, const forum_row& f) {
 }  // namespace
 
 void site_forum::add_browse_routes(site_router& r) const {
+  add_listing_routes(r);
+  add_post_page_routes(r);
+  add_comment_page_routes(r);
+  add_user_page_routes(r);
+  add_search_routes(r);
+}
+
+// Post listings: the front page's sort tabs, the forum list, each forum's tabs.
+void site_forum::add_listing_routes(site_router& r) const {
   for (const auto& sort : post_sorts()) {
     std::string path = sort == "hot" ? "/" : "/" + sort;
     r.add("GET", path, [this, sort](page_context& ctx) {
@@ -92,7 +101,10 @@ void site_forum::add_browse_routes(site_router& r) const {
       return render(ctx, f->title, content);
     });
   }
+}
 
+// One post with its comment tree, under each of its URLs.
+void site_forum::add_post_page_routes(site_router& r) const {
   // A post: /f/{forum}/{id}/{slug}; any other spelling redirects to it.
   auto post_page = [this](page_context& ctx) {
     auto id = ctx.param_id("id");
@@ -121,7 +133,10 @@ void site_forum::add_browse_routes(site_router& r) const {
   r.add("GET", "/f/{forum}/{id}", post_page);
   r.add("GET", "/f/{forum}/{id}/{slug}", post_page);
   r.add("GET", "/post/{id}", post_page);
+}
 
+// One comment's thread, with the reply form.
+void site_forum::add_comment_page_routes(site_router& r) const {
   r.add("GET", "/comment/{id}", [this](page_context& ctx) {
     auto id = ctx.param_id("id");
     auto c = id ? get_comment(ctx.db, *id, viewer(ctx)) : std::nullopt;
@@ -152,7 +167,10 @@ void site_forum::add_browse_routes(site_router& r) const {
     std::string who = c->deleted ? "[deleted]" : c->username;
     return render(ctx, "Comment by " + who + " on " + p->title, content);
   });
+}
 
+// A user's page: karma, submissions, comments.
+void site_forum::add_user_page_routes(site_router& r) const {
   r.add("GET", "/user/{username}", [this](page_context& ctx) {
     auto user = find_user(ctx.db, ctx.params["username"]);
     if (!user) return error_page(ctx, 404, "There is no user named '" + ctx.params["username"] + "'.");
@@ -196,7 +214,10 @@ void site_forum::add_browse_routes(site_router& r) const {
                 (comments.empty() ? element("p", text("No comments yet.")) : list(comments, "ol", "user-comments")));
     return render(ctx, user->username, content);
   });
+}
 
+// Search in post titles and bodies.
+void site_forum::add_search_routes(site_router& r) const {
   r.add("GET", "/search", [this](page_context& ctx) {
     post_filter f;
     f.q = trim(ctx.req.query.get("q"));

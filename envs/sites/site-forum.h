@@ -53,8 +53,20 @@ class site_forum : public site {
   page_chrome chrome(const page_context& ctx) const override;
 
  private:
-  void add_browse_routes(site_router& r) const;  // -browse.cpp
-  void add_action_routes(site_router& r) const;  // -actions.cpp
+  // Each file's route table, by concern, registered in this order (the router takes the
+  // first matching pattern and lists a path's methods for 405 in this order).
+  void add_browse_routes(site_router& r) const;  // -browse.cpp:
+  void add_listing_routes(site_router& r) const;
+  void add_post_page_routes(site_router& r) const;
+  void add_comment_page_routes(site_router& r) const;
+  void add_user_page_routes(site_router& r) const;
+  void add_search_routes(site_router& r) const;
+  void add_action_routes(site_router& r) const;  // -actions.cpp:
+  void add_submit_routes(site_router& r) const;
+  void add_vote_routes(site_router& r) const;
+  void add_comment_routes(site_router& r) const;
+  void add_post_owner_routes(site_router& r) const;
+  void add_comment_owner_routes(site_router& r) const;
 };
 
 namespace forum {

@@ -69,6 +69,12 @@ html orders_table(const page_context& ctx, const std::vector<order_row>& orders)
 }  // namespace
 
 void site_shopping::add_account_routes(site_router& r) const {
+  add_order_routes(r);
+  add_review_routes(r);
+}
+
+// The account overview and the user's orders.
+void site_shopping::add_order_routes(site_router& r) const {
   r.add("GET", "/account", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     auto info = ctx.db.query("SELECT email, location FROM users WHERE id = ?1", {ctx.user->id});
@@ -123,7 +129,10 @@ void site_shopping::add_account_routes(site_router& r) const {
                    element("p", link(ctx.url("/orders"), "Back to My Orders"));
     return render(ctx, "Order # " + order->number, content);
   });
+}
 
+// The user's reviews and writing one.
+void site_shopping::add_review_routes(site_router& r) const {
   r.add("GET", "/reviews", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     std::vector<std::vector<html>> rows;

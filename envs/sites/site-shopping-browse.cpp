@@ -114,6 +114,12 @@ html buy_box(const page_context& ctx, const product_row& p) {
 }  // namespace
 
 void site_shopping::add_browse_routes(site_router& r) const {
+  add_catalogue_routes(r);
+  add_product_routes(r);
+}
+
+// The home page (featured, top rated, categories) and a category's products.
+void site_shopping::add_catalogue_routes(site_router& r) const {
   r.add("GET", "/", [this](page_context& ctx) {
     auto cats = load_categories(ctx.db);
     std::vector<product_row> featured;
@@ -159,7 +165,10 @@ void site_shopping::add_browse_routes(site_router& r) const {
                    results_section(ctx, page, path, f, category_sorts());
     return render(ctx, c->name, content);
   });
+}
 
+// Search results and one product's page.
+void site_shopping::add_product_routes(site_router& r) const {
   r.add("GET", "/search", [this](page_context& ctx) {
     std::vector<std::string> problems;
     auto f = product_query_from(ctx.req.query, search_sorts(), problems);

@@ -128,6 +128,16 @@ html checkout_form(const page_context& ctx, const address_input& in, const std::
 }  // namespace
 
 void site_shopping::add_cart_routes(site_router& r) const {
+  add_cart_page_routes(r);
+  add_cart_update_routes(r);
+  add_wishlist_page_routes(r);
+  add_wishlist_change_routes(r);
+  add_checkout_routes(r);
+  add_order_placed_routes(r);
+}
+
+// The cart page and adding a product to it.
+void site_shopping::add_cart_page_routes(site_router& r) const {
   r.add("GET", "/cart", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     auto lines = load_cart(ctx.db, ctx.user->id);
@@ -184,7 +194,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
     ctx.flash("You added " + p->name + " to your shopping cart.");
     return http_response::redirect(ctx.url(back));
   });
+}
 
+// Changing a line's quantity, removing a line.
+void site_shopping::add_cart_update_routes(site_router& r) const {
   r.add("POST", "/cart/update", [this](page_context& ctx) {
     if (auto login = require_login(ctx, "/cart")) return *login;
     auto pid = parse_id(ctx.req.form.get("product_id"));
@@ -223,7 +236,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
     ctx.flash("You removed " + p->name + " from your shopping cart.");
     return http_response::redirect(ctx.url("/cart"));
   });
+}
 
+// The wish list page.
+void site_shopping::add_wishlist_page_routes(site_router& r) const {
   r.add("GET", "/wishlist", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     auto st =
@@ -247,7 +263,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
                                 : data_table({"Product", "Price", "Availability", "Added on", "Actions"}, rows);
     return render(ctx, "My Wish List", content);
   });
+}
 
+// Adding to, removing from, and moving out of the wish list.
+void site_shopping::add_wishlist_change_routes(site_router& r) const {
   auto wishlist_change = [this](const char* what) {
     return [this, what](page_context& ctx) {
       auto pid = parse_id(ctx.req.form.get("product_id"));
@@ -292,7 +311,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
   r.add("POST", "/wishlist/add", wishlist_change("add"));
   r.add("POST", "/wishlist/remove", wishlist_change("remove"));
   r.add("POST", "/wishlist/move", wishlist_change("move"));
+}
 
+// Checkout: the address and method form, and placing the order.
+void site_shopping::add_checkout_routes(site_router& r) const {
   r.add("GET", "/checkout", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     auto lines = load_cart(ctx.db, ctx.user->id);
@@ -344,7 +366,10 @@ void site_shopping::add_cart_routes(site_router& r) const {
     tx.commit();
     return http_response::redirect(ctx.url("/checkout/success/" + number));
   });
+}
 
+// The confirmation after an order is placed.
+void site_shopping::add_order_placed_routes(site_router& r) const {
   r.add("GET", "/checkout/success/{number}", [this](page_context& ctx) {
     if (auto login = require_login(ctx)) return *login;
     auto order = get_order(ctx.db, ctx.params["number"]);

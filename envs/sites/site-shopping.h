@@ -54,9 +54,21 @@ class site_shopping : public site {
   page_chrome chrome(const page_context& ctx) const override;
 
  private:
-  void add_browse_routes(site_router& r) const;   // -browse.cpp
-  void add_cart_routes(site_router& r) const;     // -cart.cpp
-  void add_account_routes(site_router& r) const;  // -account.cpp
+  // Each file's route table, by concern, registered in this order (the router takes the
+  // first matching pattern and lists a path's methods for 405 in this order).
+  void add_browse_routes(site_router& r) const;  // -browse.cpp:
+  void add_catalogue_routes(site_router& r) const;
+  void add_product_routes(site_router& r) const;
+  void add_cart_routes(site_router& r) const;  // -cart.cpp:
+  void add_cart_page_routes(site_router& r) const;
+  void add_cart_update_routes(site_router& r) const;
+  void add_wishlist_page_routes(site_router& r) const;
+  void add_wishlist_change_routes(site_router& r) const;
+  void add_checkout_routes(site_router& r) const;
+  void add_order_placed_routes(site_router& r) const;
+  void add_account_routes(site_router& r) const;  // -account.cpp:
+  void add_order_routes(site_router& r) const;
+  void add_review_routes(site_router& r) const;
 };
 
 namespace shopping {

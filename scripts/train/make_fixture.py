@@ -17,6 +17,15 @@ import torch  # noqa: E402
 from model import load_gguf_model  # noqa: E402
 
 
+def fnv1a64_file_hex(path):
+    """FNV-1a 64 of the file's bytes (tests/forward-fixture.h computes the same)."""
+    h = 0xcbf29ce484222325
+    with open(path, "rb") as f:
+        for c in f.read():
+            h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
 def torch_logits(path, tokens, threads=2):
     cpu_setup.set_threads(threads)
     m, _ = load_gguf_model(path)
@@ -47,6 +56,7 @@ def main():
     pos = [p for p in pos if 0 <= p < n - 1]
     fix = {
         "model": os.path.basename(a.model),
+        "model_fnv1a64": fnv1a64_file_hex(a.model),
         "config": cfg.to_dict(),
         "tokens": tokens,
         "logits_last": [float(x) for x in lg[-1].astype(np.float32)],

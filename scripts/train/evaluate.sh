@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# evaluate.sh: the agent model's acceptance measurements, in one go, full KV, temperature 0:
+#   - kvarena run on tasks/vwa-local and tasks/long-horizon (site seed 1: never trained on)
+#   - kvarena run on vwa-local generated and served with another unseen site seed (101)
+#   - kvarena bench niah at 2K and 4K tokens
+# and one JSON line per measurement plus a summary line (success with 95% Wilson intervals).
+#   scripts/train/evaluate.sh [MODEL] [OUT_DIR]     (defaults: models/kvarena-agent.gguf, /tmp/kvarena-eval)
+# Environment: KVARENA (build/kvarena), HISTORY (full), JOBS (2), LIMIT (all tasks), SEED (101).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+MODEL="${1:-$ROOT/models/kvarena-agent.gguf}"
+OUT="${2:-/tmp/kvarena-eval}"
+KVARENA="${KVARENA:-$ROOT/build/kvarena}"
+HISTORY="${HISTORY:-full}"
+JOBS="${JOBS:-2}"
+SEED="${SEED:-101}"
+LIMIT=()
+[ -n "${LIMIT_TASKS:-}" ] && LIMIT=(--limit "$LIMIT_TASKS")
+mkdir -p "$OUT"
+rm -f "$OUT"/*.sqlite
+
+wilson() {  # successes total -> "rate [lo, hi]"
+  python3 -c "
+import math,sys
+k,n=int(sys.argv[1]),int(sys.argv[2]); z=1.96
+if n==0: print('n/a'); sys.exit()
+p=k/n; d=1+z*z/n; c=(p+z*z/(2*n))/d; h=z*math.sqrt(p*(1-p)/n+z*z/(4*n*n))/d
+print(f'{p:.3f} [{max(0,c-h):.3f}, {min(1,c+h):.3f}] ({k}/{n})')" "$1" "$2"
+}
+
+suite_run() {  # name suite [extra run flags]
+  local name="$1" suite="$2"; shift 2
+  echo "[evaluate] $name: $suite ($HISTORY history)" >&2
+  "$KVARENA" run --suite "$suite" --model "$MODEL" --policies full --history "$HISTORY" --jobs "$JOBS" --threads 1 \
+    "${LIMIT[@]}" --out "$OUT/$name.sqlite" "$@" >/dev/null || true
+  local k n
+  k=$(sqlite3 "$OUT/$name.sqlite" "SELECT COALESCE(SUM(success),0) FROM task_results WHERE status='done'")
+  n=$(sqlite3 "$OUT/$name.sqlite" "SELECT COUNT(*) FROM task_results")
+  echo "{\"measure\":\"$name\",\"success\":\"$(wilson "$k" "$n")\"}"
+}
+
+suite_run vwa-local "$ROOT/tasks/vwa-local"
+suite_run long-horizon "$ROOT/tasks/long-horizon"
+"$KVARENA" tasks generate --seed "$SEED" --out "$OUT/seed-$SEED" >/dev/null 2>&1
+suite_run "vwa-local-seed-$SEED" "$OUT/seed-$SEED/vwa-local" --site-seed "$SEED"
+
+echo "[evaluate] niah 2K, 4K" >&2
+"$KVARENA" bench niah --model "$MODEL" --lengths 2048,4096 --depths 0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1 \
+  --policies full --threads 2 > "$OUT/niah.json"
+python3 -c "
+import json; r=json.load(open('$OUT/niah.json'))['results'][0]
+by={}
+for c in r['grid']: by.setdefault(c['length'],[]).append(c['correct'])
+print(json.dumps({'measure':'niah','accuracy':{str(k):f'{sum(v)}/{len(v)}' for k,v in sorted(by.items())}}))"
