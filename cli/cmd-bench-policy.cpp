@@ -15,7 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend-cuda.h"
+#include "backend-flag.h"
+#include "sequence.h"
 #include "bench-results-db.h"
 #include "bench/bench-confidence-kl.h"
 #include "bench/bench-latency.h"
@@ -48,7 +49,7 @@ struct policy_bench_args {
   bench_memory_config memory;
   bench_latency_config latency;
   bench_confidence_kl_config ckl;
-  std::string backend = "cpu";  // latency: cpu|cuda (backend-cuda.h)
+  std::string backend = "cpu";  // cpu|cuda (make_sequence)
 };
 
 // What every policy bench does first: validate the policies (before loading), load the
@@ -62,6 +63,7 @@ struct loaded {
 
 loaded load(const policy_bench_args& a) {
   loaded l;
+  kvarena::check_backend(a.backend);  // backend_error (exit 2) before the model loads
   l.policies = parse_policy_specs(a.policy);
   l.m = load_model(a.model);
   if (!l.m->gguf) throw engine_error(a.model + ": the policy benchmarks need a GGUF model (it carries the vocabulary)");
@@ -69,6 +71,7 @@ loaded load(const policy_bench_args& a) {
   check_policy_specs(l.policies, l.m->config);
   l.common.threads = a.threads;
   l.common.seed = a.seed;
+  l.common.backend = a.backend;
   return l;
 }
 
@@ -81,7 +84,7 @@ std::string read_text(const std::string& path) {
 // Generated answers need not be valid UTF-8 (a piece can be part of a character).
 std::string dump(const json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-json config_json(const policy_bench_args& a) { return {{"threads", a.threads}, {"seed", a.seed}}; }
+json config_json(const policy_bench_args& a) { return {{"threads", a.threads}, {"seed", a.seed}, {"backend", a.backend}}; }
 
 // Prints the bench's JSON object and appends the rows to --db. results[i] belongs to
 // specs[i]: {"policy", "spec", "options"} come first, then the metrics.
@@ -199,16 +202,12 @@ void print_latency_table(const std::vector<kv_policy_spec>& specs, const std::ve
 }
 
 int run_latency(const policy_bench_args& a) {
-  check_backend(a.backend);  // before the model loads
   const loaded l = load(a);
   const bench_latency_config& cfg = a.latency;
   json config = config_json(a);
   config["contexts"] = cfg.contexts;
   config["steps"] = cfg.steps;
-  config["backend"] = a.backend;
-  const std::vector<bench_latency_result> rs = a.backend == "cuda"
-                                                   ? cuda_bench_latency(*l.m, *l.tok, l.policies, l.common, cfg)
-                                                   : run_bench_latency(*l.m, *l.tok, l.policies, l.common, cfg);
+  const std::vector<bench_latency_result> rs = run_bench_latency(*l.m, *l.tok, l.policies, l.common, cfg);
   print_latency_table(l.policies, rs);
   std::vector<kv_policy_spec> specs;
   std::vector<json> metrics;
@@ -252,6 +251,7 @@ CLI::App* add_policy_bench(CLI::App* bench, const char* name, const char* what,
   sub->add_option("--seed", a->seed, "Seed of prompts, haystacks and needles")->capture_default_str();
   sub->add_option("--db", a->db, "Also append one row per result to this SQLite file (table bench_results)");
   add_policy_flags(sub, a->policy, true);
+  add_backend_flag(sub, a->backend);
   return sub;
 }
 
@@ -290,7 +290,6 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   lat->add_option("--contexts", la->latency.contexts, "Context lengths (tokens)")->delimiter(',')->capture_default_str();
   lat->add_option("--steps", la->latency.steps, "Decode steps per policy and context")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  add_backend_flag(lat, la->backend);
   lat->callback([&run, la] { run = [la] { la->model = model_or_default(la->model); return run_latency(*la); }; });
 
   auto ca = std::make_shared<policy_bench_args>();

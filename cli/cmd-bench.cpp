@@ -18,6 +18,8 @@
 #include "cpu-kernels.h"
 #include "engine-error.h"
 #include "model.h"
+#include "backend-flag.h"
+#include "sequence.h"
 #include "session.h"
 #include "thread-pool.h"
 
@@ -35,6 +37,7 @@ struct bench_args {
   int reps = 5;
   int64_t chunk = 512;
   int64_t bw_mib = 1024;
+  std::string backend = "cpu";
 };
 
 double seconds(clk::time_point a, clk::time_point b) {
@@ -91,6 +94,7 @@ size_t decode_weight_bytes(const model& m) {
 
 int run_bench_decode(const bench_args& a) {
   if (a.reps < 1) throw engine_error("bench decode: -r must be >= 1");
+  kvarena::check_backend(a.backend);  // backend_error (exit 2) before the model loads
   auto m = load_model(a.model);
   const int64_t V = m->config.n_vocab;
 
@@ -102,7 +106,8 @@ int run_bench_decode(const bench_args& a) {
   so.n_threads = a.threads;
   so.n_ctx = a.n_prompt + a.n_gen + 1;
   so.prefill_chunk = a.chunk;
-  session s(*m, so);
+  const std::unique_ptr<sequence> sp = make_sequence(a.backend, *m, so);
+  sequence& s = *sp;
 
   // Same pseudo-random ids as llamaref's bench.
   uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -118,12 +123,14 @@ int run_bench_decode(const bench_args& a) {
     s.reset();
     const auto t0 = clk::now();
     s.append(prompt);
+    s.synchronize();
     const auto t1 = clk::now();
     int32_t tok = next_id();
     for (int64_t i = 0; i < a.n_gen; ++i) {
       if (i > 0) tok = next_id();
       s.append(std::span<const int32_t>(&tok, 1));
     }
+    s.synchronize();
     const auto t2 = clk::now();
     if (rep < 0) continue;
     if (a.n_prompt > 0) pp.push_back(double(a.n_prompt) / seconds(t0, t1));
@@ -142,6 +149,7 @@ int run_bench_decode(const bench_args& a) {
 
   nlohmann::ordered_json out = {
       {"model", a.model},
+      {"backend", a.backend},
       {"threads", a.threads},
       {"n_prompt", a.n_prompt},
       {"n_gen", a.n_gen},
@@ -178,6 +186,7 @@ void add_bench_command(CLI::App& app, command_fn& run) {
   sub->add_option("-r,--reps", a->reps, "Timed repetitions (after one warm-up)")->check(CLI::PositiveNumber);
   sub->add_option("--chunk", a->chunk, "Prefill chunk (tokens per forward call)")->check(CLI::PositiveNumber);
   sub->add_option("--bw-mib", a->bw_mib, "Buffer size for the read-bandwidth measurement")->check(CLI::PositiveNumber);
+  add_backend_flag(sub, a->backend);
   sub->callback([&run, a] { run = [a] { a->model = model_or_default(a->model); return run_bench_decode(*a); }; });
 }
 

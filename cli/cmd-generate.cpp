@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backend-cuda.h"
+#include "backend-flag.h"
 #include "cli-commands.h"
 #include "default-model.h"
 #include "engine-error.h"
@@ -52,7 +52,7 @@ nlohmann::ordered_json memory_json(const memory_stats& m) {
 }
 
 int run_generate(const generate_args& a) {
-  check_backend(a.backend);                                                 // before the model loads
+  kvarena::check_backend(a.backend);                                        // before the model loads
   const std::vector<kv_policy_spec> policy = parse_policy_specs(a.policy);  // before the model loads
   auto m = load_model(a.model);
   check_policy_specs(policy, m->config);

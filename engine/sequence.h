@@ -55,6 +55,12 @@ class sequence {
   virtual const float* next_logits() = 0;
   // The next token under `s` (greedy may run on the device), not yet appended.
   virtual int32_t choose_next(sampler& s);
+  // choose_next, appended as a decode step; returns it.
+  int32_t decode_next(sampler& s) {
+    const int32_t t = choose_next(s);
+    append_decode(t);
+    return t;
+  }
   virtual int64_t n_past() const = 0;
   virtual int64_t n_ctx() const = 0;
   virtual int64_t n_vocab() const = 0;

@@ -148,11 +148,6 @@ const float* session::logits() const {
   return logits_.data();
 }
 
-int32_t session::decode_next(sampler& s) {
-  const int32_t tok = s.sample(logits(), n_vocab());
-  append_decode(tok);
-  return tok;
-}
 
 void session::reset() {
   n_past_ = 0;

@@ -50,8 +50,6 @@ class session final : public sequence {
   // Appends one token as a decode step: the logits that predicted it (logits()) gate the
   // policy (confkv's confidence). Teacher-forced scoring appends this way, token by token.
   void append_decode(int32_t token) override;
-  // Samples the next token from logits(), appends it (a decode step) and returns it.
-  int32_t decode_next(sampler& s);
   // kvarena::generate on this session.
   generate_result generate(const tokenizer& tok, std::span<const int32_t> prompt,
                            const generate_options& opt, sampler& s) {

@@ -80,8 +80,16 @@ TEST(CliBackend, CudaWithoutTheBuildOrDeviceFailsWithOneClearLine) {
   if (cuda_device()) GTEST_SKIP() << "a CUDA device is present: CliBackend.CudaGenerateMatchesCpuGreedy runs instead";
   const auto dir = kvarena::test::temp_dir("cli-backend");
   // A model path that does not exist: the backend check must come first.
+  // Every command that runs the model takes --backend (sequence.h's make_sequence).
   for (const std::string& args : {std::string("generate --model /nonexistent.gguf --prompt hi --backend cuda"),
-                                  std::string("bench latency --model /nonexistent.gguf --backend cuda")}) {
+                                  std::string("bench latency --model /nonexistent.gguf --backend cuda"),
+                                  std::string("bench memory --model /nonexistent.gguf --backend cuda"),
+                                  std::string("bench niah --model /nonexistent.gguf --backend cuda"),
+                                  std::string("bench ppl --model /nonexistent.gguf --text /x --backend cuda"),
+                                  std::string("bench confidence-kl --model /nonexistent.gguf --backend cuda"),
+                                  std::string("bench decode --model /nonexistent.gguf --backend cuda"),
+                                  std::string("run --suite " KVARENA_SOURCE_DIR "/tasks/vwa-local --model "
+                                              "/nonexistent.gguf --policies full --backend cuda --out /tmp/x.sqlite")}) {
     SCOPED_TRACE(args);
     const run_result r = run(dir, args);
     EXPECT_EQ(r.rc, 2);  // a backend that cannot run here (not a bad input)

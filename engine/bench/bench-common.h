@@ -28,6 +28,7 @@ struct kv_policy_spec {
 struct bench_common {
   int threads = 2;
   uint64_t seed = 0;
+  std::string backend = "cpu";  // make_sequence's backend (sequence.h)
 };
 
 // Session options that run `p` with n_ctx tokens of context (track_confidence as asked).

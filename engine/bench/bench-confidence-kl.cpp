@@ -17,9 +17,11 @@ bench_confidence_kl_result run_bench_confidence_kl(const model& m, const tokeniz
   if (cfg.n_prompt < 1 || cfg.n_gen < 1 || cfg.every < 1 || cfg.ablate < 1)
     throw engine_error("bench confidence-kl: --n-prompt, --n-gen, --every and --ablate must be >= 1");
   const int64_t total = cfg.n_prompt + cfg.n_gen + 1;
-  session s(m, bench_session_options(policy, common.threads, total, true));
+  const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common.threads, total, true));
+  sequence& s = *sp;
   kv_policy_spec plain;  // the ablated reference runs without a policy: the plain cache
-  session ref(m, bench_session_options(plain, common.threads, total));
+  const std::unique_ptr<sequence> refp = make_sequence(common.backend, m, bench_session_options(plain, common.threads, total));
+  sequence& ref = *refp;
   const int64_t V = s.n_vocab();
 
   std::vector<int32_t> tokens = seeded_prompt_tokens(tok, V, cfg.n_prompt, common.seed);
@@ -38,8 +40,8 @@ bench_confidence_kl_result run_bench_confidence_kl(const model& m, const tokeniz
     ref.append(ablated);
     bench_confidence_kl_sample smp;
     smp.pos = t;
-    smp.confidence = confidence_from_logits(s.logits(), V);
-    smp.kl = kl_divergence_logits(s.logits(), ref.logits(), V);
+    smp.confidence = confidence_from_logits(s.next_logits(), V);
+    smp.kl = kl_divergence_logits(s.next_logits(), ref.next_logits(), V);
     cs.push_back(smp.confidence);
     kls.push_back(smp.kl);
     r.samples.push_back(smp);

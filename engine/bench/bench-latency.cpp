@@ -6,75 +6,48 @@
 
 #include "engine-error.h"
 #include "sampler.h"
+#include "sequence.h"
 
 namespace kvarena {
-
-namespace {
-// CPU: a session with the bench's threads.
-class cpu_latency_sequence final : public latency_sequence {
- public:
-  cpu_latency_sequence(const model& m, const session_options& o) : s_(m, o) {}
-  void prefill(const std::vector<int32_t>& tokens) override { s_.append(tokens); }
-  void greedy_step() override { s_.decode_next(greedy_); }
-  const kv_step_stats* last_step() const override { return &s_.last_step(); }
-  memory_stats memory() const override { return s_.memory(); }
-
- private:
-  session s_;
-  sampler greedy_;
-};
-}  // namespace
 
 std::vector<bench_latency_result> run_bench_latency(const model& m, const tokenizer& tok,
                                                     const std::vector<kv_policy_spec>& policies,
                                                     const bench_common& common, const bench_latency_config& cfg) {
-  return run_bench_latency_with(
-      m, tok, policies, common, cfg,
-      [&](const kv_policy_spec& p, int64_t n_ctx) -> std::unique_ptr<latency_sequence> {
-        return std::make_unique<cpu_latency_sequence>(m, bench_session_options(p, common.threads, n_ctx));
-      },
-      "");
-}
-
-std::vector<bench_latency_result> run_bench_latency_with(const model& m, const tokenizer& tok,
-                                                         const std::vector<kv_policy_spec>& policies,
-                                                         const bench_common& common,
-                                                         const bench_latency_config& cfg,
-                                                         const latency_sequence_factory& open,
-                                                         const std::string& tag) {
   if (cfg.contexts.empty()) throw engine_error("bench latency: give at least one context length");
   if (cfg.steps < 1) throw engine_error("bench latency: --steps must be >= 1");
-  const std::string name = tag.empty() ? "bench latency" : "bench latency (" + tag + ")";
+  const std::string name = common.backend == "cpu" ? "bench latency" : "bench latency (" + common.backend + ")";
   std::vector<bench_latency_result> out;
   for (int64_t ctx : cfg.contexts) {
     if (ctx < 1) throw engine_error("bench latency: context " + std::to_string(ctx) + " must be >= 1");
     const std::vector<int32_t> prompt = seeded_prompt_tokens(tok, m.config.n_vocab, ctx, common.seed);
     // Sequences live side by side for the whole context so their steps can interleave.
-    std::vector<std::unique_ptr<latency_sequence>> ss;
+    std::vector<std::unique_ptr<sequence>> ss;
     std::vector<bench_latency_result> rs(policies.size());
     for (size_t p = 0; p < policies.size(); ++p) {
-      ss.push_back(open(policies[p], ctx + cfg.steps + 1));
+      ss.push_back(make_sequence(common.backend, m, bench_session_options(policies[p], common.threads, ctx + cfg.steps + 1)));
       const double t0 = bench_now_ms();
-      ss[p]->prefill(prompt);
+      ss[p]->append(prompt);
+      ss[p]->synchronize();
       rs[p].prefill_ms = bench_now_ms() - t0;
       rs[p].policy = p;
       rs[p].context = ctx;
       std::fprintf(stderr, "%s: context %lld: %s prefilled in %.0f ms\n", name.c_str(), (long long)ctx,
                    policies[p].text.c_str(), rs[p].prefill_ms);
     }
+    sampler greedy;
     std::vector<std::vector<double>> ms(policies.size());
     std::vector<double> recalled(policies.size(), 0.0), corrected(policies.size(), 0.0),
         checked(policies.size(), 0.0);
     for (int64_t i = 0; i < cfg.steps; ++i) {
       for (size_t p = 0; p < policies.size(); ++p) {
         const double t0 = bench_now_ms();
-        ss[p]->greedy_step();
+        ss[p]->append_decode(ss[p]->choose_next(greedy));  // the argmax of the last logits
+        ss[p]->synchronize();
         ms[p].push_back(bench_now_ms() - t0);
-        if (const kv_step_stats* st = ss[p]->last_step()) {
-          recalled[p] += double(st->recalled_bytes);
-          corrected[p] += double(st->corrected_heads);
-          checked[p] += double(st->checked_heads);
-        }
+        const kv_step_stats& st = ss[p]->last_step();
+        recalled[p] += double(st.recalled_bytes);
+        corrected[p] += double(st.corrected_heads);
+        checked[p] += double(st.checked_heads);
       }
     }
     for (size_t p = 0; p < policies.size(); ++p) {
@@ -84,8 +57,8 @@ std::vector<bench_latency_result> run_bench_latency_with(const model& m, const t
       r.step_ms_p90 = stat_percentile(ms[p], 0.9);
       const memory_stats mem = ss[p]->memory();
       r.peak_kv_bytes = mem.kv_peak_bytes;
-      const kv_step_stats* st = ss[p]->last_step();
-      r.kv_device_bytes = st ? st->kv_device_bytes : mem.kv_bytes;
+      const kv_step_stats& st = ss[p]->last_step();
+      r.kv_device_bytes = st.kv_device_bytes ? st.kv_device_bytes : mem.kv_bytes;
       r.kv_host_bytes = mem.kv_host_bytes;
       r.recalled_bytes_per_step_mean = recalled[p] / double(cfg.steps);
       r.correction_rate = checked[p] > 0 ? corrected[p] / checked[p] : 0.0;

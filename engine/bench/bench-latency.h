@@ -38,27 +38,4 @@ std::vector<bench_latency_result> run_bench_latency(const model& m, const tokeni
                                                     const std::vector<kv_policy_spec>& policies,
                                                     const bench_common& common, const bench_latency_config& cfg);
 
-// What the latency loop needs of one sequence, on any backend; every call returns only once
-// its work is finished (a GPU backend synchronises), so wall time measures it.
-class latency_sequence {
- public:
-  virtual ~latency_sequence() = default;
-  virtual void prefill(const std::vector<int32_t>& tokens) = 0;
-  virtual void greedy_step() = 0;  // decode the argmax of the last logits
-  virtual const kv_step_stats* last_step() const = 0;
-  virtual memory_stats memory() const = 0;
-};
-// A new sequence under a policy, with room for n_ctx tokens.
-using latency_sequence_factory =
-    std::function<std::unique_ptr<latency_sequence>(const kv_policy_spec& policy, int64_t n_ctx)>;
-
-// The same benchmark over sequences from `open` (run_bench_latency: CPU sessions); `tag`
-// names the backend in the progress lines ("" for the CPU).
-std::vector<bench_latency_result> run_bench_latency_with(const model& m, const tokenizer& tok,
-                                                         const std::vector<kv_policy_spec>& policies,
-                                                         const bench_common& common,
-                                                         const bench_latency_config& cfg,
-                                                         const latency_sequence_factory& open,
-                                                         const std::string& tag);
-
 }  // namespace kvarena

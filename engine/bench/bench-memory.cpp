@@ -14,7 +14,9 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
   if (cfg.n_prompt < 1) throw engine_error("bench memory: --n-prompt must be >= 1");
   if (cfg.n_gen < 1) throw engine_error("bench memory: --n-gen must be >= 1");
   if (cfg.trace_every < 1) throw engine_error("bench memory: --trace-every must be >= 1");
-  session s(m, bench_session_options(policy, common.threads, cfg.n_prompt + cfg.n_gen + 1, true));
+  const std::unique_ptr<sequence> sp =
+      make_sequence(common.backend, m, bench_session_options(policy, common.threads, cfg.n_prompt + cfg.n_gen + 1, true));
+  sequence& s = *sp;
   bench_memory_result r;
   std::vector<double> conf;
   int64_t confident = 0, decode_steps = 0;
@@ -34,7 +36,7 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
   s.append(seeded_prompt_tokens(tok, s.n_vocab(), cfg.n_prompt, common.seed));
   sampler greedy;
   for (int64_t i = 0; i < cfg.n_gen; ++i) {
-    s.decode_next(greedy);
+    s.append_decode(s.choose_next(greedy));
     if ((i + 1) % 512 == 0)
       std::fprintf(stderr, "bench memory: %s: %lld/%lld steps\n", policy.text.c_str(), (long long)(i + 1),
                    (long long)cfg.n_gen);

@@ -112,7 +112,9 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
   if (cfg.lengths.empty() || cfg.depths.empty()) throw engine_error("bench niah: give at least one length and depth");
   int64_t max_len = 0;
   for (int64_t l : cfg.lengths) max_len = std::max(max_len, l);
-  session s(m, bench_session_options(policy, common.threads, max_len + cfg.max_answer_tokens + 1));
+  const std::unique_ptr<sequence> sp =
+      make_sequence(common.backend, m, bench_session_options(policy, common.threads, max_len + cfg.max_answer_tokens + 1));
+  sequence& s = *sp;
   bench_niah_result r;
   int64_t n_correct = 0;
   for (int64_t len : cfg.lengths) {
@@ -126,7 +128,7 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
       sampler greedy;
       generate_options g;
       g.max_tokens = cfg.max_answer_tokens;
-      const generate_result gr = s.generate(tok, prompt, g, greedy);
+      const generate_result gr = generate(s, tok, prompt, g, greedy);
       c.answer = gr.text;
       c.correct = gr.text.find(c.code) != std::string::npos;
       n_correct += c.correct;

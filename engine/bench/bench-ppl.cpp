@@ -14,13 +14,14 @@ bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& token
                                const kv_policy_spec& policy, const bench_common& common) {
   if (tokens.size() < 2) throw engine_error("bench ppl: the text must encode to at least 2 tokens");
   const int64_t n = int64_t(tokens.size());
-  session s(m, bench_session_options(policy, common.threads, n));
+  const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common.threads, n));
+  sequence& s = *sp;
   const double t0 = bench_now_ms();
   s.append(std::span<const int32_t>(tokens.data(), 1));
   double nll = 0;
   const int64_t V = s.n_vocab();
   for (int64_t i = 1; i < n; ++i) {
-    nll -= log_softmax_at(s.logits(), V, tokens[size_t(i)]);
+    nll -= log_softmax_at(s.next_logits(), V, tokens[size_t(i)]);
     if (i + 1 < n) s.append_decode(tokens[size_t(i)]);  // the last token predicts nothing scored
     if (i % 256 == 0) std::fprintf(stderr, "bench ppl: %s: %lld/%lld tokens\n", policy.text.c_str(),
                                    (long long)i, (long long)n);
