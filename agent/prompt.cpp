@@ -138,32 +138,29 @@ prompt_style prompt_style_for_model(const model& m, std::string_view name) {
   return s ? parse_prompt_style(*s) : prompt_style::vwa;
 }
 
-std::string compact_step_message(const step_view& s) {
+namespace {
+// OBSERVATION / URL / OBJECTIVE, then the previous-action line under `label`; a list
+// (text starting with a newline) goes below the label, one line after it.
+std::string message_with(const step_view& s, const char* label) {
   std::string out = "OBSERVATION:\n";
   out += s.observation;
   out += "\nURL: ";
   out += s.url;
   out += "\nOBJECTIVE: ";
   out += s.objective;
-  out += "\nPREVIOUS ACTIONS:";
-  if (s.previous_action.empty() || s.previous_action.front() != '\n') out += " ";  // one line, or a list below
+  out += "\n";
+  out += label;
+  if (s.previous_action.empty() || s.previous_action.front() != '\n') out += " ";
   out += s.previous_action;
   return out;
 }
+}  // namespace
+
+std::string compact_step_message(const step_view& s) { return message_with(s, "PREVIOUS ACTIONS:"); }
 
 std::string compact_reply(std::string_view action) { return "```" + std::string(action) + "```"; }
 
-std::string step_message(const step_view& s) {
-  std::string out = "OBSERVATION:\n";
-  out += s.observation;
-  out += "\nURL: ";
-  out += s.url;
-  out += "\nOBJECTIVE: ";
-  out += s.objective;
-  out += "\nPREVIOUS ACTION: ";
-  out += s.previous_action;
-  return out;
-}
+std::string step_message(const step_view& s) { return message_with(s, "PREVIOUS ACTION:"); }
 
 std::vector<chat_message> prompt_prefix(int n_examples) {
   const std::vector<worked_example>& ex = worked_examples();
