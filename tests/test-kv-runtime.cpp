@@ -9,7 +9,8 @@
 //     with tau = 1 and never with tau = -1; device tokens stay within its budget and the
 //     host pool holds the whole sequence;
 //   - INT8 storage keeps logits within a stated bound of FP16 storage;
-//   - hand-computed kept sets for window (with sinks), h2o and confkv through the runtime.
+//   - hand-computed kept sets for window (with sinks) and confkv budgets through the
+//     runtime (H2O by hand: test-kv-policies.cpp, with scripted attention mass).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -301,8 +302,9 @@ TEST_P(KvRuntime, Int8StaysWithinBoundOfFp16) {
   const float d = max_abs_diff(outs[0].data(), outs[1].data(), int64_t(outs[0].size()));
   std::printf("INT8 vs FP16 storage: max |logit diff| %.3g\n", d);
   // Logits of these models spread over a few units; INT8 (per-channel, 32-token blocks)
-  // keeps them within 0.1 (measured ~1e-2).
-  EXPECT_LT(d, 0.1f);
+  // keeps them within 0.015: about twice the measured difference (7.3e-3 llama, 5.2e-3
+  // gpt2), so a quantiser that loses a bit of precision fails here.
+  EXPECT_LT(d, 0.015f);
   EXPECT_GT(d, 0.0f) << "INT8 must actually be in use";
 }
 
