@@ -1,17 +1,14 @@
 // policy-flags.cpp: --policy/--policies, the option flags, per-item overrides and the
-// effective-options JSON (policy-flags.h).
+// effective-options JSON (policy-flags.h), all read off the policy registry.
 #include "policy-flags.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 
 #include "cli-commands.h"
 #include "engine-error.h"
-#include "kv/kv-policy.h"
+#include "kv/kv-policy-registry.h"
 
 namespace kvarena::cli {
 
@@ -19,36 +16,35 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-const char* const kDefaultList = "full,window,h2o,confkv,confkv-l,freekv";
-
-// The option keys each policy reads, in the order they are reported: the one table that
-// --policies overrides, the flags-given check and policy_options_json read. What the policy
-// code reads of kv_policy_options: window window/sinks (kv-policy-window.cpp), h2o
-// heavy/recent, confkv and confkv-l tau .. int8/int8_window (kv-policy-confkv.cpp; the
-// store's INT8 segment is theirs only, kv-runtime.cpp), freekv budget/sinks/window/page/tau/
-// dense_layer0 and the runtime's overlap; full reads none. Every key is a flag "--KEY".
-const std::vector<std::pair<std::string, std::vector<std::string>>>& policy_keys() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> k = {
-      {"full", {}},
-      {"window", {"window", "sinks"}},
-      {"h2o", {"heavy", "recent"}},
-      {"confkv", {"tau", "n-high", "n-low", "protect", "ema-decay", "beta", "kv-int8", "int8-window"}},
-      {"confkv-l", {"tau", "n-high", "n-low", "protect", "ema-decay", "beta", "kv-int8", "int8-window"}},
-      {"freekv", {"budget", "sinks", "window", "page", "tau", "dense-layer0", "no-overlap"}},
-  };
-  return k;
-}
-
-const std::vector<std::string>* keys_of(const std::string& policy) {
-  for (const auto& [name, keys] : policy_keys())
-    if (name == policy) return &keys;
-  return nullptr;
-}
-
-std::string join(const std::vector<std::string>& v) {
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
   return s;
+}
+
+std::vector<std::string> option_names(const kv_policy_desc& d) {
+  std::vector<std::string> out;
+  for (const kv_option& o : d.options) out.push_back(o.name);
+  return out;
+}
+
+// One CLI flag: an option name and every policy that takes an option of that name.
+struct flag_takers {
+  std::string name;
+  kv_option_type type = kv_option_type::integer;
+  std::vector<std::pair<const kv_policy_desc*, const kv_option*>> takers;
+};
+
+// Every option name of the registry once, in order of first appearance.
+std::vector<flag_takers> registry_flags() {
+  std::vector<flag_takers> out;
+  for (const kv_policy_desc* d : kv_policies())
+    for (const kv_option& o : d->options) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const flag_takers& f) { return f.name == o.name; });
+      if (it == out.end()) it = out.insert(out.end(), flag_takers{o.name, o.type, {}});
+      it->takers.push_back({d, &o});
+    }
+  return out;
 }
 
 // A float as JSON with the digits it was given (0.6f -> 0.6, not 0.6000000238...).
@@ -58,48 +54,38 @@ double short_float(float x) {
   return std::strtod(s, nullptr);
 }
 
-int64_t parse_int(const std::string& where, const std::string& key, const std::string& v) {
-  int64_t x = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || end != v.data() + v.size() || v.empty())
-    throw engine_error(where + ": " + key + "=" + v + " is not an integer");
-  return x;
+// The default of an option as --help shows it.
+std::string default_text(const kv_option& o) {
+  if (o.automatic && !o.automatic_help.empty()) return o.automatic_help;
+  return kv_num(o.default_value());
 }
 
-float parse_float(const std::string& where, const std::string& key, const std::string& v) {
-  char* end = nullptr;
-  const float x = std::strtof(v.c_str(), &end);
-  if (v.empty() || end != v.c_str() + v.size() || !std::isfinite(x))
-    throw engine_error(where + ": " + key + "=" + v + " is not a number");
-  return x;
+// Whether every policy taking the flag has the same fixed default (then CLI11 shows it:
+// "--window INT=512"); else each policy's default goes into the help text.
+bool uniform_default(const flag_takers& f) {
+  if (f.type == kv_option_type::flag) return false;
+  for (const auto& [d, o] : f.takers)
+    if (o->automatic || o->placeholder() != f.takers[0].second->placeholder()) return false;
+  return true;
 }
 
-bool parse_bool(const std::string& where, const std::string& key, const std::string& v) {
-  if (v == "1") return true;
-  if (v == "0") return false;
-  throw engine_error(where + ": " + key + "=" + v + " must be 0 or 1");
-}
-
-// Sets option `key` of spec from text (the key is known to be one of the policy's).
-void set_key(kv_policy_spec& p, const std::string& where, const std::string& key, const std::string& v) {
-  kv_policy_options& o = p.options;
-  if (key == "window") o.window = parse_int(where, key, v);
-  else if (key == "sinks") o.sinks = parse_int(where, key, v);
-  else if (key == "heavy") o.heavy = parse_int(where, key, v);
-  else if (key == "recent") o.recent = parse_int(where, key, v);
-  else if (key == "tau") o.tau = parse_float(where, key, v);
-  else if (key == "n-high") o.n_high = parse_int(where, key, v);
-  else if (key == "n-low") o.n_low = parse_int(where, key, v);
-  else if (key == "protect") o.protect = parse_int(where, key, v);
-  else if (key == "ema-decay") o.ema_decay = parse_float(where, key, v);
-  else if (key == "beta") o.beta = parse_float(where, key, v);
-  else if (key == "kv-int8") o.int8 = parse_bool(where, key, v);
-  else if (key == "int8-window") o.int8_window = parse_int(where, key, v);
-  else if (key == "budget") o.budget = parse_int(where, key, v);
-  else if (key == "page") o.page = parse_int(where, key, v);
-  else if (key == "dense-layer0") o.dense_layer0 = parse_bool(where, key, v);
-  else if (key == "no-overlap") p.overlap = !parse_bool(where, key, v);
-  else KV_ASSERT(false && "a key in policy_keys() without a setter");
+// "window: recent tokens kept (>= 1); freekv: recent window W (>= 0)": the policies with
+// the same help, range and default in one part.
+std::string flag_help(const flag_takers& f) {
+  const bool uniform = uniform_default(f);
+  std::vector<std::pair<std::string, std::vector<std::string>>> parts;  // (text, policies)
+  for (const auto& [d, o] : f.takers) {
+    std::vector<std::string> notes;
+    if (o->has_range()) notes.push_back(o->range_text());
+    if (!uniform && f.type != kv_option_type::flag) notes.push_back("default " + default_text(*o));
+    const std::string text = o->help + (notes.empty() ? "" : " (" + join(notes) + ")");
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == text; });
+    if (it == parts.end()) it = parts.insert(parts.end(), {text, {}});
+    it->second.push_back(d->name);
+  }
+  std::vector<std::string> out;
+  for (const auto& [text, names] : parts) out.push_back(join(names) + ": " + text);
+  return join(out, "; ");
 }
 
 // A stand-in shape for checking options before the model is loaded (head size a multiple
@@ -118,45 +104,52 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+bool flag_given(const policy_flags& f, const std::string& name) {
+  if (!f.app) return false;
+  const CLI::Option* o = f.app->get_option_no_throw("--" + name);
+  return o && o->count() > 0;
+}
+
+// The flags given set the item's policy's options of those names.
+void apply_given_flags(kv_policy_spec& p, const kv_policy_desc& d, const policy_flags& f) {
+  for (const kv_option& o : d.options) {
+    if (!flag_given(f, o.name)) continue;
+    const policy_flag_value& v = f.values.at(o.name);
+    switch (o.type) {
+      case kv_option_type::integer: o.set(p, double(v.integer)); break;
+      case kv_option_type::real: o.set(p, double(v.real)); break;
+      case kv_option_type::flag: o.set(p, v.flag ? 1.0 : 0.0); break;
+    }
+  }
+}
+
 kv_policy_spec parse_item(const std::string& text, const policy_flags& f) {
   const std::vector<std::string> parts = split(text, ':');
   kv_policy_spec p;
   p.text = text;
   p.name = parts[0];
-  p.options = f.kv;
-  p.overlap = !f.no_overlap;
-  const std::vector<std::string>* keys = keys_of(p.name);
-  if (!keys) make_kv_policy(p.name, with_shape(p.options, 1, 1, 1, 128));  // throws: unknown policy, lists the valid
-  KV_ASSERT(keys != nullptr);
+  const kv_policy_desc& d = kv_policy_described(p.name);  // throws: unknown policy, lists the valid
+  apply_given_flags(p, d, f);
+  const std::vector<std::string> keys = option_names(d);
   const std::string where = "policy '" + text + "'";
   for (size_t i = 1; i < parts.size(); ++i) {
     const size_t eq = parts[i].find('=');
     if (eq == std::string::npos || eq == 0)
       throw engine_error(where + ": '" + parts[i] + "' is not key=value (e.g. " + p.name + ":" +
-                         (keys->empty() ? std::string("...") : (*keys)[0] + "=...") + ")");
+                         (keys.empty() ? std::string("...") : keys[0] + "=...") + ")");
     const std::string key = parts[i].substr(0, eq), value = parts[i].substr(eq + 1);
-    bool known = false;
-    for (const auto& k : *keys) known |= k == key;
-    if (!known)
+    const kv_option* o = d.option(key);
+    if (!o)
       throw usage_error(where + ": unknown option '" + key + "' for " + p.name + " (valid: " +
-                        (keys->empty() ? std::string("none, full takes no options") : join(*keys)) + ")");
-    set_key(p, where, key, value);
+                        (keys.empty() ? "none, " + p.name + " takes no options" : join(keys)) + ")");
+    set_kv_option_text(p, *o, where, value);
   }
   return p;
 }
 
 bool takes(const std::string& policy, const std::string& key) {
-  const std::vector<std::string>* keys = keys_of(policy);
-  return keys && std::find(keys->begin(), keys->end(), key) != keys->end();
-}
-
-// Every key of the table once, in table order.
-std::vector<std::string> all_keys() {
-  std::vector<std::string> out;
-  for (const auto& [name, keys] : policy_keys())
-    for (const std::string& k : keys)
-      if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);
-  return out;
+  const kv_policy_desc* d = find_kv_policy(policy);
+  return d && d->option(key);
 }
 
 // A flag given that no item's policy takes: usage_error naming the flag and the policies,
@@ -172,13 +165,13 @@ void check_given_flags(const policy_flags& f, const std::vector<kv_policy_spec>&
     }
     if (taken) continue;
     std::vector<std::string> owners;  // the policies that do take it
-    for (const auto& [name, keys] : policy_keys())
-      if (takes(name, key)) owners.push_back(name);
+    for (const kv_policy_desc* d : kv_policies())
+      if (d->option(key)) owners.push_back(d->name);
     if (names.empty())
       throw usage_error(flag + ": no --policy given, and the plain cache has no such option (it is an option of " +
                         join(owners) + ")");
     if (names.size() == 1) {
-      const std::vector<std::string>& keys = *keys_of(names[0]);
+      const std::vector<std::string> keys = option_names(kv_policy_described(names[0]));
       throw usage_error(flag + ": policy '" + names[0] + "' has no such option (its options: " +
                         (keys.empty() ? std::string("none") : join(keys)) + ")");
     }
@@ -194,11 +187,9 @@ void check_given_flags(const policy_flags& f, const std::vector<kv_policy_spec>&
 std::vector<std::string> given_policy_flags(const policy_flags& f) {
   std::vector<std::string> out;
   if (!f.app) return out;
-  for (const std::string& k : all_keys()) {
-    const CLI::Option* o = f.app->get_option_no_throw("--" + k);
-    KV_ASSERT(o != nullptr && "a key in policy_keys() without its flag in add_policy_flags");
-    if (o->count() > 0) out.push_back("--" + k);
-  }
+  // (An option name first registered after add_policy_flags has no flag: never given.)
+  for (const flag_takers& flag : registry_flags())
+    if (flag_given(f, flag.name)) out.push_back("--" + flag.name);
   return out;
 }
 
@@ -206,49 +197,47 @@ void add_policy_flags(CLI::App* sub, policy_flags& f, bool list) {
   f.list = list;
   f.app = sub;
   const char* g = "KV policy";
+  const std::vector<std::string> names = kv_policy_names();
   if (list) {
-    f.policies = kDefaultList;
+    f.policies = join(names, ",");
     sub->add_option("--policies", f.policies,
                     "Policies to run, comma-separated, each with optional overrides: "
                     "window:window=2048,freekv:budget=2048:window=512")
         ->capture_default_str()->group(g);
   } else {
     sub->add_option("--policy", f.policies,
-                    "KV-cache policy: full|window|h2o|confkv|confkv-l|freekv, with optional overrides "
-                    "(freekv:budget=2048:window=512); default: the plain F32 cache")
+                    "KV-cache policy: " + join(names, "|") +
+                        ", with optional overrides (freekv:budget=2048:window=512); default: the plain F32 cache")
         ->group(g);
   }
-  kv_policy_options& o = f.kv;
-  sub->add_option("--window", o.window, "window: recent tokens kept; freekv: recent window W")
-      ->capture_default_str()->group(g);
-  sub->add_option("--sinks", o.sinks, "Attention-sink tokens kept (default: window 0, freekv 512)")->group(g);
-  sub->add_option("--heavy", o.heavy, "h2o: heavy-hitter tokens (0 with --recent 0: 10% of the sequence)")
-      ->capture_default_str()->group(g);
-  sub->add_option("--recent", o.recent, "h2o: recent tokens (0 with --heavy 0: 10% of the sequence)")
-      ->capture_default_str()->group(g);
-  sub->add_option("--tau", o.tau, "confkv: confidence threshold (default 0.6); freekv: correction cosine (default 0.9)")
-      ->group(g);
-  sub->add_option("--n-high", o.n_high, "confkv: budget when confident (tokens per layer)")
-      ->capture_default_str()->group(g);
-  sub->add_option("--n-low", o.n_low, "confkv: budget when unsure (tokens per layer)")->capture_default_str()->group(g);
-  sub->add_option("--protect", o.protect, "confkv: protected recent tokens")->capture_default_str()->group(g);
-  sub->add_option("--ema-decay", o.ema_decay, "confkv: decay of the attention-mass EMA")
-      ->capture_default_str()->group(g);
-  sub->add_option("--beta", o.beta, "confkv: weight of recency in the rank")->capture_default_str()->group(g);
-  sub->add_flag("--kv-int8", o.int8, "confkv: older tokens in INT8, the --int8-window newest FP16")->group(g);
-  sub->add_option("--int8-window", o.int8_window, "confkv --kv-int8: newest tokens kept FP16")
-      ->capture_default_str()->group(g);
-  sub->add_option("--budget", o.budget, "freekv: device tokens per layer")->capture_default_str()->group(g);
-  sub->add_option("--page", o.page, "freekv: tokens per page")->capture_default_str()->group(g);
-  sub->add_flag("--dense-layer0", o.dense_layer0, "freekv: layer 0 keeps its whole cache on the device")->group(g);
-  sub->add_flag("--no-overlap", f.no_overlap, "freekv: recall pages synchronously (no speculative overlap)")
-      ->group(g);
+  for (const flag_takers& flag : registry_flags()) {
+    policy_flag_value& v = f.values[flag.name];
+    const std::string name = "--" + flag.name, help = flag_help(flag);
+    const kv_option& first = *flag.takers[0].second;
+    CLI::Option* o = nullptr;
+    switch (flag.type) {
+      case kv_option_type::integer:
+        v.integer = int64_t(first.placeholder());
+        o = sub->add_option(name, v.integer, help);
+        break;
+      case kv_option_type::real:
+        v.real = float(first.placeholder());
+        o = sub->add_option(name, v.real, help);
+        break;
+      case kv_option_type::flag:
+        o = sub->add_flag(name, v.flag, help);
+        break;
+    }
+    if (uniform_default(flag)) o->capture_default_str();
+    o->group(g);
+  }
 }
 
 std::vector<kv_policy_spec> parse_policy_specs(const policy_flags& f) {
   std::vector<kv_policy_spec> out;
   if (f.policies.empty()) {
-    if (f.list) throw engine_error("--policies: give at least one policy (e.g. " + std::string(kDefaultList) + ")");
+    if (f.list)
+      throw engine_error("--policies: give at least one policy (e.g. " + join(kv_policy_names(), ",") + ")");
     check_given_flags(f, out);
     return out;
   }
@@ -271,29 +260,13 @@ void check_policy_specs(const std::vector<kv_policy_spec>& specs, const model_co
 
 json policy_options_json(const kv_policy_spec& p) {
   json j = json::object();
-  const std::vector<std::string>* keys = keys_of(p.name);
-  if (!keys) return j;
-  const kv_policy_options& o = p.options;
-  for (const std::string& k : *keys) {
-    if (k == "window") j[k] = o.window;
-    else if (k == "sinks") j[k] = o.sinks >= 0 ? o.sinks : (p.name == "freekv" ? 512 : 0);
-    else if (k == "heavy") j[k] = o.heavy;
-    else if (k == "recent") j[k] = o.recent;
-    else if (k == "tau") j[k] = short_float(o.tau != -2.f ? o.tau : (p.name == "freekv" ? 0.9f : 0.6f));
-    else if (k == "n-high") j[k] = o.n_high;
-    else if (k == "n-low") j[k] = o.n_low;
-    else if (k == "protect") j[k] = o.protect;
-    else if (k == "ema-decay") j[k] = short_float(o.ema_decay);
-    else if (k == "beta") j[k] = short_float(o.beta);
-    else if (k == "kv-int8") j[k] = o.int8 ? 1 : 0;
-    else if (k == "int8-window") { if (o.int8) j[k] = o.int8_window; }
-    else if (k == "budget") j[k] = o.budget;
-    else if (k == "page") j[k] = o.page;
-    else if (k == "dense-layer0") j[k] = o.dense_layer0 ? 1 : 0;
-    else if (k == "no-overlap") j[k] = p.overlap ? 0 : 1;
+  for (const kv_option_value& v : kv_effective_options(p)) {
+    switch (v.type) {
+      case kv_option_type::integer: j[v.key] = int64_t(v.value); break;
+      case kv_option_type::real: j[v.key] = short_float(float(v.value)); break;
+      case kv_option_type::flag: j[v.key] = v.value != 0 ? 1 : 0; break;
+    }
   }
-  // h2o without sizes keeps 10% of the sequence as heavy hitters and 10% as recent.
-  if (p.name == "h2o" && o.heavy == 0 && o.recent == 0) j["heavy_recent_fraction"] = 0.1;
   return j;
 }
 

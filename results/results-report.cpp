@@ -5,10 +5,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "kv/kv-policy-registry.h"
 #include "svg-plot.h"
 
 namespace kvarena::results {
@@ -17,14 +19,15 @@ namespace {
 
 using json = nlohmann::ordered_json;  // fields in the documented order
 
-// Report order: full first (the reference), the paper's policies, others by name, oracle last.
+// Report order: the registry's (full first: the reference, then the paper's policies, then
+// any registered later), others by name, oracle last.
 int policy_rank(const std::string& label) {
-  static const char* const known[] = {"full", "window", "h2o", "confkv", "confkv-l", "freekv"};
-  if (label == "oracle") return 1000;
-  int best = 100;
+  const std::vector<std::string> known = kv_policy_names();
+  if (label == "oracle") return std::numeric_limits<int>::max();
+  int best = std::numeric_limits<int>::max() - 1;
   size_t best_len = 0;
-  for (int i = 0; i < int(std::size(known)); ++i) {
-    std::string k = known[i];
+  for (int i = 0; i < int(known.size()); ++i) {
+    const std::string& k = known[i];
     if (label == k) return i;
     // A label with options, e.g. "confkv:tau=0.5", sorts with its policy.
     const bool prefix = label.size() > k.size() && label.compare(0, k.size(), k) == 0;

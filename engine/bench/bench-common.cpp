@@ -22,9 +22,13 @@ session_options bench_session_options(const kv_policy_spec& p, int threads, int6
   return so;
 }
 
-bool policy_uses_confidence(const kv_policy_spec& p) { return p.name == "confkv" || p.name == "confkv-l"; }
+bool policy_uses_confidence(const kv_policy_spec& p) { return policy_confidence_threshold(p).has_value(); }
 
-float confkv_tau(const kv_policy_spec& p) { return p.options.tau == -2.f ? 0.6f : p.options.tau; }
+std::optional<float> policy_confidence_threshold(const kv_policy_spec& p) {
+  const kv_policy_desc* d = find_kv_policy(p.name);
+  if (!d || d->confidence_option.empty()) return std::nullopt;
+  return float(d->option(d->confidence_option)->get(resolve_kv_spec(p)));
+}
 
 std::vector<int32_t> seeded_prompt_tokens(const tokenizer& tok, int64_t n_vocab, int64_t n, uint64_t seed) {
   if (n_vocab < 2) throw engine_error("benchmark prompt: the vocabulary has fewer than 2 tokens");

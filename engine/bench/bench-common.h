@@ -1,28 +1,20 @@
 // bench-common.h: what the KV-policy benchmarks (bench-{ppl,niah,memory,latency,
-// confidence-kl}.h) share: a policy as the user chose it (name + options), the session
-// options it turns into, seeded prompt tokens that avoid control ids, and small statistics
-// (median, percentiles, Pearson r). Plain structs: the CLI turns results into JSON, the
-// engine has no JSON or SQLite.
+// confidence-kl}.h) share: the session options that a policy as the user chose it
+// (kv_policy_spec, kv-policy-registry.h) turns into, seeded prompt tokens that avoid
+// control ids, and small statistics (median, percentiles, Pearson r). Plain structs: the
+// CLI turns results into JSON, the engine has no JSON or SQLite.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "kv/kv-policy.h"
+#include "kv/kv-policy-registry.h"  // kv_policy_spec
 #include "session.h"
 
 namespace kvarena {
 
 class tokenizer;
-
-// One policy to run: "freekv:budget=2048:window=512" -> name "freekv" and its options
-// (the shape fields stay 0: the session fills them in from the model).
-struct kv_policy_spec {
-  std::string text;            // as the user wrote it (labels in logs)
-  std::string name;            // full|window|h2o|confkv|confkv-l|freekv; "" = plain F32 cache
-  kv_policy_options options;
-  bool overlap = true;         // freekv: speculative recall overlapped with compute
-};
 
 // What every policy benchmark takes besides its own parameters.
 struct bench_common {
@@ -35,9 +27,10 @@ struct bench_common {
 session_options bench_session_options(const kv_policy_spec& p, int threads, int64_t n_ctx,
                                       bool track_confidence = false);
 
-// Whether the policy gates its budget on confidence (confkv, confkv-l), and its tau then.
+// Whether the policy gates its budget on confidence (its registry entry names a
+// confidence_option: confkv's tau), and that threshold, resolved (nullopt when it does not).
 bool policy_uses_confidence(const kv_policy_spec& p);
-float confkv_tau(const kv_policy_spec& p);
+std::optional<float> policy_confidence_threshold(const kv_policy_spec& p);
 
 // n token ids drawn from a seeded PRNG, never a control token, EOS or BOS (the same ids on
 // every machine for the same seed and vocabulary).

@@ -20,8 +20,9 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
   bench_memory_result r;
   std::vector<double> conf;
   int64_t confident = 0, decode_steps = 0;
-  const bool gated = policy_uses_confidence(policy);
-  const float tau = confkv_tau(policy);
+  const std::optional<float> threshold = policy_confidence_threshold(policy);
+  const bool gated = threshold.has_value();
+  const float tau = threshold.value_or(0.f);  // counted only when gated
   s.on_step([&](const kv_step_stats& st) {
     for (int64_t k : st.kept) r.kept_tokens_max = std::max(r.kept_tokens_max, k);
     if (!st.decode) return;

@@ -32,7 +32,7 @@
 #include "engine-error.h"
 #include "ggml-types.h"
 #include "kv/kv-confidence.h"
-#include "kv/kv-policy.h"
+#include "kv/kv-policy-registry.h"
 #include "model-random.h"
 #include "model.h"
 
@@ -95,32 +95,25 @@ std::string get(const std::map<std::string, std::string>& f, const std::string& 
   return it == f.end() ? def : it->second;
 }
 
-// "name" or "name:key=value,key=value" (keys: the CPU bench's flag names without dashes).
-std::pair<std::string, kv_policy_options> parse_policy(const std::string& spec) {
-  kv_policy_options o;
+// "name" or "name:key=value+key=value" (keys: the policy's options in the registry,
+// kv-policy-registry.h, as the CPU bench's flags name them without dashes).
+kv_policy_spec parse_policy(const std::string& spec) {
+  kv_policy_spec p;
+  p.text = spec;
   const size_t colon = spec.find(':');
-  const std::string name = spec.substr(0, colon);
-  if (colon == std::string::npos) return {name, o};
+  p.name = spec.substr(0, colon);
+  const kv_policy_desc& d = kv_policy_described(p.name);  // throws: unknown policy, lists the valid
+  if (colon == std::string::npos) return p;
   std::stringstream ss(spec.substr(colon + 1));
   for (std::string kv; std::getline(ss, kv, '+');) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) throw engine_error("policy option '" + kv + "' is not key=value");
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    if (k == "window") o.window = std::stoll(v);
-    else if (k == "sinks") o.sinks = std::stoll(v);
-    else if (k == "heavy") o.heavy = std::stoll(v);
-    else if (k == "recent") o.recent = std::stoll(v);
-    else if (k == "tau") o.tau = std::stof(v);
-    else if (k == "n-high") o.n_high = std::stoll(v);
-    else if (k == "n-low") o.n_low = std::stoll(v);
-    else if (k == "protect") o.protect = std::stoll(v);
-    else if (k == "kv-int8") o.int8 = v == "1";
-    else if (k == "int8-window") o.int8_window = std::stoll(v);
-    else if (k == "budget") o.budget = std::stoll(v);
-    else if (k == "page") o.page = std::stoll(v);
-    else throw engine_error("unknown policy option '" + k + "'");
+    const kv_option* o = d.option(k);
+    if (!o) throw engine_error("unknown policy option '" + k + "' for " + p.name);
+    set_kv_option_text(p, *o, "policy '" + spec + "'", v);
   }
-  return {name, o};
+  return p;
 }
 
 int run_random(const std::map<std::string, std::string>& f) {
@@ -179,7 +172,8 @@ int run_latency(const std::map<std::string, std::string>& f) {
         std::string r = "{\"policy\": " + jstr(policy) + ", \"context\": " + std::to_string(ctx) +
                         ", \"batch\": " + std::to_string(B);
         try {
-          const auto [pname, popt] = parse_policy(policy);
+          const kv_policy_spec ps = parse_policy(policy);
+          const std::string& pname = ps.name;
           const bool plain = pname == "full";  // the plain FP16 cache (no policy bookkeeping)
           std::mt19937 rng(uint32_t(ctx * 31 + B));
           std::vector<int32_t> prompt(static_cast<size_t>(ctx));
@@ -188,7 +182,7 @@ int run_latency(const std::map<std::string, std::string>& f) {
           std::vector<cuda_sequence*> ptrs;
           for (int64_t b = 0; b < B; ++b) {
             seqs.push_back(plain ? std::make_unique<cuda_sequence>(e, ctx + steps + 4)
-                                 : std::make_unique<cuda_sequence>(e, ctx + steps + 4, pname, popt));
+                                 : std::make_unique<cuda_sequence>(e, ctx + steps + 4, pname, ps.options, ps.overlap));
             ptrs.push_back(seqs.back().get());
           }
           // Prefill: one sequence (its KV copied to the others) for the plain cache; every

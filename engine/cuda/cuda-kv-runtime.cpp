@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "engine-error.h"
+#include "kv/kv-policy-registry.h"
 #include "model.h"
 
 namespace kvarena {
@@ -38,7 +39,7 @@ void cuda_kv_runtime::reset() {
   kv_store_config sc;
   sc.n_layers = n_layers_, sc.n_kv_heads = n_kv_, sc.head_dim = o.head_dim;
   sc.group = o.n_heads / o.n_kv_heads;
-  sc.int8 = o.int8 && (cfg_.policy == "confkv" || cfg_.policy == "confkv-l");
+  sc.int8 = o.int8 && kv_policy_supports_int8(cfg_.policy);  // the registry: which policies take --kv-int8
   sc.fp16_window = o.int8_window;
   if (needs_.host_offload) {
     sc.layer_capacity.assign(size_t(n_layers_), o.window + max_chunk_);

@@ -8,7 +8,7 @@
 // the step budget across layers as a pyramid (pyramid_budgets) with the same total.
 #include <algorithm>
 
-#include "kv-policy.h"
+#include "kv-policy-registry.h"
 
 namespace kvarena {
 
@@ -16,7 +16,7 @@ namespace {
 class kv_policy_confkv final : public kv_policy_topk {
  public:
   kv_policy_confkv(const kv_policy_options& o, bool pyramid)
-      : tau_(o.tau == -2.f ? 0.6f : o.tau), n_high_(o.n_high), n_low_(o.n_low), protect_(o.protect),
+      : tau_(o.tau), n_high_(o.n_high), n_low_(o.n_low), protect_(o.protect),
         decay_(o.ema_decay), beta_(o.beta), int8_(o.int8), int8_window_(o.int8_window),
         n_layers_(o.n_layers), pyramid_(pyramid), step_budget_(o.n_low) {
     if (pyramid_) {
@@ -61,10 +61,46 @@ class kv_policy_confkv final : public kv_policy_topk {
   int64_t step_budget_;
   std::vector<int64_t> high_, low_;  // (n_layers,) pyramid budgets for n_high / n_low
 };
+
+// confkv and confkv-l: the same options and rules; confkv-l splits the budget as a pyramid.
+kv_policy_desc describe_confkv_family(bool pyramid) {
+  kv_policy_desc d;
+  d.summary = pyramid ? "confkv with the step budget split across layers as a pyramid (PyramidKV)"
+                      : "a tight budget (n-high) on confident steps, a loose one (n-low) otherwise";
+  d.options = {
+      real_option("tau", &kv_policy_options::tau, "confidence threshold")
+          .in(0, 1)
+          .automatic_default([](const kv_policy_options&) { return 0.6f; }),
+      int_option("n-high", &kv_policy_options::n_high, "budget when confident (tokens per layer)"),
+      int_option("n-low", &kv_policy_options::n_low, "budget when unsure (tokens per layer)"),
+      int_option("protect", &kv_policy_options::protect, "protected recent tokens").at_least(0, "tokens"),
+      real_option("ema-decay", &kv_policy_options::ema_decay, "decay of the attention-mass EMA").in(0, 1, true),
+      real_option("beta", &kv_policy_options::beta, "weight of recency in the rank").at_least(0),
+      flag_option("kv-int8", &kv_policy_options::int8, "older tokens in INT8, the --int8-window newest FP16"),
+      int_option("int8-window", &kv_policy_options::int8_window, "newest tokens kept FP16 with --kv-int8")
+          .at_least(0, "tokens")
+          .needs("kv-int8"),
+  };
+  d.int8 = true;
+  d.confidence_option = "tau";
+  d.check = [](const std::string& name, const kv_policy_options& o) {
+    if (o.n_high > o.n_low)
+      kv_policy_error(name, "n_high (" + kv_num(double(o.n_high)) + ") must be <= n_low (" + kv_num(double(o.n_low)) +
+                                ")");
+    if (o.n_high < o.protect)
+      kv_policy_error(name, "budget n_high=" + kv_num(double(o.n_high)) + " is smaller than the protected window " +
+                                "protect=" + kv_num(double(o.protect)));
+    if (o.int8 && o.head_dim % kv_int8_block != 0)
+      kv_policy_error(name, "--kv-int8 needs a head size that is a multiple of " + kv_num(double(kv_int8_block)) +
+                                " (got head_dim=" + kv_num(double(o.head_dim)) + ")");
+  };
+  d.make = [pyramid](const kv_policy_options& o) { return std::make_unique<kv_policy_confkv>(o, pyramid); };
+  return d;
+}
+
 }  // namespace
 
-std::unique_ptr<kv_policy> make_kv_policy_confkv(const kv_policy_options& o, bool pyramid) {
-  return std::make_unique<kv_policy_confkv>(o, pyramid);
-}
+kv_policy_desc describe_confkv() { return describe_confkv_family(false); }
+kv_policy_desc describe_confkv_l() { return describe_confkv_family(true); }
 
 }  // namespace kvarena

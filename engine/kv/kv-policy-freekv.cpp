@@ -17,7 +17,7 @@
 #include "engine-error.h"
 #include "ggml-types.h"
 #include "kv-page-bounds.h"
-#include "kv-policy.h"
+#include "kv-policy-registry.h"
 
 namespace kvarena {
 
@@ -26,9 +26,9 @@ class kv_policy_freekv final : public kv_policy {
  public:
   explicit kv_policy_freekv(const kv_policy_options& o)
       : n_heads_(o.n_heads), n_kv_(o.n_kv_heads), d_(o.head_dim), B_(o.budget),
-        S_(o.sinks < 0 ? 512 : o.sinks), W_(o.window), p_(o.page),
+        S_(o.sinks), W_(o.window), p_(o.page),
         slots_((o.budget - o.window - o.page) / o.page),
-        tau_(o.tau == -2.f ? 0.9f : o.tau), dense0_(o.dense_layer0),
+        tau_(o.tau), dense0_(o.dense_layer0),
         prev_q_(size_t(o.n_layers)), n_pages_(size_t(o.n_layers), 0),
         dig16_(size_t(o.n_layers * o.n_kv_heads)),
         spec_(size_t(o.n_layers * o.n_kv_heads)),
@@ -223,8 +223,41 @@ class kv_policy_freekv final : public kv_policy {
 };
 }  // namespace
 
-std::unique_ptr<kv_policy> make_kv_policy_freekv(const kv_policy_options& o) {
-  return std::make_unique<kv_policy_freekv>(o);
+kv_policy_desc describe_freekv() {
+  kv_policy_desc d;
+  d.summary = "everything in a host pool; sink pages, the best pages for the query and a recent window on the device";
+  d.options = {
+      int_option("budget", &kv_policy_options::budget, "device tokens per layer"),
+      int_option("sinks", &kv_policy_options::sinks, "sink tokens, a multiple of --page")
+          .at_least(0, "tokens")
+          .automatic_default([](const kv_policy_options&) { return 512.0; }),
+      int_option("window", &kv_policy_options::window, "recent window W").at_least(0, "tokens"),
+      int_option("page", &kv_policy_options::page, "tokens per page").at_least(1, "tokens"),
+      real_option("tau", &kv_policy_options::tau, "correction cosine")
+          .in(-1, 1)
+          .automatic_default([](const kv_policy_options&) { return 0.9f; }),
+      flag_option("dense-layer0", &kv_policy_options::dense_layer0, "layer 0 keeps its whole cache on the device"),
+      // Kept in the spec, not in kv_policy_options: the runtime's overlap switch.
+      spec_option(
+          "no-overlap", kv_option_type::flag, [](const kv_policy_spec& p) { return p.overlap ? 0.0 : 1.0; },
+          [](kv_policy_spec& p, double v) { p.overlap = v == 0; },
+          "recall pages synchronously (no speculative overlap)"),
+  };
+  // The page sizes (before the ranges; a page below 1 is left to its range check).
+  d.check = [](const std::string& name, const kv_policy_options& o) {
+    if (o.page < 1) return;
+    const int64_t S = o.sinks;
+    if (S % o.page || o.window % o.page || o.budget % o.page || o.window < 0)
+      kv_policy_error(name, "budget, sinks and window must be multiples of the page (" + kv_num(double(o.page)) +
+                                " tokens) (got budget=" + kv_num(double(o.budget)) + ", sinks=" + kv_num(double(S)) +
+                                ", window=" + kv_num(double(o.window)) + ")");
+    if (o.budget < S + o.window + o.page)
+      kv_policy_error(name, "budget " + kv_num(double(o.budget)) +
+                                " is smaller than sinks + window + one page of new tokens (" + kv_num(double(S)) +
+                                " + " + kv_num(double(o.window)) + " + " + kv_num(double(o.page)) + ")");
+  };
+  d.make = [](const kv_policy_options& o) { return std::make_unique<kv_policy_freekv>(o); };
+  return d;
 }
 
 }  // namespace kvarena

@@ -1,6 +1,6 @@
 // kv-policy-full.cpp: keeps everything. The reference: with `full` a session's logits must
 // equal a plain forward pass over the whole sequence. Needs no signals.
-#include "kv-policy.h"
+#include "kv-policy-registry.h"
 
 namespace kvarena {
 
@@ -14,8 +14,11 @@ class kv_policy_full final : public kv_policy {
 };
 }  // namespace
 
-std::unique_ptr<kv_policy> make_kv_policy_full(const kv_policy_options&) {
-  return std::make_unique<kv_policy_full>();
+kv_policy_desc describe_full() {
+  kv_policy_desc d;
+  d.summary = "keeps every token (the reference)";
+  d.make = [](const kv_policy_options&) { return std::make_unique<kv_policy_full>(); };
+  return d;
 }
 
 }  // namespace kvarena

@@ -4,7 +4,7 @@
 // Sizes in tokens, or (both 0) 10% of the sequence seen so far each, at least 1.
 #include <algorithm>
 
-#include "kv-policy.h"
+#include "kv-policy-registry.h"
 
 namespace kvarena {
 
@@ -35,8 +35,30 @@ class kv_policy_h2o final : public kv_policy_topk {
 };
 }  // namespace
 
-std::unique_ptr<kv_policy> make_kv_policy_h2o(const kv_policy_options& o) {
-  return std::make_unique<kv_policy_h2o>(o);
+kv_policy_desc describe_h2o() {
+  kv_policy_desc d;
+  d.summary = "the recent tokens plus the heavy hitters (most attention received)";
+  d.options = {
+      int_option("heavy", &kv_policy_options::heavy, "heavy-hitter tokens, 0 with --recent 0: 10% of the sequence")
+          .at_least(0, "tokens"),
+      int_option("recent", &kv_policy_options::recent, "recent tokens, 0 with --heavy 0: 10% of the sequence")
+          .at_least(0, "tokens"),
+  };
+  // One message for both sizes (before the ranges): they are given together.
+  d.check = [](const std::string& name, const kv_policy_options& o) {
+    if (o.heavy < 0 || o.recent < 0)
+      kv_policy_error(name, "heavy and recent must be >= 0 tokens, 0 = 10% of the sequence (got heavy=" +
+                                kv_num(double(o.heavy)) + ", recent=" + kv_num(double(o.recent)) + ")");
+    if ((o.heavy == 0) != (o.recent == 0))
+      kv_policy_error(name, "give both heavy and recent in tokens, or neither (10% each)");
+  };
+  // Without sizes it keeps 10% of the sequence as heavy hitters and 10% as recent.
+  d.report = [](const kv_policy_options& o) -> std::vector<std::pair<std::string, double>> {
+    if (o.heavy == 0 && o.recent == 0) return {{"heavy_recent_fraction", 0.1}};
+    return {};
+  };
+  d.make = [](const kv_policy_options& o) { return std::make_unique<kv_policy_h2o>(o); };
+  return d;
 }
 
 }  // namespace kvarena

@@ -2,7 +2,7 @@
 // first `sinks` tokens (default 0) and the last `window` (default 512), the same tokens in
 // every layer and head. Evicts as soon as the cache is over sinks + window, prefill chunks
 // included. Needs no signals: the base's top-k never has a free slot to rank.
-#include "kv-policy.h"
+#include "kv-policy-registry.h"
 
 namespace kvarena {
 
@@ -10,7 +10,7 @@ namespace {
 class kv_policy_window final : public kv_policy_topk {
  public:
   explicit kv_policy_window(const kv_policy_options& o)
-      : window_(o.window), sinks_(o.sinks < 0 ? 0 : o.sinks) {}
+      : window_(o.window), sinks_(o.sinks) {}
   const char* name() const override { return "window"; }
   kv_policy_needs needs() const override { return {}; }
 
@@ -24,8 +24,17 @@ class kv_policy_window final : public kv_policy_topk {
 };
 }  // namespace
 
-std::unique_ptr<kv_policy> make_kv_policy_window(const kv_policy_options& o) {
-  return std::make_unique<kv_policy_window>(o);
+kv_policy_desc describe_window() {
+  kv_policy_desc d;
+  d.summary = "the first `sinks` tokens and the last `window` (StreamingLLM)";
+  d.options = {
+      int_option("window", &kv_policy_options::window, "recent tokens kept").at_least(1, "tokens"),
+      int_option("sinks", &kv_policy_options::sinks, "attention-sink tokens kept")
+          .at_least(0, "tokens")
+          .automatic_default([](const kv_policy_options&) { return 0.0; }),
+  };
+  d.make = [](const kv_policy_options& o) { return std::make_unique<kv_policy_window>(o); };
+  return d;
 }
 
 }  // namespace kvarena

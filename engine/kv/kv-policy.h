@@ -2,8 +2,10 @@
 // sees the signals it declared it needs (kv_policy_needs; the session computes only those),
 // and per layer it returns which kept tokens stay, where they live (FP16 or INT8), and for
 // freekv which host pages must be on the device. Memory is kv_store's (kv-store.h).
-// One file per policy: kv-policy-{full,window,h2o,confkv,freekv}.cpp; make_kv_policy is
-// the only way to build one, and it validates the options.
+// One file per policy: kv-policy-{full,window,h2o,confkv,freekv}.cpp, each with the class and
+// its describe function (its options, defaults, ranges, factory), listed in the registry
+// (kv-policy-registry.h); make_kv_policy is the only way to build one, and it validates the
+// options. How to add a policy: README.md in this folder.
 //
 // How a session drives one (per forward chunk; only the signals in needs() are computed):
 //   on_step({decode, confidence_from_logits(last logits), queries})
@@ -15,6 +17,7 @@
 //             (store) and the page slots (kv_device_pages).
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -59,16 +62,20 @@ struct keep_decision {
   bool checked = false;                 // freekv: the correction test ran (a previous query existed)
 };
 
+// The options of every policy in one struct (a policy reads the fields its registry entry
+// lists; kv-policy-registry.h has each one's name, default, range and help). A field's
+// default here is the default of every policy that takes it, or a placeholder that
+// resolve_kv_options turns into each policy's automatic value.
 struct kv_policy_options {
   // Model shape (required).
   int64_t n_layers = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
   // window; freekv also reads `window` (its recent window W)
   int64_t window = 512;
-  int64_t sinks = -1;           // window: 0; freekv: 512 (tokens, a multiple of page)
+  int64_t sinks = -1;           // -1: automatic (per policy, resolve_kv_options)
   // h2o: tokens; 0 = 10% of the sequence seen so far
   int64_t heavy = 0, recent = 0;
   // confkv / confkv-l
-  float tau = -2.f;             // -2: default (confkv 0.6, freekv 0.9)
+  float tau = -2.f;             // -2: automatic (per policy, resolve_kv_options)
   int64_t n_high = 256, n_low = 1024, protect = 64;
   float ema_decay = 0.9f, beta = 0.1f;
   bool int8 = false;
@@ -76,6 +83,8 @@ struct kv_policy_options {
   // freekv
   int64_t budget = 2048, page = 32;  // freekv: device tokens per layer and KV head; page size
   bool dense_layer0 = false;
+  // Options of policies that have no field above (registry extra_option), by name.
+  std::map<std::string, double> extra;
 };
 
 class kv_policy {
@@ -129,8 +138,9 @@ class kv_policy_topk : public kv_policy {
   std::vector<std::pair<float, int32_t>> rest_;   // select() scratch: (rank, index) candidates
 };
 
-// Builds a policy by name: full, window, h2o, confkv, confkv-l, freekv. Throws engine_error
-// naming the bad option and the valid range.
+// Builds a registered policy by name (kv-policy-registry.h): resolves the automatic
+// defaults, checks the model shape, the policy's rules and every option's range. Throws
+// engine_error naming the bad option and the valid range, or the valid policies.
 std::unique_ptr<kv_policy> make_kv_policy(const std::string& name, const kv_policy_options& opt);
 
 // Fails fast (engine_error naming the missing signals) when the engine cannot provide what
@@ -141,12 +151,5 @@ void check_kv_policy_needs(const kv_policy& policy, const kv_policy_needs& provi
 // min = (B-P)/20, max = 2(B-P) - min, linear from layer 0 (max) to the last (min), plus P;
 // rounded down, the remainder given to the first layers so the sum is exactly n_layers*B.
 std::vector<int64_t> pyramid_budgets(int64_t budget, int64_t protect, int64_t n_layers);
-
-// Per-policy constructors (make_kv_policy validates before calling them).
-std::unique_ptr<kv_policy> make_kv_policy_full(const kv_policy_options&);
-std::unique_ptr<kv_policy> make_kv_policy_window(const kv_policy_options&);
-std::unique_ptr<kv_policy> make_kv_policy_h2o(const kv_policy_options&);
-std::unique_ptr<kv_policy> make_kv_policy_confkv(const kv_policy_options&, bool pyramid);
-std::unique_ptr<kv_policy> make_kv_policy_freekv(const kv_policy_options&);
 
 }  // namespace kvarena

@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "engine-error.h"
+#include "kv-policy-registry.h"
 
 namespace kvarena {
 
@@ -79,7 +80,7 @@ void kv_runtime::reset() {
   kv_store_config sc;
   sc.n_layers = n_layers_, sc.n_kv_heads = n_kv_, sc.head_dim = hd_;
   sc.group = n_heads_ / n_kv_;
-  sc.int8 = o.int8 && (cfg_.policy == "confkv" || cfg_.policy == "confkv-l");
+  sc.int8 = o.int8 && kv_policy_supports_int8(cfg_.policy);  // the registry: which policies take --kv-int8
   sc.fp16_window = o.int8_window;
   if (freekv_) sc.layer_capacity.assign(size_t(n_layers_), o.window + o.page);  // + one page appended
   store_ = kv_store(sc);

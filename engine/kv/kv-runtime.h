@@ -50,7 +50,7 @@ void finish_step_stats(kv_step_stats& st, double ms, const kv_policy& p, int64_t
                        size_t host_bytes);
 
 struct kv_runtime_config {
-  std::string policy;           // full|window|h2o|confkv|confkv-l|freekv
+  std::string policy;           // a registered policy (kv-policy-registry.h)
   kv_policy_options options;    // shape fields must be set
   int64_t max_chunk = 512;      // most tokens one forward call appends
   bool overlap = true;          // freekv: speculative recall on the worker thread (false: waited for at once)
