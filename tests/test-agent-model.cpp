@@ -74,12 +74,19 @@ TEST(AgentModel, NamesItsPromptStyleAndChatFormatAndRoundTripsAPrompt) {
   EXPECT_NE(m->gguf->get_string("tokenizer.chat_template").value_or("").find("<|im_start|>"), std::string::npos);
   EXPECT_FALSE(m->gguf->get_string("kvarena.train.recipe").value_or("").empty());
   const auto tok = tokenizer::from_gguf(*m->gguf);
-  const std::string prompt =
-      "<|im_start|>user\nOBSERVATION:\n[12] link 'Électronique'\nURL: http://localhost/\nOBJECTIVE: Open it.\n"
-      "PREVIOUS ACTIONS: None<|im_end|>\n<|im_start|>assistant\n```click [12]```";
-  const std::vector<int32_t> ids = tok->encode(prompt, false, true);
-  EXPECT_EQ(tok->decode(ids), prompt);
-  EXPECT_LT(ids.size(), prompt.size() / 2) << "the domain tokenizer compresses";
+  // Text round-trips (decode leaves control tokens out, as llama.cpp's does); the ChatML
+  // markers are single control tokens.
+  const std::string text =
+      "OBSERVATION:\n[12] link 'Électronique'\nURL: http://localhost/\nOBJECTIVE: Open it.\n"
+      "PREVIOUS ACTIONS: None\n```click [12]```";
+  const std::vector<int32_t> ids = tok->encode(text, false, true);
+  EXPECT_EQ(tok->decode(ids), text);
+  EXPECT_LT(ids.size(), text.size() / 2) << "the domain tokenizer compresses";
+  for (const char* marker : {"<|im_start|>", "<|im_end|>"}) {
+    const std::vector<int32_t> m1 = tok->encode(marker, false, true);
+    ASSERT_EQ(m1.size(), 1u) << marker;
+    EXPECT_TRUE(tok->is_control(m1[0])) << marker;
+  }
 }
 
 }  // namespace

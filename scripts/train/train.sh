@@ -5,7 +5,8 @@
 #   3. kvarena train-data (tokens)-> DATA/tokens/*              (skipped when present)
 #   4. train.py: resumes from CKPT (or models/kvarena-agent.gguf, or random), runs MINUTES
 #   5. export -> OUT (default models/kvarena-agent.gguf), then the engine's logits are
-#      compared with PyTorch's on the exported file (compare_engine.py)
+#      compared with PyTorch's on the exported file (compare_engine.py); for the shipped
+#      file, tests/fixtures/kvarena-agent-logits.json is made anew (make_fixture.py)
 #
 #   scripts/train/train.sh [--minutes 120] [--out FILE] [-- extra train.py flags]
 #   scripts/train/train.sh --smoke     # tiny data + model, ~1 min: the pipeline end to end
@@ -84,3 +85,11 @@ cmp="$("$PY" "$ROOT/scripts/train/compare_engine.py" "$OUT" --n 48 --kvarena "$K
 echo "$cmp"
 "$PY" -c "import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r['max_rel_diff'] < 1e-3 and r['argmax_agree'] == 1 else 1)" "$cmp" \
   || { echo "train.sh: the engine and PyTorch disagree on $OUT" >&2; exit 1; }
+
+# The shipped model's fixture (tests/test-agent-model.cpp): PyTorch's logits on a compact
+# prompt, from the file just written.
+if [ "$SMOKE" = 0 ] && [ "$OUT" -ef "$ROOT/models/kvarena-agent.gguf" ]; then
+  ids="$("$KVARENA" tokenize --model "$OUT" --special --no-bos -f "$ROOT/tests/fixtures/kvarena-agent-prompt.txt" |
+         "$PY" -c "import json,sys; print(','.join(map(str, json.load(sys.stdin)['tokens'])))")"
+  "$PY" "$ROOT/scripts/train/make_fixture.py" "$OUT" "$ROOT/tests/fixtures/kvarena-agent-logits.json" --tokens "$ids"
+fi
