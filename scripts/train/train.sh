@@ -45,7 +45,7 @@ if [ "$SMOKE" = 1 ]; then
   DATA="$WORK/data"; CKPT="$WORK/ckpt"; OUT="$WORK/smoke.gguf"
   SITE_SEEDS=2; VOCAB=600; DOCS=(--niah 20 --kv 10 --max-doc-tokens 512)
   MODEL=(--dim 64 --layers 2 --heads 2 --kv-heads 1 --ffn 192 --ctx-schedule 256:0 --tokens-per-step 2048
-         --max-steps 12 --warmup 2 --log-every 4)
+         --max-steps 12 --warmup 2 --log-every 4 --init-gguf "")  # random init, not the shipped model
   EXPORT=()
 else
   DATA="${DATA:-$HOME/.cache/kvarena-train/data}"; CKPT="${CKPT:-$HOME/.cache/kvarena-train/ckpt}"
