@@ -19,15 +19,9 @@ namespace kvarena::cli {
 namespace {
 
 struct train_data_args {
-  std::string out;
-  uint64_t seed = 0;
+  train_data_options o;  // the flags write its fields; site_seeds and tok come from the two below
   std::string site_seeds = "2-41";
   std::string tokenizer_path;
-  int jobs = 4;
-  int64_t max_obs_tokens = 1024;
-  int64_t n_niah = 2000;
-  int64_t n_kv = 1000;
-  int64_t max_doc_tokens = 4096;
 };
 
 uint64_t parse_u64(const std::string& s, const std::string& what) {
@@ -65,15 +59,8 @@ std::vector<uint64_t> parse_seed_ranges(const std::string& text) {
 }
 
 int run_train_data(const train_data_args& a) {
-  train_data_options o;
-  o.out_dir = a.out;
-  o.seed = a.seed;
+  train_data_options o = a.o;
   o.site_seeds = parse_seed_ranges(a.site_seeds);
-  o.jobs = a.jobs;
-  o.max_obs_tokens = a.max_obs_tokens;
-  o.n_niah = a.n_niah;
-  o.n_kv = a.n_kv;
-  o.max_doc_tokens = a.max_doc_tokens;
   std::unique_ptr<tokenizer> tok;
   if (!a.tokenizer_path.empty()) {
     tok = tokenizer::from_file(a.tokenizer_path);
@@ -83,11 +70,11 @@ int run_train_data(const train_data_args& a) {
   const train_data_summary s = write_train_data(o);
 
   nlohmann::ordered_json m;
-  m["data_seed"] = a.seed;
+  m["data_seed"] = a.o.seed;
   m["site_seeds"] = a.site_seeds;
   m["tokenizer"] = a.tokenizer_path;
-  m["max_obs_tokens"] = a.max_obs_tokens;
-  m["max_doc_tokens"] = a.max_doc_tokens;
+  m["max_obs_tokens"] = a.o.max_obs_tokens;
+  m["max_doc_tokens"] = a.o.max_doc_tokens;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -96,7 +83,7 @@ int run_train_data(const train_data_args& a) {
   for (const auto& [name, n] : s.tokens) sets[name]["tokens"] = n;
   m["datasets"] = sets;
   if (tok) m["n_vocab"] = tok->n_vocab();
-  const std::string path = a.out + "/manifest.json";
+  const std::string path = a.o.out_dir + "/manifest.json";
   std::ofstream f(path);
   f << m.dump(2) << "\n";
   if (!f) throw engine_error(path + ": cannot write");
@@ -109,18 +96,18 @@ int run_train_data(const train_data_args& a) {
 void add_train_data_command(CLI::App& app, command_fn& run) {
   auto* sub = app.add_subcommand("train-data", "Write the agent model's training data (oracle trajectories, NIAH, kv)");
   auto a = std::make_shared<train_data_args>();
-  sub->add_option("--out,-o", a->out, "Output folder")->required();
-  sub->add_option("--seed", a->seed, "Data seed (documents)")->capture_default_str();
+  sub->add_option("--out,-o", a->o.out_dir, "Output folder")->required();
+  sub->add_option("--seed", a->o.seed, "Data seed (documents)")->capture_default_str();
   sub->add_option("--site-seeds", a->site_seeds, "Site content seeds of the trajectories: A-B, a list, or both (never 1)")
       ->capture_default_str();
   sub->add_option("--tokenizer", a->tokenizer_path, "Vocabulary GGUF: write token files (without: corpus.txt only)");
-  sub->add_option("--jobs,-j", a->jobs, "Oracle sessions and encoding threads at once")
+  sub->add_option("--jobs,-j", a->o.jobs, "Oracle sessions and encoding threads at once")
       ->capture_default_str()->check(CLI::Range(1, 256));
-  sub->add_option("--max-obs-tokens", a->max_obs_tokens, "Observation budget, as kvarena run's")->capture_default_str()
+  sub->add_option("--max-obs-tokens", a->o.max_obs_tokens, "Observation budget, as kvarena run's")->capture_default_str()
       ->check(CLI::PositiveNumber);
-  sub->add_option("--niah", a->n_niah, "NIAH documents")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("--kv", a->n_kv, "Key-value documents")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("--max-doc-tokens", a->max_doc_tokens, "Longest NIAH / kv document")->capture_default_str()
+  sub->add_option("--niah", a->o.n_niah, "NIAH documents")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--kv", a->o.n_kv, "Key-value documents")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--max-doc-tokens", a->o.max_doc_tokens, "Longest NIAH / kv document")->capture_default_str()
       ->check(CLI::Range(int64_t(128), int64_t(1) << 20));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }
