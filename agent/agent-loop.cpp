@@ -11,6 +11,7 @@
 #include "conversation.h"
 #include "kv-meter.h"
 #include "obs-truncate.h"
+#include "process-memory.h"
 #include "prompt.h"
 #include "url-view.h"
 
@@ -187,6 +188,7 @@ void episode_runner::run() {
     rec.seq_len = kv.seq_len;
     rec.kv_bytes = kv.kv_bytes;
     rec.kv_host_bytes = kv.kv_host_bytes;
+    rec.kv_logical_bytes = kv.kv_logical_bytes;
     rec.confidence = kv.confidence;
     rec.budget = kv.budget;
     rec.prefill_ms = g.prompt_ms;
@@ -235,6 +237,12 @@ void episode_runner::collect() {
     r_.peak_kv_host_bytes = std::max(r_.peak_kv_host_bytes, m.kv_host_peak_bytes);
     r_.peak_device_bytes = m.weights_bytes + r_.peak_kv_bytes + m.scratch_bytes;
   }
+  r_.peak_kv_logical_bytes = meter_.peak_kv_logical_bytes();
+  if (session_) r_.peak_kv_logical_bytes = std::max(r_.peak_kv_logical_bytes, session_->memory().kv_logical_peak_bytes);
+  // The process's resident high-water since run_episode reset it; on a GPU backend the
+  // device's allocated high-water (memory_stats::peak_total_bytes there) is added.
+  r_.peak_process_bytes = process_peak_rss_bytes();
+  if (session_ && std::string(session_->backend()) != "cpu") r_.peak_process_bytes += session_->memory().peak_total_bytes;
   r_.kv_trace = meter_.trace();
 }
 
@@ -242,6 +250,7 @@ void episode_runner::collect() {
 
 episode_result run_episode(env_client& env, const task& t, const agent_config& cfg, const model_context& mc) {
   const auto t0 = clk::now();
+  reset_process_peak();  // this episode's resident peak, not the process's so far
   episode_result r;
   r.task_id = t.task_id;
   r.history_mode = history_mode_name(cfg.history);

@@ -29,6 +29,7 @@ struct step_record {
   int64_t seq_len = 0;           // tokens in the session's sequence after the step
   size_t kv_bytes = 0;           // KV bytes on the device after the step
   size_t kv_host_bytes = 0;      // FreeKV host pool bytes after the step
+  size_t kv_logical_bytes = 0;   // logical KV bytes after the step (engine/kv/kv-logical-bytes.h)
   float confidence = -1.f;       // mean confidence of the step's decode steps; -1: none computed
   int64_t budget = -1;           // the policy's budget after the step; -1: unbounded / no policy
   double latency_ms = 0;         // model time: prefill_ms + decode_ms
@@ -48,6 +49,7 @@ struct kv_trace_point {
   int64_t kv_tokens = 0;      // kept tokens per KV head, max over layers
   size_t kv_bytes = 0;
   size_t kv_host_bytes = 0;
+  size_t kv_logical_bytes = 0;
   int64_t budget = -1;
   float confidence = -1.f;    // of the call's gating logits; -1: none
   bool decode = false;        // a decode step (else a prefill chunk)
@@ -71,6 +73,9 @@ struct episode_result {
   size_t peak_kv_bytes = 0;       // most KV bytes on the device at any time
   size_t peak_kv_host_bytes = 0;  // most FreeKV host pool bytes
   size_t peak_device_bytes = 0;   // weights + KV peak + scratch
+  size_t peak_kv_logical_bytes = 0;  // most logical KV bytes after any forward call
+  size_t peak_process_bytes = 0;  // resident high-water of the process during the episode
+                                  // (+ the device's allocated high-water on CUDA)
   double wall_ms = 0;
   double prefill_ms = 0;
   double decode_ms = 0;

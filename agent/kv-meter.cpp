@@ -35,6 +35,7 @@ kv_trace_point kv_meter::point_of(const kv_step_stats& s) const {
   p.kv_tokens = max_kept(s);
   p.kv_bytes = s.kv_device_bytes;
   p.kv_host_bytes = s.kv_host_bytes;
+  p.kv_logical_bytes = s.kv_logical_bytes;
   p.budget = s.budget;
   p.confidence = s.confidence;
   p.decode = s.decode;
@@ -58,6 +59,7 @@ void kv_meter::on_forward(const kv_step_stats& s) {
   last_ = s;
   peak_kv_bytes_ = std::max(peak_kv_bytes_, s.kv_device_bytes);
   peak_kv_host_bytes_ = std::max(peak_kv_host_bytes_, s.kv_host_bytes);
+  peak_kv_logical_bytes_ = std::max(peak_kv_logical_bytes_, s.kv_logical_bytes);
   if (s.decode && s.confidence >= 0) {
     conf_sum_ += s.confidence;
     ++conf_n_;
@@ -72,6 +74,7 @@ step_kv kv_meter::end_step(const sequence& s, int64_t n_tokens) {
   const memory_stats mem = s.memory();
   peak_kv_bytes_ = std::max(peak_kv_bytes_, mem.kv_peak_bytes);
   peak_kv_host_bytes_ = std::max(peak_kv_host_bytes_, mem.kv_host_peak_bytes);
+  peak_kv_logical_bytes_ = std::max(peak_kv_logical_bytes_, mem.kv_logical_peak_bytes);
   if (step_calls_ == 0) {
     // No statistics from the engine: the step as one forward call, read off the session.
     ++calls_;
@@ -82,6 +85,7 @@ step_kv kv_meter::end_step(const sequence& s, int64_t n_tokens) {
     last_.seq_len = s.n_past();
     last_.kv_device_bytes = mem.kv_bytes;
     last_.kv_host_bytes = mem.kv_host_bytes;
+    last_.kv_logical_bytes = mem.kv_logical_bytes;
     peak_kv_bytes_ = std::max(peak_kv_bytes_, mem.kv_bytes);
     last_traced_ = false;
   }
@@ -93,6 +97,7 @@ step_kv kv_meter::end_step(const sequence& s, int64_t n_tokens) {
   out.seq_len = last_.seq_len;
   out.kv_bytes = last_.kv_device_bytes ? last_.kv_device_bytes : mem.kv_bytes;
   out.kv_host_bytes = last_.kv_host_bytes ? last_.kv_host_bytes : mem.kv_host_bytes;
+  out.kv_logical_bytes = last_.kv_logical_bytes ? last_.kv_logical_bytes : mem.kv_logical_bytes;
   out.budget = last_.budget;
   out.confidence = conf_n_ > 0 ? static_cast<float>(conf_sum_ / static_cast<double>(conf_n_)) : last_.confidence;
   return out;

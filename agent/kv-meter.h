@@ -23,6 +23,7 @@ struct step_kv {
   int64_t seq_len = 0;
   size_t kv_bytes = 0;
   size_t kv_host_bytes = 0;
+  size_t kv_logical_bytes = 0;
   float confidence = -1.f;  // mean over the step's decode calls that computed one
   int64_t budget = -1;
 };
@@ -39,6 +40,7 @@ class kv_meter {
 
   size_t peak_kv_bytes() const { return peak_kv_bytes_; }
   size_t peak_kv_host_bytes() const { return peak_kv_host_bytes_; }
+  size_t peak_kv_logical_bytes() const { return peak_kv_logical_bytes_; }
   const std::vector<kv_trace_point>& trace() const { return trace_; }
 
  private:
@@ -55,7 +57,7 @@ class kv_meter {
   int64_t conf_n_ = 0;
   kv_step_stats last_;
   bool last_traced_ = false;
-  size_t peak_kv_bytes_ = 0, peak_kv_host_bytes_ = 0;
+  size_t peak_kv_bytes_ = 0, peak_kv_host_bytes_ = 0, peak_kv_logical_bytes_ = 0;
   std::vector<kv_trace_point> trace_;
 };
 

@@ -33,6 +33,8 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
   t.peak_kv_bytes = i64(r.peak_kv_bytes);
   t.peak_kv_host_bytes = i64(r.peak_kv_host_bytes);
   t.peak_device_bytes = i64(r.peak_device_bytes);
+  t.peak_kv_logical_bytes = i64(r.peak_kv_logical_bytes);
+  t.peak_process_bytes = i64(r.peak_process_bytes);
   t.wall_ms = r.wall_ms;
   t.prefill_ms = r.prefill_ms;
   t.decode_ms = r.decode_ms;
@@ -50,10 +52,11 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
     row.latency_ms = s.latency_ms;
     row.prompt_tokens = s.prompt_tokens;
     row.generated_tokens = s.generated_tokens;
+    row.kv_logical_bytes = i64(s.kv_logical_bytes);
     out.steps.push_back(std::move(row));
   }
   out.trace.reserve(r.kv_trace.size());
-  for (const kv_trace_point& p : r.kv_trace) out.trace.push_back({p.token_index, i64(p.kv_bytes), p.budget, p.confidence});
+  for (const kv_trace_point& p : r.kv_trace) out.trace.push_back({p.token_index, i64(p.kv_bytes), p.budget, p.confidence, i64(p.kv_logical_bytes)});
   return out;
 }
 

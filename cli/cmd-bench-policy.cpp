@@ -50,6 +50,7 @@ struct policy_bench_args {
   bench_latency_config latency;
   bench_confidence_kl_config ckl;
   std::string backend = "cpu";  // cpu|cuda (make_sequence)
+  int64_t chunk = 512;          // prefill chunk (tokens per forward call)
 };
 
 // What every policy bench does first: validate the policies (before loading), load the
@@ -72,7 +73,15 @@ loaded load(const policy_bench_args& a) {
   l.common.threads = a.threads;
   l.common.seed = a.seed;
   l.common.backend = a.backend;
+  l.common.prefill_chunk = a.chunk;
   return l;
+}
+
+int64_t max_of(const std::vector<int64_t>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+// --kv-budget spent for sequences of up to seq_len tokens (policy-flags.h).
+void apply_budget(const policy_bench_args& a, loaded& l, int64_t seq_len) {
+  l.policies = apply_kv_budget_flag(a.policy, l.policies, l.m->config, seq_len);
 }
 
 std::string read_text(const std::string& path) {
@@ -84,7 +93,11 @@ std::string read_text(const std::string& path) {
 // Generated answers need not be valid UTF-8 (a piece can be part of a character).
 std::string dump(const json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-json config_json(const policy_bench_args& a) { return {{"threads", a.threads}, {"seed", a.seed}, {"backend", a.backend}}; }
+json config_json(const policy_bench_args& a) {
+  json j = {{"threads", a.threads}, {"seed", a.seed}, {"backend", a.backend}, {"prefill_chunk", a.chunk}};
+  if (!a.policy.kv_budget.empty()) j["kv_budget"] = a.policy.kv_budget;
+  return j;
+}
 
 // Prints the bench's JSON object and appends the rows to --db. results[i] belongs to
 // specs[i]: {"policy", "spec", "options"} come first, then the metrics.
@@ -116,10 +129,11 @@ int emit(const policy_bench_args& a, const std::string& bench, const json& confi
 
 int run_ppl(const policy_bench_args& a) {
   if (a.text.empty()) throw engine_error("bench ppl: --text FILE is required");
-  const loaded l = load(a);
+  loaded l = load(a);
   std::vector<int32_t> tokens = l.tok->encode(read_text(a.text), true);
   int64_t limit = a.max_tokens > 0 ? a.max_tokens : l.m->config.n_ctx;
   if (int64_t(tokens.size()) > limit) tokens.resize(size_t(limit));
+  apply_budget(a, l, int64_t(tokens.size()));
   json config = config_json(a);
   config["text"] = a.text;
   config["max_tokens"] = a.max_tokens;
@@ -129,6 +143,7 @@ int run_ppl(const policy_bench_args& a) {
     const bench_ppl_result r = run_bench_ppl(*l.m, tokens, p, l.common);
     metrics.push_back({{"ppl", r.ppl}, {"nll_mean", r.nll_mean}, {"n_tokens", r.n_tokens},
                        {"peak_kv_bytes", r.peak_kv_bytes}, {"peak_kv_host_bytes", r.peak_kv_host_bytes},
+                       {"peak_kv_logical_bytes", r.peak_kv_logical_bytes}, {"peak_process_bytes", r.peak_process_bytes},
                        {"tok_s", r.tok_s}});
     std::fprintf(stderr, "bench ppl: %s: ppl %.4f\n", p.text.c_str(), r.ppl);
   }
@@ -136,8 +151,9 @@ int run_ppl(const policy_bench_args& a) {
 }
 
 int run_niah(const policy_bench_args& a) {
-  const loaded l = load(a);
+  loaded l = load(a);
   bench_niah_config cfg = a.niah;
+  apply_budget(a, l, max_of(cfg.lengths) + cfg.max_answer_tokens);
   if (!a.text.empty()) cfg.haystack_text = read_text(a.text);
   const std::vector<int32_t> hay = niah_haystack(*l.tok, cfg, a.seed);
   json config = config_json(a);
@@ -153,14 +169,16 @@ int run_niah(const policy_bench_args& a) {
       grid.push_back({{"length", c.length}, {"depth", c.depth}, {"correct", c.correct}, {"code", c.code},
                       {"answer", c.answer}});
     metrics.push_back({{"accuracy", r.accuracy}, {"peak_kv_bytes", r.peak_kv_bytes},
-                       {"peak_kv_host_bytes", r.peak_kv_host_bytes}, {"grid", grid}});
+                       {"peak_kv_host_bytes", r.peak_kv_host_bytes}, {"peak_kv_logical_bytes", r.peak_kv_logical_bytes},
+                       {"peak_process_bytes", r.peak_process_bytes}, {"grid", grid}});
   }
   return emit(a, "niah", config, l.policies, metrics);
 }
 
 int run_memory(const policy_bench_args& a) {
-  const loaded l = load(a);
+  loaded l = load(a);
   const bench_memory_config& cfg = a.memory;
+  apply_budget(a, l, cfg.n_prompt + cfg.n_gen);
   json config = config_json(a);
   config["n_prompt"] = cfg.n_prompt;
   config["n_gen"] = cfg.n_gen;
@@ -170,15 +188,18 @@ int run_memory(const policy_bench_args& a) {
     const bench_memory_result r = run_bench_memory(*l.m, *l.tok, p, l.common, cfg);
     json trace = json::array();
     for (const bench_memory_point& t : r.trace)
-      trace.push_back({{"step", t.step}, {"seq_len", t.seq_len}, {"kv_bytes", t.kv_bytes}, {"budget", t.budget},
+      trace.push_back({{"step", t.step}, {"seq_len", t.seq_len}, {"kv_bytes", t.kv_bytes},
+                       {"kv_logical_bytes", t.kv_logical_bytes}, {"budget", t.budget},
                        {"confidence", t.confidence}});
     json m = {{"peak_kv_bytes", r.peak_kv_bytes}, {"peak_kv_host_bytes", r.peak_kv_host_bytes},
+              {"peak_kv_logical_bytes", r.peak_kv_logical_bytes}, {"peak_process_bytes", r.peak_process_bytes},
               {"final_kv_bytes", r.final_kv_bytes}, {"kept_tokens_max", r.kept_tokens_max},
               {"confidence_mean", r.confidence_mean}};
     m["confident_fraction"] = r.confident_fraction ? json(*r.confident_fraction) : json(nullptr);
     m["trace"] = trace;
     metrics.push_back(m);
-    std::fprintf(stderr, "bench memory: %s: peak %zu KV bytes\n", p.text.c_str(), r.peak_kv_bytes);
+    std::fprintf(stderr, "bench memory: %s: peak %zu logical KV bytes (%zu allocated), process peak %zu bytes\n",
+                 p.text.c_str(), r.peak_kv_logical_bytes, r.peak_kv_bytes, r.peak_process_bytes);
   }
   return emit(a, "memory", config, l.policies, metrics);
 }
@@ -202,8 +223,9 @@ void print_latency_table(const std::vector<kv_policy_spec>& specs, const std::ve
 }
 
 int run_latency(const policy_bench_args& a) {
-  const loaded l = load(a);
+  loaded l = load(a);
   const bench_latency_config& cfg = a.latency;
+  apply_budget(a, l, max_of(cfg.contexts) + cfg.steps);
   json config = config_json(a);
   config["contexts"] = cfg.contexts;
   config["steps"] = cfg.steps;
@@ -224,8 +246,9 @@ int run_latency(const policy_bench_args& a) {
 }
 
 int run_confidence_kl(const policy_bench_args& a) {
-  const loaded l = load(a);
+  loaded l = load(a);
   const bench_confidence_kl_config& cfg = a.ckl;
+  apply_budget(a, l, cfg.n_prompt + cfg.n_gen);
   json config = config_json(a);
   config["n_prompt"] = cfg.n_prompt;
   config["n_gen"] = cfg.n_gen;
@@ -249,6 +272,8 @@ CLI::App* add_policy_bench(CLI::App* bench, const char* name, const char* what,
   sub->add_option("--model,-m", a->model, "Model file (GGUF; default models/kvarena-agent.gguf)");
   sub->add_option("-t,--threads", a->threads, "Threads")->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--seed", a->seed, "Seed of prompts, haystacks and needles")->capture_default_str();
+  sub->add_option("--chunk", a->chunk, "Prefill chunk (tokens per forward call)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--db", a->db, "Also append one row per result to this SQLite file (table bench_results)");
   add_policy_flags(sub, a->policy, true);
   add_backend_flag(sub, a->backend);

@@ -150,7 +150,12 @@ runner_config make_config(const run_args& a) {
     c.policies.push_back({"oracle", {}, "{}", true});
   } else if (a.agent == "model") {
     c.model_path = model_or_default(a.model);
-    for (const kv_policy_spec& p : parse_policy_specs(a.policy)) c.policies.push_back({p.text, p, policy_options_json(p).dump()});
+    std::vector<kv_policy_spec> specs = parse_policy_specs(a.policy);
+    if (!a.policy.kv_budget.empty()) {  // the budget is spent on the model's shape, for a whole context
+      const model_config mc = load_model(c.model_path)->config;
+      specs = apply_kv_budget_flag(a.policy, specs, mc, a.n_ctx > 0 ? a.n_ctx : mc.n_ctx);
+    }
+    for (const kv_policy_spec& p : specs) c.policies.push_back({p.text, p, policy_options_json(p).dump()});
     if (a.with_oracle) c.policies.push_back({"oracle", {}, "{}", true});
   } else {
     throw std::invalid_argument("--agent " + a.agent + ": use model (default) or oracle");

@@ -8,6 +8,7 @@
 
 #include "cli-commands.h"
 #include "engine-error.h"
+#include "kv/kv-budget.h"
 #include "kv/kv-policy-registry.h"
 
 namespace kvarena::cli {
@@ -210,6 +211,11 @@ void add_policy_flags(CLI::App* sub, policy_flags& f, bool list) {
                         ", with optional overrides (freekv:budget=2048:window=512); default: the plain F32 cache")
         ->group(g);
   }
+  sub->add_option("--kv-budget", f.kv_budget,
+                  "Equal-memory comparison: every policy's size options spent from one budget per layer and KV "
+                  "head, tokens (512t) or logical bytes of the cache (8MiB); a list sweeps (256t,512t,1024t); "
+                  "full stays the reference")
+      ->group(g);
   for (const flag_takers& flag : registry_flags()) {
     policy_flag_value& v = f.values[flag.name];
     const std::string name = "--" + flag.name, help = flag_help(flag);
@@ -250,6 +256,32 @@ std::vector<kv_policy_spec> parse_policy_specs(const policy_flags& f) {
   check_given_flags(f, out);
   // make_kv_policy's range checks on a stand-in shape: a typo fails before the model loads.
   for (const kv_policy_spec& p : out) make_kv_policy(p.name, with_shape(p.options, 2, 4, 2, 128));
+  return out;
+}
+
+std::vector<kv_policy_spec> apply_kv_budget_flag(const policy_flags& f, const std::vector<kv_policy_spec>& specs,
+                                                 const model_config& c, int64_t seq_len) {
+  if (f.kv_budget.empty()) return specs;
+  const std::vector<kv_budget> budgets = parse_kv_budgets(f.kv_budget);
+  const kv_policy_options shape = with_shape({}, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim);
+  std::vector<kv_policy_spec> out;
+  for (const kv_policy_spec& p : specs) {
+    const kv_policy_desc& d = kv_policy_described(p.name);
+    if (!d.spend_budget) {
+      out.push_back(p);
+      continue;
+    }
+    for (const kv_budget& b : budgets) {
+      kv_policy_spec q = apply_kv_budget(p, b, shape, seq_len);
+      const kv_policy_spec before = resolve_kv_spec(p);
+      for (const kv_option& o : d.options)
+        if (flag_given(f, o.name) && o.get(before) != o.get(q))
+          throw usage_error("--" + o.name + ": --kv-budget sets " + p.name + "'s " + o.name +
+                            " (drop one of them)");
+      q.text = p.text + "@" + b.text;
+      out.push_back(std::move(q));
+    }
+  }
   return out;
 }
 

@@ -38,6 +38,7 @@ struct policy_flags {
   // The option flags, one per option name in the registry (std::map: CLI11 holds pointers
   // into it); a flag given sets that option of every listed policy that takes it.
   std::map<std::string, policy_flag_value> values;
+  std::string kv_budget;  // --kv-budget LIST: "512t", "8MiB", "256t,512t,1024t" (kv/kv-budget.h)
   bool list = false;     // registered as --policies (benches)
   const CLI::App* app = nullptr;  // where the flags are registered: which ones were given
 };
@@ -50,6 +51,14 @@ void add_policy_flags(CLI::App* sub, policy_flags& f, bool list);
 // an unknown policy, a bad value, or options make_kv_policy refuses, usage_error for an
 // option a policy does not take (see the top). With --policy and an empty value: no items.
 std::vector<kv_policy_spec> parse_policy_specs(const policy_flags& f);
+
+// With --kv-budget: every item once per budget, its size options spent from it for
+// sequences of up to seq_len tokens (kv/kv-budget.h), labelled "TEXT@BUDGET"
+// ("window@512t"); `full` once, as given (the reference). Without it: specs unchanged.
+// A size flag given together with the budget that the budget would overwrite
+// ("--window 300 --kv-budget 512t") is a usage_error. Call once the model is loaded.
+std::vector<kv_policy_spec> apply_kv_budget_flag(const policy_flags& f, const std::vector<kv_policy_spec>& specs,
+                                                 const model_config& c, int64_t seq_len);
 
 // The policy flags given on the command line ("--kv-int8", ...), in the registry's order.
 std::vector<std::string> given_policy_flags(const policy_flags& f);

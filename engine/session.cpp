@@ -135,6 +135,8 @@ void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
       last_step_.confidence = conf;
       last_step_.kept.assign(size_t(model_.config.n_layers), n_past_);
       last_step_.kv_device_bytes = state_->kv.bytes();
+      last_step_.kv_logical_bytes = size_t(n_past_) * state_->kv.bytes_per_token();  // F32, all layers
+      peak_logical_plain_ = std::max(peak_logical_plain_, last_step_.kv_logical_bytes);
       last_step_.ms = ms;
     }
     if (on_step_) on_step_(last_step_);
@@ -153,6 +155,7 @@ void session::reset() {
   n_past_ = 0;
   all_logits_.clear();
   state_->kv.clear();
+  peak_logical_plain_ = 0;
   if (state_->kvr) state_->kvr->reset();
   last_step_ = {};
 }
@@ -165,9 +168,13 @@ memory_stats session::memory() const {
     m.kv_peak_bytes = r->peak_device_bytes();
     m.kv_host_bytes = r->host_bytes();
     m.kv_host_peak_bytes = r->peak_host_bytes();
+    m.kv_logical_bytes = r->logical_bytes();
+    m.kv_logical_peak_bytes = r->peak_logical_bytes();
   } else {
     m.kv_bytes = state_->kv.bytes();
     m.kv_peak_bytes = state_->kv.peak_bytes();
+    m.kv_logical_bytes = size_t(n_past_) * state_->kv.bytes_per_token();
+    m.kv_logical_peak_bytes = peak_logical_plain_;
   }
   m.scratch_bytes = state_->scratch_bytes() + (logits_.size() + all_logits_.capacity()) * sizeof(float);
   m.peak_total_bytes = m.weights_bytes + m.kv_peak_bytes + m.scratch_bytes;

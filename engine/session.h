@@ -91,6 +91,7 @@ class session final : public sequence {
   int64_t n_past_ = 0;
   size_t weights_bytes_ = 0;
   kv_step_stats last_step_;
+  size_t peak_logical_plain_ = 0;  // without a policy: the most logical bytes of the F32 cache
   std::function<void(const kv_step_stats&)> on_step_;
   // Checks the ids and the context, then runs the tokens (decode: one token gating the policy).
   void append_tokens(std::span<const int32_t> tokens, bool decode);

@@ -208,7 +208,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
   {
     auto st = db_.prepare(std::string("INSERT INTO task_results (run_id, ") + task_result_columns +
                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))");
+                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21)");
     st.bind_int(1, run_id);
     bind_item(st, 2, r.item);
     st.bind_text(5, to_string(r.status)).bind_int(6, r.success ? 1 : 0).bind_real(7, r.score).bind_int(8, r.steps);
@@ -217,11 +217,12 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
     st.bind_real(16, r.wall_ms).bind_real(17, r.prefill_ms).bind_real(18, r.decode_ms);
     if (r.error.empty()) st.bind_null(19);
     else st.bind_text(19, r.error);
+    st.bind_int(20, r.peak_kv_logical_bytes).bind_int(21, r.peak_process_bytes);
     st.step();
   }
   {
     auto st = db_.prepare(std::string("INSERT INTO steps (run_id, ") + step_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
     for (const auto& s : steps) {
       st.bind_int(1, run_id);
       bind_item(st, 2, r.item);
@@ -232,6 +233,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
       bind_optional(st, 10, s.confidence >= 0, s.confidence);
       bind_optional_int(st, 11, s.budget >= 0, s.budget);
       st.bind_real(12, s.latency_ms).bind_int(13, s.prompt_tokens).bind_int(14, s.generated_tokens);
+      st.bind_int(15, s.kv_logical_bytes);
       st.step();
       st.reset();
     }
@@ -239,7 +241,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
   {
     auto kept = downsample_trace(trace, opt_.max_trace_samples);
     auto st = db_.prepare(std::string("INSERT INTO kv_trace (run_id, ") + kv_trace_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
     for (size_t i = 0; i < kept.size(); ++i) {
       const auto& k = kept[i];
       st.bind_int(1, run_id);
@@ -247,6 +249,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
       st.bind_int(5, int64_t(i)).bind_int(6, k.token_index).bind_int(7, k.kv_bytes);
       bind_optional_int(st, 8, k.budget >= 0, k.budget);
       bind_optional(st, 9, k.confidence >= 0, k.confidence);
+      st.bind_int(10, k.kv_logical_bytes);
       st.step();
       st.reset();
     }
@@ -300,6 +303,8 @@ std::vector<task_result> results_reader::task_results(int64_t run_id) {
     r.decode_ms = st.real(16);
     r.error = st.text(17);
     r.finished_at = st.text(18);
+    r.peak_kv_logical_bytes = st.int64(19);
+    r.peak_process_bytes = st.int64(20);
     out.push_back(std::move(r));
   }
   return out;
@@ -322,6 +327,7 @@ std::vector<step_row> results_reader::steps(int64_t run_id, const work_item& ite
     s.latency_ms = st.real(10);
     s.prompt_tokens = st.int64(11);
     s.generated_tokens = st.int64(12);
+    s.kv_logical_bytes = st.int64(13);
     out.push_back(std::move(s));
   }
   return out;
@@ -334,7 +340,8 @@ std::vector<kv_sample> results_reader::trace(int64_t run_id, const work_item& it
   st.bind_int(1, run_id);
   bind_item(st, 2, item);
   while (st.step())
-    out.push_back({st.int64(4), st.int64(5), st.is_null(6) ? -1 : st.int64(6), st.is_null(7) ? -1 : st.real(7)});
+    out.push_back({st.int64(4), st.int64(5), st.is_null(6) ? -1 : st.int64(6), st.is_null(7) ? -1 : st.real(7),
+                   st.int64(8)});
   return out;
 }
 

@@ -88,6 +88,13 @@ struct task_result {
   int64_t peak_kv_bytes = 0;      // most KV cache bytes on the device at any time
   int64_t peak_kv_host_bytes = 0; // most KV bytes in host memory (FreeKV's offloaded copy; else 0)
   int64_t peak_device_bytes = 0;  // most device bytes in all: weights + KV + scratch
+  // Most logical KV bytes after any forward call (live tokens at their precision + the
+  // policy's state: engine/kv/kv-logical-bytes.h), independent of allocation history.
+  int64_t peak_kv_logical_bytes = 0;
+  // The process's resident high-water mark during the item (VmHWM, reset per item where the
+  // kernel allows; with several workers in one process it covers all of them), plus the
+  // device's allocated high-water on CUDA.
+  int64_t peak_process_bytes = 0;
   double wall_ms = 0;             // the item end to end
   double prefill_ms = 0;          // of which prompt prefill
   double decode_ms = 0;           // of which token decode
@@ -107,6 +114,7 @@ struct step_row {
   double latency_ms = 0;          // model time of the step: prefill of the new tokens + decode
   int64_t prompt_tokens = 0;      // new tokens prefilled this step
   int64_t generated_tokens = 0;   // tokens decoded this step
+  int64_t kv_logical_bytes = 0;   // logical KV bytes after the step
 };
 
 // One sample of an item's KV size over its tokens (a kv_trace row), e.g. one per forward
@@ -116,6 +124,7 @@ struct kv_sample {
   int64_t kv_bytes = 0;     // KV bytes on the device then
   int64_t budget = -1;      // tokens the policy allowed; < 0: unbounded (NULL)
   double confidence = -1;   // < 0: not computed (NULL)
+  int64_t kv_logical_bytes = 0;  // logical KV bytes then
 };
 
 // At most `max_points` samples that keep the shape: the first and the last, and per bucket

@@ -8,11 +8,11 @@ namespace kvarena::results {
 const char* const task_result_columns =
     "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
     "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "
-    "decode_ms, error, finished_at";
+    "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes";
 const char* const step_columns =
     "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, "
-    "latency_ms, prompt_tokens, generated_tokens";
-const char* const kv_trace_columns = "task_id, policy, seed, sample, token_index, kv_bytes, budget, confidence";
+    "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes";
+const char* const kv_trace_columns = "task_id, policy, seed, sample, token_index, kv_bytes, budget, confidence, kv_logical_bytes";
 
 namespace {
 
@@ -65,6 +65,8 @@ CREATE TABLE task_results (
   decode_ms          REAL NOT NULL,
   error              TEXT,
   finished_at        TEXT NOT NULL,
+  peak_kv_logical_bytes INTEGER NOT NULL,
+  peak_process_bytes    INTEGER NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed)
 );
 CREATE INDEX task_results_by_policy ON task_results (run_id, policy);
@@ -83,6 +85,7 @@ CREATE TABLE steps (
   latency_ms       REAL NOT NULL,
   prompt_tokens    INTEGER NOT NULL,
   generated_tokens INTEGER NOT NULL,
+  kv_logical_bytes INTEGER NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed, step)
 ) WITHOUT ROWID;
 CREATE TABLE kv_trace (
@@ -95,6 +98,7 @@ CREATE TABLE kv_trace (
   kv_bytes    INTEGER NOT NULL,
   budget      INTEGER,
   confidence  REAL,
+  kv_logical_bytes INTEGER NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed, sample)
 ) WITHOUT ROWID;
 )sql";

@@ -12,7 +12,7 @@ namespace kvarena::results {
 
 // Bump on any change to the tables; a file of another version is refused, never migrated
 // silently. Stored twice: PRAGMA user_version and meta.schema_version.
-inline constexpr int results_schema_version = 1;
+inline constexpr int results_schema_version = 2;  // 2: logical KV and process peaks
 
 enum class open_mode {
   read,   // the file must exist; nothing is written (a killed writer's journal is rolled back)

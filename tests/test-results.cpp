@@ -55,6 +55,8 @@ task_result make_result(const work_item& it, item_status st = item_status::done)
   r.peak_kv_bytes = (1 << 20) + h * 1024;
   r.peak_kv_host_bytes = it.policy == "freekv" ? 1 << 24 : 0;
   r.peak_device_bytes = (1 << 28) + h;
+  r.peak_kv_logical_bytes = (1 << 19) + h * 512;
+  r.peak_process_bytes = (1 << 29) + h * 4096;
   r.wall_ms = 1234.5 + double(h);
   r.prefill_ms = 800.25;
   r.decode_ms = 400.75;
@@ -76,6 +78,7 @@ std::vector<step_row> make_steps(const task_result& r) {
     st.latency_ms = 20.5 + double(s);
     st.prompt_tokens = 480;
     st.generated_tokens = 20;
+    st.kv_logical_bytes = st.kv_tokens * 2048;
     out.push_back(st);
   }
   return out;
@@ -84,7 +87,8 @@ std::vector<step_row> make_steps(const task_result& r) {
 std::vector<kv_sample> make_trace(const task_result& r) {
   std::vector<kv_sample> out;
   for (int64_t i = 0; i < 10; ++i)
-    out.push_back({i * 128, (i % 4 + 1) * 65536, r.item.policy == "full" ? -1 : 256, i % 2 ? 0.9 : -1});
+    out.push_back({i * 128, (i % 4 + 1) * 65536, r.item.policy == "full" ? -1 : 256, i % 2 ? 0.9 : -1,
+                   (i % 4 + 1) * 32768});
   return out;
 }
 
@@ -113,7 +117,7 @@ std::vector<std::string> row_set(const std::string& path) {
   const std::pair<const char*, const char*> tables[] = {
       {"task_results", "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
                        "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "
-                       "decode_ms, error"},
+                       "decode_ms, error, peak_kv_logical_bytes, peak_process_bytes"},
       {"steps", step_columns},
       {"kv_trace", kv_trace_columns},
       {"work_items", "task_id, policy, seed, shard"},
@@ -235,6 +239,8 @@ TEST(ResultsWriter, ItemsReadBackAsWritten) {
   EXPECT_EQ(x.peak_kv_bytes, ra.peak_kv_bytes);
   EXPECT_EQ(x.peak_kv_host_bytes, ra.peak_kv_host_bytes);
   EXPECT_EQ(x.peak_device_bytes, ra.peak_device_bytes);
+  EXPECT_EQ(x.peak_kv_logical_bytes, ra.peak_kv_logical_bytes);
+  EXPECT_EQ(x.peak_process_bytes, ra.peak_process_bytes);
   EXPECT_EQ(x.wall_ms, ra.wall_ms);
   EXPECT_EQ(x.prefill_ms, ra.prefill_ms);
   EXPECT_EQ(x.decode_ms, ra.decode_ms);
@@ -257,6 +263,7 @@ TEST(ResultsWriter, ItemsReadBackAsWritten) {
     EXPECT_EQ(steps[i].latency_ms, sa[i].latency_ms);
     EXPECT_EQ(steps[i].prompt_tokens, sa[i].prompt_tokens);
     EXPECT_EQ(steps[i].generated_tokens, sa[i].generated_tokens);
+    EXPECT_EQ(steps[i].kv_logical_bytes, sa[i].kv_logical_bytes);
   }
   auto tr = rd.trace(run, a);
   ASSERT_EQ(tr.size(), ta.size());
@@ -265,6 +272,7 @@ TEST(ResultsWriter, ItemsReadBackAsWritten) {
     EXPECT_EQ(tr[i].kv_bytes, ta[i].kv_bytes);
     EXPECT_EQ(tr[i].budget, ta[i].budget);
     EXPECT_DOUBLE_EQ(tr[i].confidence, ta[i].confidence);
+    EXPECT_EQ(tr[i].kv_logical_bytes, ta[i].kv_logical_bytes);
   }
   // "Not computed" is NULL for plain sqlite3 users, not -1.
   EXPECT_EQ(rd.db().query_int("SELECT COUNT(*) FROM kv_trace WHERE confidence IS NULL"), 5);
@@ -327,9 +335,10 @@ TEST(ResultsWriter, AKilledWriterLeavesNoPartialItem) {
       db.exec("BEGIN IMMEDIATE");
       db.exec("INSERT INTO task_results SELECT run_id, 't9', policy, seed, status, success, score, steps, answer, "
               "final_url, prompt_tokens, generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, "
-              "wall_ms, prefill_ms, decode_ms, error, finished_at FROM task_results");
+              "wall_ms, prefill_ms, decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes "
+              "FROM task_results");
       db.exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
-              "INSERT INTO kv_trace SELECT 1, 't9', 'full', 1, i, i, i * 1000, NULL, NULL FROM n");
+              "INSERT INTO kv_trace SELECT 1, 't9', 'full', 1, i, i, i * 1000, NULL, NULL, i * 500 FROM n");
       kill(getpid(), SIGKILL);  // with the connection still open
     } catch (...) {
       _exit(3);

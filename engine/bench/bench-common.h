@@ -14,6 +14,7 @@
 
 namespace kvarena {
 
+class sequence;
 class tokenizer;
 
 // What every policy benchmark takes besides its own parameters.
@@ -21,11 +22,17 @@ struct bench_common {
   int threads = 2;
   uint64_t seed = 0;
   std::string backend = "cpu";  // make_sequence's backend (sequence.h)
+  int64_t prefill_chunk = 512;  // tokens per forward call while a prompt is appended
 };
 
-// Session options that run `p` with n_ctx tokens of context (track_confidence as asked).
-session_options bench_session_options(const kv_policy_spec& p, int threads, int64_t n_ctx,
+// Session options that run `p` with n_ctx tokens of context (threads and prefill chunk from
+// common, track_confidence as asked).
+session_options bench_session_options(const kv_policy_spec& p, const bench_common& common, int64_t n_ctx,
                                       bool track_confidence = false);
+
+// The process's resident high-water since the bench run called reset_process_peak()
+// (process-memory.h); on a GPU backend plus the device's allocated high-water.
+size_t bench_process_peak(const sequence& s);
 
 // Whether the policy gates its budget on confidence (its registry entry names a
 // confidence_option: confkv's tau), and that threshold, resolved (nullopt when it does not).

@@ -17,10 +17,10 @@ bench_confidence_kl_result run_bench_confidence_kl(const model& m, const tokeniz
   if (cfg.n_prompt < 1 || cfg.n_gen < 1 || cfg.every < 1 || cfg.ablate < 1)
     throw engine_error("bench confidence-kl: --n-prompt, --n-gen, --every and --ablate must be >= 1");
   const int64_t total = cfg.n_prompt + cfg.n_gen + 1;
-  const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common.threads, total, true));
+  const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common, total, true));
   sequence& s = *sp;
   kv_policy_spec plain;  // the ablated reference runs without a policy: the plain cache
-  const std::unique_ptr<sequence> refp = make_sequence(common.backend, m, bench_session_options(plain, common.threads, total));
+  const std::unique_ptr<sequence> refp = make_sequence(common.backend, m, bench_session_options(plain, common, total));
   sequence& ref = *refp;
   const int64_t V = s.n_vocab();
 

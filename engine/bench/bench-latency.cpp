@@ -24,7 +24,7 @@ std::vector<bench_latency_result> run_bench_latency(const model& m, const tokeni
     std::vector<std::unique_ptr<sequence>> ss;
     std::vector<bench_latency_result> rs(policies.size());
     for (size_t p = 0; p < policies.size(); ++p) {
-      ss.push_back(make_sequence(common.backend, m, bench_session_options(policies[p], common.threads, ctx + cfg.steps + 1)));
+      ss.push_back(make_sequence(common.backend, m, bench_session_options(policies[p], common, ctx + cfg.steps + 1)));
       const double t0 = bench_now_ms();
       ss[p]->append(prompt);
       ss[p]->synchronize();

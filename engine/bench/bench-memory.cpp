@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine-error.h"
+#include "process-memory.h"
 #include "sampler.h"
 
 namespace kvarena {
@@ -14,8 +15,9 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
   if (cfg.n_prompt < 1) throw engine_error("bench memory: --n-prompt must be >= 1");
   if (cfg.n_gen < 1) throw engine_error("bench memory: --n-gen must be >= 1");
   if (cfg.trace_every < 1) throw engine_error("bench memory: --trace-every must be >= 1");
+  reset_process_peak();
   const std::unique_ptr<sequence> sp =
-      make_sequence(common.backend, m, bench_session_options(policy, common.threads, cfg.n_prompt + cfg.n_gen + 1, true));
+      make_sequence(common.backend, m, bench_session_options(policy, common, cfg.n_prompt + cfg.n_gen + 1, true));
   sequence& s = *sp;
   bench_memory_result r;
   std::vector<double> conf;
@@ -32,7 +34,7 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
       confident += st.confidence >= tau;
     }
     if (decode_steps % cfg.trace_every == 0)
-      r.trace.push_back({decode_steps, st.seq_len, st.kv_device_bytes, st.budget, st.confidence});
+      r.trace.push_back({decode_steps, st.seq_len, st.kv_device_bytes, st.kv_logical_bytes, st.budget, st.confidence});
   });
   s.append(seeded_prompt_tokens(tok, s.n_vocab(), cfg.n_prompt, common.seed));
   sampler greedy;
@@ -45,6 +47,8 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
   const memory_stats mem = s.memory();
   r.peak_kv_bytes = mem.kv_peak_bytes;
   r.peak_kv_host_bytes = mem.kv_host_peak_bytes;
+  r.peak_kv_logical_bytes = mem.kv_logical_peak_bytes;
+  r.peak_process_bytes = bench_process_peak(s);
   r.final_kv_bytes = mem.kv_bytes;
   r.confidence_mean = stat_mean(conf);
   if (gated && !conf.empty()) r.confident_fraction = double(confident) / double(conf.size());

@@ -23,6 +23,7 @@ struct bench_memory_point {
   int64_t step = 0;       // decode steps so far
   int64_t seq_len = 0;    // tokens seen
   size_t kv_bytes = 0;    // device KV bytes after the step
+  size_t kv_logical_bytes = 0;  // logical KV bytes after the step
   int64_t budget = -1;    // tokens per layer per KV head the policy allowed (-1: unbounded)
   float confidence = -1;  // of the logits that gated the step
 };
@@ -30,6 +31,8 @@ struct bench_memory_point {
 struct bench_memory_result {
   size_t peak_kv_bytes = 0;
   size_t peak_kv_host_bytes = 0;
+  size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h: the most after any forward call
+  size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
   size_t final_kv_bytes = 0;
   int64_t kept_tokens_max = 0;             // over steps and layers
   double confidence_mean = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "engine-error.h"
+#include "process-memory.h"
 #include "sampler.h"
 #include "tokenizer.h"
 
@@ -112,8 +113,9 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
   if (cfg.lengths.empty() || cfg.depths.empty()) throw engine_error("bench niah: give at least one length and depth");
   int64_t max_len = 0;
   for (int64_t l : cfg.lengths) max_len = std::max(max_len, l);
+  reset_process_peak();
   const std::unique_ptr<sequence> sp =
-      make_sequence(common.backend, m, bench_session_options(policy, common.threads, max_len + cfg.max_answer_tokens + 1));
+      make_sequence(common.backend, m, bench_session_options(policy, common, max_len + cfg.max_answer_tokens + 1));
   sequence& s = *sp;
   bench_niah_result r;
   int64_t n_correct = 0;
@@ -135,12 +137,14 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
       const memory_stats mem = s.memory();
       r.peak_kv_bytes = std::max(r.peak_kv_bytes, mem.kv_peak_bytes);
       r.peak_kv_host_bytes = std::max(r.peak_kv_host_bytes, mem.kv_host_peak_bytes);
+      r.peak_kv_logical_bytes = std::max(r.peak_kv_logical_bytes, mem.kv_logical_peak_bytes);
       std::fprintf(stderr, "bench niah: %s: length %lld depth %s: %s\n", policy.text.c_str(), (long long)len,
                    fmt_depth(depth).c_str(), c.correct ? "correct" : "wrong");
       r.grid.push_back(std::move(c));
     }
   }
   r.accuracy = double(n_correct) / double(r.grid.size());
+  r.peak_process_bytes = bench_process_peak(s);
   return r;
 }
 

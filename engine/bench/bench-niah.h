@@ -34,6 +34,8 @@ struct bench_niah_result {
   std::vector<bench_niah_cell> grid;
   size_t peak_kv_bytes = 0;       // the most over all cells
   size_t peak_kv_host_bytes = 0;
+  size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h, the most over all cells
+  size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
 };
 
 // Deterministic English-like filler of about n_words words (sentences about objects,

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "engine-error.h"
+#include "process-memory.h"
 #include "model.h"
 
 namespace kvarena {
@@ -14,7 +15,8 @@ bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& token
                                const kv_policy_spec& policy, const bench_common& common) {
   if (tokens.size() < 2) throw engine_error("bench ppl: the text must encode to at least 2 tokens");
   const int64_t n = int64_t(tokens.size());
-  const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common.threads, n));
+  reset_process_peak();
+  const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common, n));
   sequence& s = *sp;
   const double t0 = bench_now_ms();
   s.append(std::span<const int32_t>(tokens.data(), 1));
@@ -34,6 +36,8 @@ bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& token
   const memory_stats mem = s.memory();
   r.peak_kv_bytes = mem.kv_peak_bytes;
   r.peak_kv_host_bytes = mem.kv_host_peak_bytes;
+  r.peak_kv_logical_bytes = mem.kv_logical_peak_bytes;
+  r.peak_process_bytes = bench_process_peak(s);
   r.tok_s = ms > 0 ? 1000.0 * double(r.n_tokens) / ms : 0.0;
   return r;
 }

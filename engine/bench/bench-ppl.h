@@ -16,6 +16,8 @@ struct bench_ppl_result {
   int64_t n_tokens = 0;         // scored tokens (all but the first)
   size_t peak_kv_bytes = 0;
   size_t peak_kv_host_bytes = 0;
+  size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h
+  size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
   double tok_s = 0;             // scored tokens per second (forward calls included)
 };
 

@@ -370,6 +370,11 @@ cuda_sequence::cuda_sequence(cuda_engine& e, int64_t max_tokens, const std::stri
   kvr_ = std::make_unique<cuda_kv_runtime>(rc, e.allocator(), e.stream());
 }
 
+size_t cuda_sequence::kv_logical_bytes() const {
+  if (kvr_) return kvr_->logical_bytes();
+  return size_t(n_past_ * e_->config().n_layers * n_kv_) * kv_logical_fp16_token_bytes(hd_);
+}
+
 int64_t cuda_sequence::max_chunk() const { return kvr_ ? kvr_->max_chunk() : e_->options().max_chunk; }
 
 void cuda_sequence::reset() {
@@ -455,6 +460,8 @@ memory_stats cuda_session::memory() const {
   m.weights_bytes = e_.weight_bytes();
   m.kv_bytes = seq_.kv_bytes();
   m.kv_peak_bytes = seq_.kv_peak_bytes();
+  m.kv_logical_bytes = seq_.kv_logical_bytes();
+  m.kv_logical_peak_bytes = seq_.kv_logical_peak_bytes();
   if (const cuda_kv_runtime* r = seq_.kv()) m.kv_host_bytes = m.kv_host_peak_bytes = r->host_bytes();  // grows only
   m.scratch_bytes = e_.scratch_bytes();
   m.peak_total_bytes = e_.allocator().peak_bytes();

@@ -127,6 +127,10 @@ class cuda_sequence {
   int64_t capacity() const { return cap_; }
   size_t kv_bytes() const { return kvr_ ? kvr_->device_bytes() : k_.bytes() + v_.bytes(); }
   size_t kv_peak_bytes() const { return kvr_ ? kvr_->peak_device_bytes() : kv_bytes(); }
+  // Logical KV bytes (kv/kv-logical-bytes.h); the plain cache: n_past FP16 tokens (its peak
+  // is now: a plain sequence only grows until reset).
+  size_t kv_logical_bytes() const;
+  size_t kv_logical_peak_bytes() const { return kvr_ ? kvr_->peak_logical_bytes() : kv_logical_bytes(); }
   cuda_kv_runtime* kv() { return kvr_.get(); }  // null for the plain cache
   const cuda_kv_runtime* kv() const { return kvr_.get(); }
   // Most tokens one forward() of this sequence may carry.

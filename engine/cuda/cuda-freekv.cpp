@@ -97,4 +97,6 @@ int64_t cuda_freekv::page_tokens(int64_t layer, int64_t g) const {
   return int64_t(pages_[size_t(layer)][size_t(g)].size()) * page_;
 }
 
+int64_t cuda_freekv::digest_pages(int64_t layer) const { return pool_.n_pages(layer); }
+
 }  // namespace kvarena

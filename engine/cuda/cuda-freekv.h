@@ -47,6 +47,7 @@ class cuda_freekv {
   // (n_kv,) ascending host page ids this step's attention of `layer` reads.
   const std::vector<std::vector<int32_t>>& pages(int64_t layer) const { return pages_[size_t(layer)]; }
 
+  int64_t digest_pages(int64_t layer) const;  // full pages with a digest
   size_t device_bytes() const { return recall_.device_bytes(); }  // page slots
   size_t staging_bytes() const { return recall_.staging_bytes(); }
   size_t host_bytes() const { return pool_.host_bytes() + qbuf_.bytes(); }

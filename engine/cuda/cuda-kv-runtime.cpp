@@ -50,6 +50,7 @@ void cuda_kv_runtime::reset() {
   store_ = std::make_unique<cuda_kv_store>(sc, *a_, st_);
   step_ = 0, pos0_ = 0, n_ = 0;
   last_ = cur_ = {};
+  peak_logical_ = 0;
 }
 
 void cuda_kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
@@ -102,8 +103,25 @@ void cuda_kv_runtime::after_attention(int64_t layer) {
   cur_.kept[size_t(layer)] = kept;
 }
 
+size_t cuda_kv_runtime::logical_bytes() const {
+  kv_logical_layout L;
+  L.head_dim = cfg_.options.head_dim;
+  L.page = cfg_.options.page;
+  L.state_bytes_per_token = needs_.attention_mass ? sizeof(float) : 0;  // the score column
+  size_t b = 0;
+  for (int64_t l = 0; l < n_layers_; ++l)
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      kv_head_counts c = store_->counts(l, g);
+      if (fkv_) c.pages = int64_t(fkv_->pages(l)[size_t(g)].size()), c.digests = fkv_->digest_pages(l);
+      b += kv_logical_head_bytes(L, c);
+    }
+  return b;
+}
+
 const kv_step_stats& cuda_kv_runtime::end_forward(double ms) {
   finish_step_stats(cur_, ms, *policy_, n_layers_, device_bytes(), host_bytes());
+  cur_.kv_logical_bytes = logical_bytes();
+  peak_logical_ = std::max(peak_logical_, cur_.kv_logical_bytes);
   last_ = cur_;
   return last_;
 }

@@ -47,6 +47,9 @@ class cuda_kv_runtime {
   size_t peak_device_bytes() const { return store_->peak_device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
   // FreeKV: the pinned pool, the query buffer and the policy's own copy of the digests.
   size_t host_bytes() const { return fkv_ ? fkv_->host_bytes() + policy_->host_bytes() : 0; }
+  // Logical KV bytes, the same definition and code as the CPU runtime's (kv/kv-logical-bytes.h).
+  size_t logical_bytes() const;
+  size_t peak_logical_bytes() const { return peak_logical_; }
   const cuda_freekv* freekv() const { return fkv_.get(); }
   const cuda_kv_store& store() const { return *store_; }
   cuda_kv_store& store() { return *store_; }
@@ -63,6 +66,7 @@ class cuda_kv_runtime {
   step_signals sig_;
   int64_t pos0_ = 0, n_ = 0, step_ = 0;
   kv_step_stats last_, cur_;
+  size_t peak_logical_ = 0;
 };
 
 // The kv_runtime_config a sequence of model config c gets for a policy and its options.

@@ -354,6 +354,12 @@ int64_t cuda_kv_store::n_kept(int64_t layer, int64_t head) const {
   const head_meta& h = layers_[size_t(layer)].heads[size_t(head)];
   return h.n8 + h.n16;
 }
+kv_head_counts cuda_kv_store::counts(int64_t layer, int64_t head) const {
+  const head_meta& h = layers_[size_t(layer)].heads[size_t(head)];
+  kv_head_counts c;
+  c.fp16 = h.n16, c.int8 = h.n8, c.int8_blocks = h.nb;
+  return c;
+}
 
 std::vector<int32_t> cuda_kv_store::kept_positions(int64_t layer, int64_t head) const {
   return layers_[size_t(layer)].heads[size_t(head)].pos;

@@ -71,6 +71,7 @@ class cuda_kv_store {
                     int64_t* head_stride) const;
 
   int64_t n_kept(int64_t layer, int64_t head) const;
+  kv_head_counts counts(int64_t layer, int64_t head) const;  // FP16, INT8 tokens, INT8 blocks
   std::vector<int32_t> kept_positions(int64_t layer, int64_t head) const;
   int64_t seq_len(int64_t layer) const { return layers_[size_t(layer)].seq_len; }
   int64_t capacity(int64_t layer) const { return layers_[size_t(layer)].capacity; }

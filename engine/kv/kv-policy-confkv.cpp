@@ -94,6 +94,16 @@ kv_policy_desc describe_confkv_family(bool pyramid) {
       kv_policy_error(name, "--kv-int8 needs a head size that is a multiple of " + kv_num(double(kv_int8_block)) +
                                 " (got head_dim=" + kv_num(double(o.head_dim)) + ")");
   };
+  // The budget is the loose one (n_low: the peak); the tight one a quarter of it, the
+  // ratio of the spec's defaults (256 / 1024), never under the protected window. confkv-l
+  // spends the same total over its pyramid, so its mean over layers is the budget.
+  d.spend_budget = [pyramid](kv_policy_options& o, int64_t tokens, int64_t) {
+    const char* name = pyramid ? "confkv-l" : "confkv";
+    if (tokens < 1) kv_policy_error(name, "a budget needs at least 1 token");
+    o.protect = std::min(o.protect, tokens);
+    o.n_low = tokens;
+    o.n_high = std::max(tokens / 4, o.protect);
+  };
   d.make = [pyramid](const kv_policy_options& o) { return std::make_unique<kv_policy_confkv>(o, pyramid); };
   return d;
 }

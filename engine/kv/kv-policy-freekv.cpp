@@ -256,6 +256,23 @@ kv_policy_desc describe_freekv() {
                                 " is smaller than sinks + window + one page of new tokens (" + kv_num(double(S)) +
                                 " + " + kv_num(double(o.window)) + " + " + kv_num(double(o.page)) + ")");
   };
+  // The device tokens after a forward call (B less the page of new tokens B makes room for
+  // inside one) plus the page digests (one FP16 token's bytes per page and KV head, so
+  // ceil(seq_len / page) tokens' worth at the end of the sequence) fit the budget; sinks
+  // and window a quarter each (whole pages), the rest page slots for retrieval.
+  d.spend_budget = [](kv_policy_options& o, int64_t tokens, int64_t seq_len) {
+    const int64_t p = std::max<int64_t>(1, o.page);
+    const int64_t digests = (seq_len + p - 1) / p;
+    const int64_t kept = (tokens - digests) / p * p;
+    const int64_t B = kept + p;
+    if (kept < 2 * p)
+      kv_policy_error("freekv", "a budget of " + kv_num(double(tokens)) + " tokens, less " + kv_num(double(digests)) +
+                                    " tokens' worth of page digests for " + kv_num(double(seq_len)) +
+                                    " tokens, leaves under 2 pages (a sink page and a window page) on the device");
+    o.budget = B;
+    o.sinks = std::max(p, kept / 4 / p * p);
+    o.window = std::max(p, kept / 4 / p * p);
+  };
   d.make = [](const kv_policy_options& o) { return std::make_unique<kv_policy_freekv>(o); };
   return d;
 }

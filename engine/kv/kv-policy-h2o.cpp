@@ -57,6 +57,11 @@ kv_policy_desc describe_h2o() {
     if (o.heavy == 0 && o.recent == 0) return {{"heavy_recent_fraction", 0.1}};
     return {};
   };
+  d.spend_budget = [](kv_policy_options& o, int64_t tokens, int64_t) {  // the reference's even split
+    if (tokens < 2) kv_policy_error("h2o", "a budget needs at least 2 tokens (1 heavy + 1 recent)");
+    o.heavy = tokens / 2;
+    o.recent = tokens - o.heavy;
+  };
   d.make = [](const kv_policy_options& o) { return std::make_unique<kv_policy_h2o>(o); };
   return d;
 }

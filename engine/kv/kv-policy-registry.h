@@ -96,6 +96,11 @@ struct kv_policy_desc {
   std::function<void(const std::string& name, const kv_policy_options&)> check;
   // Extra entries of the options JSON (h2o: heavy_recent_fraction); values are numbers.
   std::function<std::vector<std::pair<std::string, double>>(const kv_policy_options&)> report;
+  // How the policy spends a budget of `tokens` per layer and KV head at its loosest (its
+  // logical peak, kv-budget.h), on sequences of up to seq_len tokens: sets its size
+  // options in o (resolved options in, shape filled in). Throws engine_error when `tokens`
+  // is too small for the policy. Empty: the policy takes no budget (full, the reference).
+  std::function<void(kv_policy_options& o, int64_t tokens, int64_t seq_len)> spend_budget;
   // Builds the policy from resolved, validated options (shape filled in).
   std::function<std::unique_ptr<kv_policy>(const kv_policy_options&)> make;
 

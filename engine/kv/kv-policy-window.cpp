@@ -33,6 +33,12 @@ kv_policy_desc describe_window() {
           .at_least(0, "tokens")
           .automatic_default([](const kv_policy_options&) { return 0.0; }),
   };
+  d.spend_budget = [](kv_policy_options& o, int64_t tokens, int64_t) {
+    if (tokens <= o.sinks)
+      kv_policy_error("window", "a budget of " + kv_num(double(tokens)) + " tokens leaves no window after " +
+                                    kv_num(double(o.sinks)) + " sinks");
+    o.window = tokens - o.sinks;  // sinks + window
+  };
   d.make = [](const kv_policy_options& o) { return std::make_unique<kv_policy_window>(o); };
   return d;
 }

@@ -96,9 +96,10 @@ void kv_runtime::reset() {
   }
   heads_.assign(size_t(n_kv_), {});
   pages_.assign(size_t(n_kv_), {});
+  pages_read_.assign(size_t(n_layers_ * n_kv_), 0);
   step_ = 0, pos0_ = 0, n_ = 0;
   last_ = cur_ = {};
-  peak_device_ = device_bytes(), peak_host_ = host_bytes();
+  peak_device_ = device_bytes(), peak_host_ = host_bytes(), peak_logical_ = 0;
 }
 
 size_t kv_runtime::device_bytes() const {
@@ -106,6 +107,22 @@ size_t kv_runtime::device_bytes() const {
 }
 size_t kv_runtime::host_bytes() const {  // pool, the policy's digest copy, recall staging
   return freekv_ ? host_.host_bytes() + policy_->host_bytes() + worker_->staging_bytes() : 0;
+}
+size_t kv_runtime::logical_bytes() const {
+  kv_logical_layout L;
+  L.head_dim = hd_;
+  L.page = cfg_.options.page;
+  L.state_bytes_per_token = needs_.attention_mass ? sizeof(float) : 0;  // the score column
+  size_t b = 0;
+  for (int64_t l = 0; l < n_layers_; ++l) {
+    const int64_t digests = freekv_ ? host_.digests(l).n_pages : 0;
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      kv_head_counts c = store_.counts(l, g);
+      if (freekv_) c.pages = pages_read_[size_t(l * n_kv_ + g)], c.digests = digests;
+      b += kv_logical_head_bytes(L, c);
+    }
+  }
+  return b;
 }
 size_t kv_runtime::peak_device_bytes() const { return std::max(peak_device_, device_bytes()); }
 
@@ -182,7 +199,10 @@ void kv_runtime::attend_freekv(thread_pool& pool, int64_t layer, const float* q,
   prefetch(pool, layer);
   if (!cfg_.overlap) cur_.recalled_bytes += worker_->wait(layer);
   int64_t kept = 0;
-  for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g) + int64_t(pages_[g].size()) * page);
+  for (int64_t g = 0; g < n_kv_; ++g) {
+    kept = std::max(kept, store_.n_kept(layer, g) + int64_t(pages_[g].size()) * page);
+    pages_read_[size_t(layer * n_kv_ + g)] = int64_t(pages_[g].size());
+  }
   cur_.kept[size_t(layer)] = kept;
   track();
 }
@@ -252,6 +272,8 @@ void kv_runtime::prefetch(thread_pool& pool, int64_t layer) {
 
 const kv_step_stats& kv_runtime::end_forward(double ms) {
   finish_step_stats(cur_, ms, *policy_, n_layers_, device_bytes(), host_bytes());
+  cur_.kv_logical_bytes = logical_bytes();
+  peak_logical_ = std::max(peak_logical_, cur_.kv_logical_bytes);
   last_ = cur_;
   return last_;
 }

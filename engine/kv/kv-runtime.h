@@ -35,6 +35,7 @@ struct kv_step_stats {
   std::vector<int64_t> kept;    // (n_layers,) tokens on the device per KV head after the step (max over heads)
   size_t kv_device_bytes = 0;   // KV bytes on the device (store + FreeKV page slots) after the step
   size_t kv_host_bytes = 0;     // FreeKV host pool bytes (0 for other policies)
+  size_t kv_logical_bytes = 0;  // logical KV bytes after the step (kv-logical-bytes.h)
   int64_t corrected_heads = 0;  // freekv: (layer, KV head) selections redone this step
   int64_t checked_heads = 0;    // freekv: (layer, KV head) correction tests this step
   size_t recalled_bytes = 0;    // freekv: bytes copied host -> device this step (blocking + overlapped)
@@ -89,6 +90,10 @@ class kv_runtime {
   size_t peak_device_bytes() const;  // the most device_bytes() was after any append or step
   size_t host_bytes() const;
   size_t peak_host_bytes() const { return peak_host_; }
+  // Logical KV bytes (kv-logical-bytes.h) now, and the most after any forward call (each
+  // prefill chunk is one) since the sequence started.
+  size_t logical_bytes() const;
+  size_t peak_logical_bytes() const { return peak_logical_; }
   const kv_store& store() const { return store_; }
 
  private:
@@ -121,12 +126,13 @@ class kv_runtime {
   std::vector<const float*> qptr_;          // (n_layers,) into qbuf_
   std::vector<kv_attn_head> heads_;         // (n_kv_heads,) spans of the current layer
   std::vector<std::vector<int32_t>> pages_; // (n_kv_heads,) device-resident pages for this layer's attention
+  std::vector<int64_t> pages_read_;         // (n_layers, n_kv_heads) pages the last attention read
   kv_attend_scratch scratch_;
   // step state
   step_signals sig_;
   int64_t pos0_ = 0, n_ = 0, step_ = 0;
   kv_step_stats last_, cur_;
-  size_t peak_device_ = 0, peak_host_ = 0;
+  size_t peak_device_ = 0, peak_host_ = 0, peak_logical_ = 0;
 };
 
 }  // namespace kvarena

@@ -340,6 +340,12 @@ int64_t kv_store::n_kept(int64_t layer, int64_t head) const {
   const head_store& h = layers_[layer].heads[head];
   return h.n_int8 + h.n_fp16;
 }
+kv_head_counts kv_store::counts(int64_t layer, int64_t head) const {
+  const head_store& h = layers_[layer].heads[head];
+  kv_head_counts c;
+  c.fp16 = h.n_fp16, c.int8 = h.n_int8, c.int8_blocks = h.n_blocks;
+  return c;
+}
 std::vector<int32_t> kv_store::kept_positions(int64_t layer, int64_t head) const {
   const head_store& h = layers_[layer].heads[head];
   return std::vector<int32_t>(h.pos.p.get(), h.pos.p.get() + h.n_int8 + h.n_fp16);

@@ -13,6 +13,8 @@
 #include <memory>
 #include <vector>
 
+#include "kv-logical-bytes.h"
+
 namespace kvarena {
 
 struct keep_decision;  // kv-policy.h
@@ -95,6 +97,7 @@ class kv_store {
   void clear_mass(int64_t layer);  // zero the mass column before a forward chunk
 
   int64_t n_kept(int64_t layer, int64_t head) const;
+  kv_head_counts counts(int64_t layer, int64_t head) const;  // FP16, INT8 tokens, INT8 blocks
   std::vector<int32_t> kept_positions(int64_t layer, int64_t head) const;  // ascending
   int64_t seq_len(int64_t layer) const { return layers_[layer].seq_len; }
   int64_t capacity(int64_t layer) const;
