@@ -24,8 +24,8 @@ size_t policy_index(const run_report& r, const std::string& policy) {
 
 std::string success_vs_memory_plot(const run_report& r) {
   plot_spec p;
-  p.title = "Success rate vs peak KV memory (median per task)";
-  p.x = {"peak KV memory, median", axis_unit::bytes};
+  p.title = "Success rate vs peak logical KV memory (median per task)";
+  p.x = {"peak logical KV bytes, median", axis_unit::bytes};
   p.y = {"success rate", axis_unit::percent};
   p.label_points = true;
   for (size_t i = 0; i < r.policies.size(); ++i) {
@@ -36,8 +36,8 @@ std::string success_vs_memory_plot(const run_report& r) {
       p.hlines.push_back({"oracle (upper bound) " + pct, m.success_rate});
       continue;
     }
-    if (std::isnan(m.peak_kv_bytes_median)) continue;
-    p.series.push_back({m.policy, policy_color(i), {m.peak_kv_bytes_median}, {m.success_rate}});
+    if (std::isnan(m.peak_kv_logical_median)) continue;
+    p.series.push_back({m.policy, policy_color(i), {m.peak_kv_logical_median}, {m.success_rate}});
   }
   return svg_plot(p);
 }
@@ -46,13 +46,13 @@ std::string kv_trace_plot(const run_report& r) {
   plot_spec p;
   p.title = "KV cache over the tokens of " + r.trace_task + " (seed " + std::to_string(r.trace_seed) + ")";
   p.x = {"tokens seen", axis_unit::number};
-  p.y = {"KV memory on the device", axis_unit::bytes};
+  p.y = {"logical KV bytes", axis_unit::bytes};
   p.lines = true;
   for (const auto& t : r.traces) {
     plot_series s{t.policy, policy_color(policy_index(r, t.policy)), {}, {}};
     for (const auto& k : t.samples) {
       s.x.push_back(double(k.token_index));
-      s.y.push_back(double(k.kv_bytes));
+      s.y.push_back(double(k.kv_logical_bytes));
     }
     p.series.push_back(std::move(s));
   }
@@ -107,8 +107,11 @@ std::string report_html(const run_report& r) {
   o += "</tbody>\n</table>\n";
   o += "<p class=\"note\">errors = error + timeout rows; success = successes / task rows (errors count as "
        "failures); retained = "
-       "success / full's success; KV peak = <code>peak_kv_bytes</code> (device) over items that ran to an end; "
-       "KV med/full = median / full's median; host KV = FreeKV's offloaded copy; step ms = median "
+       "success / full's success; 95% CI = Wilson score interval; KV peak = <code>peak_kv_logical_bytes</code> "
+       "(live tokens at their precision plus the policy's state) over items that ran to an end; "
+       "KV med/full = median / full's median; alloc KV = <code>peak_kv_bytes</code> (allocated on the device); "
+       "host KV = FreeKV's offloaded copy; process = <code>peak_process_bytes</code> (resident high-water); "
+       "step ms = median "
        "<code>steps.latency_ms</code>; oracle = the scripted agent, the upper bound.</p>\n";
 
   o += "<h2>Success rate vs peak KV memory</h2>\n" + success_vs_memory_plot(r);

@@ -69,14 +69,28 @@ int64_t count_for(sql_db& db, const char* sql, int64_t run_id, const std::string
   return st.step() ? st.int64(0) : 0;
 }
 
+}  // namespace
+
+std::pair<double, double> wilson_interval(int64_t k, int64_t n) {
+  if (n <= 0) return {no_value, no_value};
+  const double z = 1.959963984540054, p = double(k) / double(n), nn = double(n);
+  const double denom = 1 + z * z / nn;
+  const double centre = (p + z * z / (2 * nn)) / denom;
+  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / denom;
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+namespace {
+
 policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy) {
   policy_metrics m;
   m.policy = policy;
   m.planned = count_for(db, "SELECT COUNT(*) FROM work_items WHERE run_id = ?1 AND policy = ?2", run_id, policy);
-  std::vector<double> peaks, host_peaks, steps;
+  std::vector<double> peaks, host_peaks, steps, logical, process;
   {
     auto st = db.prepare(
-        "SELECT status, success, steps, peak_kv_bytes, peak_kv_host_bytes FROM task_results "
+        "SELECT status, success, steps, peak_kv_bytes, peak_kv_host_bytes, peak_kv_logical_bytes, "
+        "peak_process_bytes FROM task_results "
         "WHERE run_id = ?1 AND policy = ?2");
     st.bind_int(1, run_id).bind_text(2, policy);
     while (st.step()) {
@@ -90,6 +104,8 @@ policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy
       steps.push_back(double(st.int64(2)));
       peaks.push_back(double(st.int64(3)));
       host_peaks.push_back(double(st.int64(4)));
+      logical.push_back(double(st.int64(5)));
+      process.push_back(double(st.int64(6)));
     }
   }
   std::vector<double> latencies;
@@ -101,6 +117,10 @@ policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy
     while (st.step()) latencies.push_back(st.real(0));
   }
   if (m.items) m.success_rate = double(m.successes) / double(m.items);
+  std::tie(m.success_ci_low, m.success_ci_high) = wilson_interval(m.successes, m.items);
+  m.peak_kv_logical_median = median(logical);
+  if (!logical.empty()) m.peak_kv_logical_max = *std::max_element(logical.begin(), logical.end());
+  m.peak_process_bytes_median = median(process);
   m.peak_kv_bytes_median = median(peaks);
   if (!peaks.empty()) m.peak_kv_bytes_max = *std::max_element(peaks.begin(), peaks.end());
   m.peak_kv_host_bytes_median = median(host_peaks);
@@ -176,8 +196,8 @@ run_report build_report(const std::string& path, const report_options& opt) {
     if (m.policy == "full") full = &m;
   for (auto& m : r.policies) {
     if (full && full->success_rate > 0) m.retained_vs_full = m.success_rate / full->success_rate;
-    if (full && full->peak_kv_bytes_median > 0)
-      m.peak_kv_median_vs_full = m.peak_kv_bytes_median / full->peak_kv_bytes_median;
+    if (full && full->peak_kv_logical_median > 0)
+      m.peak_kv_median_vs_full = m.peak_kv_logical_median / full->peak_kv_logical_median;
   }
 
   {
@@ -200,8 +220,8 @@ run_report build_report(const std::string& path, const report_options& opt) {
 
 std::vector<std::vector<std::string>> report_table(const run_report& r) {
   std::vector<std::vector<std::string>> t;
-  t.push_back({"policy", "items", "done", "errors", "success", "retained", "KV peak med", "KV peak max", "KV med/full",
-               "host KV med", "step ms med", "mean steps"});
+  t.push_back({"policy", "items", "done", "errors", "success", "95% CI", "retained", "KV peak med", "KV peak max",
+               "KV med/full", "alloc KV med", "host KV med", "process med", "step ms med", "mean steps"});
   for (const auto& m : r.policies) {
     const bool oracle = m.policy == "oracle";  // no model, so no memory to report
     auto mem = [&](double bytes) { return oracle ? std::string("-") : format_bytes(bytes); };
@@ -213,11 +233,14 @@ std::vector<std::vector<std::string>> report_table(const run_report& r) {
                  std::to_string(m.done),
                  std::to_string(m.errors + m.timeouts),
                  success,
+                 m.items ? fmt("%.1f", 100 * m.success_ci_low) + "-" + fmt("%.1f%%", 100 * m.success_ci_high) : "n/a",
                  fmt("%.1f%%", 100 * m.retained_vs_full),
-                 mem(m.peak_kv_bytes_median),
-                 mem(m.peak_kv_bytes_max),
+                 mem(m.peak_kv_logical_median),
+                 mem(m.peak_kv_logical_max),
                  oracle ? "-" : fmt("%.2fx", m.peak_kv_median_vs_full),
+                 mem(m.peak_kv_bytes_median),
                  oracle || !(m.peak_kv_host_bytes_median > 0) ? "-" : format_bytes(m.peak_kv_host_bytes_median),
+                 mem(m.peak_process_bytes_median),
                  fmt("%.1f", m.step_ms_median),
                  fmt("%.1f", m.mean_steps)});
   }
@@ -257,9 +280,11 @@ std::string report_text(const run_report& r) {
     o += line + "\n";
   }
   o += "\nerrors = error + timeout rows; success = successes / task rows (errors count as failures);\n"
-       "retained = success / full's success; KV peak = peak_kv_bytes (device) of items that ran to an end;\n"
-       "KV med/full = median / full's median; host KV = FreeKV's offloaded copy; step ms = median\n"
-       "steps.latency_ms; oracle = the scripted agent (upper bound).\n";
+       "95% CI = Wilson score interval; retained = success / full's success;\n"
+       "KV peak = peak_kv_logical_bytes (live tokens at their precision + policy state) of items that ran\n"
+       "to an end; KV med/full = median / full's median; alloc KV = peak_kv_bytes (allocated, device);\n"
+       "host KV = FreeKV's offloaded copy; process = peak_process_bytes (resident high-water);\n"
+       "step ms = median steps.latency_ms; oracle = the scripted agent (upper bound).\n";
   return o;
 }
 
@@ -274,7 +299,11 @@ std::string report_json(const run_report& r) {
                     {"timeouts", m.timeouts},
                     {"successes", m.successes},
                     {"success_rate", num_or_null(m.success_rate)},
+                    {"success_ci95", {num_or_null(m.success_ci_low), num_or_null(m.success_ci_high)}},
                     {"success_retained_vs_full", num_or_null(m.retained_vs_full)},
+                    {"peak_kv_logical_bytes_median", num_or_null(m.peak_kv_logical_median)},
+                    {"peak_kv_logical_bytes_max", num_or_null(m.peak_kv_logical_max)},
+                    {"peak_process_bytes_median", num_or_null(m.peak_process_bytes_median)},
                     {"peak_kv_bytes_median", num_or_null(m.peak_kv_bytes_median)},
                     {"peak_kv_bytes_max", num_or_null(m.peak_kv_bytes_max)},
                     {"peak_kv_median_vs_full", num_or_null(m.peak_kv_median_vs_full)},

@@ -5,8 +5,11 @@
 // Definitions (README.md repeats them for users):
 //   success rate   successes / task rows; error and timeout rows count as failures
 //   retained       success rate / full's success rate ("n/a" without a full row or at 0)
-//   peak KV        median and max of peak_kv_bytes over rows that ran to an end (done or
-//                  timeout); KV/full = this median / full's median
+//   success 95% CI Wilson score interval of the success rate (z = 1.96)
+//   peak KV        median and max of peak_kv_logical_bytes (the policy's logical KV bytes)
+//                  over rows that ran to an end (done or timeout); KV/full = this median /
+//                  full's median; also the medians of peak_kv_bytes (allocated) and of
+//                  peak_process_bytes (the process's resident high-water)
 //   step latency   median of steps.latency_ms over those same items
 //   mean steps     mean of task_results.steps over those same items
 // The "oracle" policy (a scripted agent, no model) is the upper bound: no memory columns.
@@ -15,6 +18,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results-db.h"
@@ -35,8 +39,11 @@ struct policy_metrics {
   int64_t done = 0, errors = 0, timeouts = 0;
   int64_t successes = 0;
   double success_rate = no_value;
+  double success_ci_low = no_value, success_ci_high = no_value;  // Wilson 95%
   double retained_vs_full = no_value;
-  double peak_kv_bytes_median = no_value, peak_kv_bytes_max = no_value;
+  double peak_kv_logical_median = no_value, peak_kv_logical_max = no_value;
+  double peak_kv_bytes_median = no_value, peak_kv_bytes_max = no_value;  // allocated
+  double peak_process_bytes_median = no_value;
   double peak_kv_median_vs_full = no_value;
   double peak_kv_host_bytes_median = no_value;
   double step_ms_median = no_value;
@@ -65,6 +72,9 @@ struct run_report {
 // Throws results_error for a bad file, an unknown run name, or a --task without a trace.
 run_report build_report(const std::string& path, const report_options& opt = {});
 
+// The Wilson score interval (95%, z = 1.96) of k successes in n trials: {low, high}; NaN when n = 0.
+std::pair<double, double> wilson_interval(int64_t k, int64_t n);
+
 // Median of `v` (mean of the two middle values for an even count); NaN when empty.
 double median(std::vector<double> v);
 
@@ -74,7 +84,8 @@ std::vector<std::vector<std::string>> report_table(const run_report& r);
 std::string report_text(const run_report& r);
 // {"file", "run": {...}, "planned_items", "not_done_items", "complete", "policies": [{"policy",
 // "planned_items", "items", "done", "errors", "timeouts", "successes", "success_rate",
-// "success_retained_vs_full", "peak_kv_bytes_median", "peak_kv_bytes_max",
+// "success_ci95", "success_retained_vs_full", "peak_kv_logical_bytes_median",
+// "peak_kv_logical_bytes_max", "peak_process_bytes_median", "peak_kv_bytes_median", "peak_kv_bytes_max",
 // "peak_kv_median_vs_full", "peak_kv_host_bytes_median", "step_ms_median", "mean_steps"}]};
 // null where a metric has no value.
 std::string report_json(const run_report& r);

@@ -41,6 +41,10 @@ struct hand_item {
 //           vs full 90/250 = 0.36; latencies 5 7 9 (t3's 1000 left out) -> median 7;
 //           mean steps 1 (t3's 3 left out).
 //   oracle: 4/4 -> retained 4/3.
+// Logical peaks are half the allocated ones above (median 125 / 27.5 / 45 MiB, same ratios
+// to full), process peaks 1000 MiB more (full's median 1250 MiB).
+// Wilson 95% intervals (z = 1.96): 3/4 -> [0.3006, 0.9544], 1/4 -> [0.0456, 0.6994]
+// (p~ = (p + z^2/2n) / (1 + z^2/n), half width z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n)).
 const std::vector<hand_item> k_items = {
     {"t1", "full", item_status::done, true, 100, {10, 20}, 2},
     {"t2", "full", item_status::done, true, 200, {30, 40}, 2},
@@ -67,7 +71,7 @@ std::vector<kv_sample> trace_for(const std::string& task, const std::string& pol
   for (int i = 0; i < n; ++i) {
     int64_t tokens = 100 * (i + 1);
     int64_t bytes = policy == "confkv" ? (i % 8 + 1) * int64_t(MiB) : tokens * 65536;
-    out.push_back({tokens, bytes, policy == "confkv" ? 512 : -1, policy == "confkv" ? 0.7 : -1});
+    out.push_back({tokens, bytes, policy == "confkv" ? 512 : -1, policy == "confkv" ? 0.7 : -1, bytes / 2});
   }
   return out;
 }
@@ -95,6 +99,8 @@ std::string make_db(const std::string& name) {
     r.score = h.success ? 1 : 0;
     r.steps = h.steps;
     r.peak_kv_bytes = h.peak_kv_mib * int64_t(MiB);
+    r.peak_kv_logical_bytes = r.peak_kv_bytes / 2;  // the headline figure: half the allocation here
+    r.peak_process_bytes = r.peak_kv_bytes + 1000 * int64_t(MiB);
     r.peak_kv_host_bytes = 0;
     if (h.status != item_status::done) r.error = "failed";
     std::vector<step_row> steps;
@@ -137,6 +143,11 @@ TEST(Report, MetricsAreTheHandComputedOnes) {
   EXPECT_DOUBLE_EQ(full.peak_kv_bytes_median, 250 * MiB);
   EXPECT_DOUBLE_EQ(full.peak_kv_bytes_max, 400 * MiB);
   EXPECT_DOUBLE_EQ(full.peak_kv_median_vs_full, 1.0);
+  EXPECT_DOUBLE_EQ(full.peak_kv_logical_median, 125 * MiB);
+  EXPECT_DOUBLE_EQ(full.peak_kv_logical_max, 200 * MiB);
+  EXPECT_DOUBLE_EQ(full.peak_process_bytes_median, 1250 * MiB);
+  EXPECT_NEAR(full.success_ci_low, 0.3006, 1e-4);
+  EXPECT_NEAR(full.success_ci_high, 0.9544, 1e-4);
   EXPECT_DOUBLE_EQ(full.step_ms_median, 45.0);
   EXPECT_DOUBLE_EQ(full.mean_steps, 2.0);
 
@@ -148,6 +159,9 @@ TEST(Report, MetricsAreTheHandComputedOnes) {
   EXPECT_DOUBLE_EQ(win.peak_kv_bytes_median, 55 * MiB);
   EXPECT_DOUBLE_EQ(win.peak_kv_bytes_max, 70 * MiB);
   EXPECT_DOUBLE_EQ(win.peak_kv_median_vs_full, 0.22);
+  EXPECT_DOUBLE_EQ(win.peak_kv_logical_median, 27.5 * MiB);
+  EXPECT_NEAR(win.success_ci_low, 0.0456, 1e-4);
+  EXPECT_NEAR(win.success_ci_high, 0.6994, 1e-4);
   EXPECT_TRUE(std::isnan(win.step_ms_median));
   EXPECT_DOUBLE_EQ(win.mean_steps, 5.0);
 
@@ -190,7 +204,7 @@ TEST(Report, WithoutAFullRowRetainedIsNa) {
   EXPECT_TRUE(std::isnan(r.policies[0].retained_vs_full));
   EXPECT_EQ(r.planned, 0);
   auto t = report_table(r);
-  EXPECT_EQ(t[1][5], "n/a");
+  EXPECT_EQ(t[1][6], "n/a");  // retained
   EXPECT_NE(report_text(r).find("no work-item plan stored"), std::string::npos);
   EXPECT_TRUE(r.traces.empty());
   EXPECT_NE(report_html(r).find("no <code>kv_trace</code> rows"), std::string::npos);
@@ -199,9 +213,9 @@ TEST(Report, WithoutAFullRowRetainedIsNa) {
 TEST(Report, TextAndJsonCarryTheMetrics) {
   auto r = build_report(make_db("text"));
   std::string text = report_text(r);
-  for (const char* want : {"run hand", "INCOMPLETE: 2 of 16 planned items not done", "75.0% (3/4)",
-                           "33.3%", "250.0 MiB", "400.0 MiB", "0.22x", "0.36x", "45.0", "oracle (upper bound)",
-                           "100.0% (4/4)", "133.3%"})
+  for (const char* want : {"run hand", "INCOMPLETE: 2 of 16 planned items not done", "75.0% (3/4)", "30.1-95.4%",
+                           "33.3%", "125.0 MiB", "200.0 MiB", "250.0 MiB", "1.2 GiB", "0.22x", "0.36x", "45.0",
+                           "oracle (upper bound)", "100.0% (4/4)", "133.3%"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
 
   auto j = nlohmann::json::parse(report_json(r));
@@ -213,6 +227,8 @@ TEST(Report, TextAndJsonCarryTheMetrics) {
   EXPECT_EQ(ck["policy"], "confkv");
   EXPECT_DOUBLE_EQ(ck["success_rate"].get<double>(), 0.75);
   EXPECT_DOUBLE_EQ(ck["peak_kv_bytes_median"].get<double>(), 90 * MiB);
+  EXPECT_DOUBLE_EQ(ck["peak_kv_logical_bytes_median"].get<double>(), 45 * MiB);
+  EXPECT_NEAR(ck["success_ci95"][0].get<double>(), 0.3006, 1e-4);
   EXPECT_DOUBLE_EQ(ck["peak_kv_median_vs_full"].get<double>(), 0.36);
   EXPECT_EQ(ck["errors"], 1);
   EXPECT_TRUE(j["policies"][1]["step_ms_median"].is_null());  // window: no step rows
@@ -289,9 +305,9 @@ TEST(Report, HtmlIsWellFormedWithBothPlots) {
     EXPECT_NE(lines.find(std::string("data-series=\"") + p + "\""), std::string::npos) << p;
   }
   EXPECT_NE(scatter.find("data-hline=\"oracle (upper bound) 100%\""), std::string::npos);
-  EXPECT_NE(scatter.find("peak KV memory, median (MiB)"), std::string::npos);  // unit on the axis
+  EXPECT_NE(scatter.find("peak logical KV bytes, median (MiB)"), std::string::npos);  // unit on the axis
   EXPECT_NE(scatter.find("success rate (%)"), std::string::npos);
-  EXPECT_NE(lines.find("KV memory on the device (MiB)"), std::string::npos);
+  EXPECT_NE(lines.find("logical KV bytes (MiB)"), std::string::npos);
   EXPECT_NE(lines.find("tokens seen"), std::string::npos);
   // The table: one row per policy.
   EXPECT_NE(html.find("<td>oracle (upper bound)</td>"), std::string::npos);
