@@ -3,6 +3,7 @@
 # time, rebuilds the KV tests and prints which tests fail under it (SURVIVED = none: a gap in
 # the tests). Restores every file afterwards. Run from the repository root after a build:
 #   scripts/check-kv-mutations.py
+import subprocess
 muts = {
  'M1 confkv EMA -> plain sum': ('engine/kv/kv-policy-confkv.cpp', 'h.score[i] = decay_ * h.score[i] + w * h.mass[i];', 'h.score[i] = h.score[i] + w * h.mass[i];'),
  'M2 confkv group division dropped': ('engine/kv/kv-policy-confkv.cpp', 'const float w = (1.f - decay_) / float(meta.group);', 'const float w = (1.f - decay_);'),
