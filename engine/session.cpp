@@ -100,8 +100,9 @@ void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
   kv_runtime* kvr = state_->kvr.get();
   const int64_t chunk = kvr ? std::min(state_->options().max_chunk, kvr->max_chunk())
                             : state_->options().max_chunk;
-  const bool want_conf = decode && n_past_ > 0 &&
-                         (opt_.track_confidence || (kvr && kvr->needs().logits_confidence));
+  // A decode step's confidence is that of the logits it produces: a policy gated on it
+  // trims this step's cache with it (kv_runtime::end_forward).
+  const bool want_conf = decode && (opt_.track_confidence || (kvr && kvr->needs().logits_confidence));
   for (int64_t i0 = 0; i0 < n; i0 += chunk) {
     const int64_t k = std::min(chunk, n - i0);
     const bool final_chunk = i0 + k == n;
@@ -113,18 +114,14 @@ void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
     }
     step_signals sig;
     sig.decode = decode;
-    // The logits that predicted this token gate the policy (only a one-token decode step).
-    float conf = -1.f;
-    if (want_conf && i0 == 0) conf = confidence_from_logits(logits(), V);
-    sig.confidence = conf < 0 ? 0.f : conf;
     const auto t0 = std::chrono::steady_clock::now();
     if (kvr) kvr->begin_forward(sig, n_past_, k);
     forward(model_, *state_, tokens.data() + i0, k, n_past_, mode, out);
     n_past_ += k;
+    const float conf = want_conf && final_chunk ? confidence_from_logits(logits(), V) : -1.f;
     const double ms = ms_since(t0);
     if (kvr) {
-      last_step_ = kvr->end_forward(ms);
-      last_step_.confidence = conf;
+      last_step_ = kvr->end_forward(ms, conf);
     } else {
       const int64_t step = last_step_.step + 1;
       last_step_ = {};

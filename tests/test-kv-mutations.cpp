@@ -6,6 +6,7 @@
 //           the group; the correction cosine from the first query head only;
 //   h2o:    its automatic sizes (10% of the sequence each for heavy and recent) or its
 //           heavy hitters lost.
+// and that confkv's gate trims the cache with the budget of the step whose logits it read.
 // Every expected value is worked out in the comment above it.
 #include <gtest/gtest.h>
 
@@ -14,9 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "kv/kv-confidence.h"
 #include "kv/kv-host-pool.h"
 #include "kv/kv-policy.h"
+#include "kv/kv-runtime.h"
 #include "kv/kv-store.h"
+#include "thread-pool.h"
 
 using namespace kvarena;
 
@@ -178,6 +182,47 @@ TEST(KvMutations, FreekvCorrectionCosineIsTheGroupMean) {
   EXPECT_TRUE(d2.corrected[0]);
   const keep_decision d3 = f.select(1, 0, 0, -1);
   EXPECT_FALSE(d3.corrected[0]);
+}
+
+// ---- confkv's gate reads the step's own logits ----
+// A kv_runtime driven by hand (1 layer, 1 KV head of 32, 1 query head), confkv with
+// n_high 8, n_low 16, protect 4, tau 0.6, and scripted logits per decode step:
+//   uniform over 2  -> c = 0.4*0 + 0.3*sigmoid(0) + 0.3*0.5 = 0.3   (< tau: n_low)
+//   {100, 0, 0}     -> c ~ 1                                        (>= tau: n_high)
+// Prefill 20 -> 16 kept (n_low before any decode step). Decode 1 (c 0.3): 17 -> 16.
+// Decode 2 (c ~1): trimmed to 8 in that same step (the sawtooth turns on the step that
+// produced the confident logits, not one later). Decode 3 (c 0.3): budget 16 again, 8 + 1
+// = 9 kept (evicted tokens never return).
+TEST(KvGate, ConfkvBudgetTurnsOnTheStepWhoseLogitsAreConfident) {
+  kv_runtime_config rc;
+  rc.policy = "confkv";
+  rc.options = shape(1, 1);
+  rc.options.n_high = 8, rc.options.n_low = 16, rc.options.protect = 4, rc.options.tau = 0.6f;
+  rc.max_chunk = 64;
+  kv_runtime r(rc);
+  thread_pool pool(1);
+  int64_t pos = 0;
+  auto forward = [&](int64_t n, bool decode, const std::vector<float>& logits) {
+    std::vector<float> kv(size_t(n * 32)), q(size_t(n * 32)), out(size_t(n * 32));
+    for (size_t i = 0; i < kv.size(); ++i) kv[i] = float((i * 7 + size_t(pos)) % 11) / 11.f - 0.5f;
+    for (size_t i = 0; i < q.size(); ++i) q[i] = float((i * 5 + 3) % 13) / 13.f - 0.5f;
+    step_signals s;
+    s.decode = decode;
+    r.begin_forward(s, pos, n);
+    r.append(0, kv.data(), kv.data(), 32);
+    r.attend(pool, 0, q.data(), 32, n, 1.f / std::sqrt(32.f), out.data(), 32);
+    pos += n;
+    const float c = logits.empty() ? -1.f : confidence_from_logits(logits.data(), int64_t(logits.size()));
+    const kv_step_stats& st = r.end_forward(0.0, c);
+    EXPECT_EQ(st.kept[0], r.store().n_kept(0, 0));
+    return std::pair<int64_t, int64_t>{st.budget, r.store().n_kept(0, 0)};
+  };
+  const std::vector<float> unsure = {0.f, 0.f}, sure = {100.f, 0.f, 0.f};
+  EXPECT_EQ(forward(20, false, {}), (std::pair<int64_t, int64_t>{16, 16}));
+  EXPECT_EQ(forward(1, true, unsure), (std::pair<int64_t, int64_t>{16, 16}));
+  EXPECT_EQ(forward(1, true, sure), (std::pair<int64_t, int64_t>{8, 8}));
+  EXPECT_EQ(forward(1, true, unsure), (std::pair<int64_t, int64_t>{16, 9}));
+  EXPECT_NEAR(r.last().confidence, 0.3f, 1e-6f);
 }
 
 }  // namespace

@@ -237,7 +237,18 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     if (last) output_logits(xr, 1);
   }
   s.n_past_ += n;
-  if (kvr) kvr->end_forward(0.0);
+  if (kvr) kvr->end_forward(0.0, step_confidence(s, 0, want_logits));
+}
+
+// The confidence of a decode step's logits (row `row` of the last output), for a policy
+// gated on it; -1 when the sequence's policy does not gate or this was no decode step.
+float cuda_engine::step_confidence(const cuda_sequence& s, int64_t row, bool have_logits) {
+  const cuda_kv_runtime* kvr = s.kvr_.get();
+  if (!kvr || !have_logits || !kvr->needs().logits_confidence || !kvr->decoding()) return -1.f;
+  std::vector<float>& lg = conf_logits_;
+  lg.resize(size_t(config().n_vocab));
+  logits(row, lg.data());
+  return confidence_from_logits(lg.data(), int64_t(lg.size()));
 }
 
 void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const int32_t* tokens, bool want_logits,
@@ -327,9 +338,10 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
     layer_body(l, B, att_.data(), x_.data());
     if (last) output_logits(x_.data(), B);
   }
-  for (cuda_sequence* s : seqs) {
+  for (int64_t b = 0; b < B; ++b) {
+    cuda_sequence* s = seqs[size_t(b)];
     s->n_past_ += 1;
-    if (s->kvr_) s->kvr_->end_forward(0.0);
+    if (s->kvr_) s->kvr_->end_forward(0.0, step_confidence(*s, b, want_logits));
   }
 }
 
@@ -408,20 +420,14 @@ void cuda_session::check_room(int64_t n) const {
                        " tokens exceed n_ctx " + std::to_string(seq_.capacity()));
 }
 
-// As session::forward_chunks: chunks; a decode step's policy sees the confidence of the
-// logits that predicted its token (downloaded only when the policy gates on it).
+// As session::forward_chunks: chunks; a decode step's policy gated on confidence sees that
+// of the logits the step produces (the engine downloads them only then: step_confidence).
 void cuda_session::run(std::span<const int32_t> tokens, bool decode) {
   const int64_t n = int64_t(tokens.size());
-  const cuda_kv_runtime* kvr = seq_.kv();
-  const bool want_conf = decode && seq_.n_past() > 0 && kvr && kvr->needs().logits_confidence;
   for (int64_t i = 0; i < n; i += opt_.prefill_chunk) {
     const int64_t m = std::min(opt_.prefill_chunk, n - i);
     step_signals sig;
     sig.decode = decode;
-    if (want_conf && i == 0) {
-      const std::vector<float>& lg = logits();
-      sig.confidence = confidence_from_logits(lg.data(), int64_t(lg.size()));
-    }
     e_.forward(seq_, tokens.data() + i, m, i + m == n, &sig);
   }
   logits_fresh_ = false;

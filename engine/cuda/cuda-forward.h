@@ -111,6 +111,8 @@ class cuda_engine {
   cu::kv_span_table table_;
   cu::attention_scratch attn_;
   std::vector<int32_t> host_ints_;
+  std::vector<float> conf_logits_;  // (n_vocab,) host copy for step_confidence
+  float step_confidence(const cuda_sequence& s, int64_t row, bool have_logits);
 };
 
 class cuda_sequence {

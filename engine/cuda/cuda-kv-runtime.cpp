@@ -59,7 +59,8 @@ void cuda_kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t
   if (fkv_) sig_.queries = fkv_->query_ptrs();
   pos0_ = pos0, n_ = n;
   cur_ = start_step_stats(++step_, s, pos0, n, n_layers_);
-  policy_->on_step(sig_);
+  cur_.confidence = -1.f;
+  if (!needs_.logits_confidence) policy_->on_step(sig_);  // gated policies: in end_forward (as kv_runtime)
 }
 
 void cuda_kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t ld) {
@@ -95,8 +96,13 @@ void cuda_kv_runtime::after_attention(int64_t layer) {
     if (cfg_.overlap) fkv_->prefetch(layer, pos0_ + n_ + 1, *policy_);
   } else {
     if (needs_.attention_mass) store_->fetch_mass(layer);
+    if (needs_.logits_confidence) return;  // gated: selects in end_forward, with c_t
     store_->apply(layer, policy_->select(layer, store_->layer_meta(layer)));
   }
+  count_kept(layer);
+}
+
+void cuda_kv_runtime::count_kept(int64_t layer) {
   int64_t kept = 0;
   for (int64_t g = 0; g < n_kv_; ++g)
     kept = std::max(kept, store_->n_kept(layer, g) + (fkv_ ? fkv_->page_tokens(layer, g) : 0));
@@ -118,7 +124,16 @@ size_t cuda_kv_runtime::logical_bytes() const {
   return b;
 }
 
-const kv_step_stats& cuda_kv_runtime::end_forward(double ms) {
+const kv_step_stats& cuda_kv_runtime::end_forward(double ms, float confidence) {
+  if (needs_.logits_confidence) {  // as kv_runtime::end_forward: c_t picks this step's budget
+    sig_.confidence = confidence < 0 ? 0.f : confidence;
+    policy_->on_step(sig_);
+    for (int64_t l = 0; l < n_layers_; ++l) {
+      store_->apply(l, policy_->select(l, store_->layer_meta(l)));
+      count_kept(l);
+    }
+  }
+  cur_.confidence = sig_.decode ? confidence : -1.f;
   finish_step_stats(cur_, ms, *policy_, n_layers_, device_bytes(), host_bytes());
   cur_.kv_logical_bytes = logical_bytes();
   peak_logical_ = std::max(peak_logical_, cur_.kv_logical_bytes);

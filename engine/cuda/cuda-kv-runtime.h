@@ -38,10 +38,13 @@ class cuda_kv_runtime {
   void select_pages(int64_t layer, const float* q_last);
   void add_spans(int64_t layer, cu::kv_span_table& t);
   void after_attention(int64_t layer);
-  const kv_step_stats& end_forward(double ms);
+  // confidence: of the logits this call produced (decode steps; -1: not computed); a policy
+  // gated on it gets on_step now and selects every layer here (kv_runtime::end_forward).
+  const kv_step_stats& end_forward(double ms, float confidence = -1.f);
   void reset();
 
   const kv_step_stats& last() const { return last_; }
+  bool decoding() const { return sig_.decode; }  // the forward call in progress is a decode step
   // KV on the device: the store, plus FreeKV's page slots (not its recall staging).
   size_t device_bytes() const { return store_->device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
   size_t peak_device_bytes() const { return store_->peak_device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
@@ -55,6 +58,7 @@ class cuda_kv_runtime {
   cuda_kv_store& store() { return *store_; }
 
  private:
+  void count_kept(int64_t layer);
   kv_runtime_config cfg_;
   cuda_allocator* a_;
   cudaStream_t st_;

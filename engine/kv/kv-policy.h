@@ -8,7 +8,9 @@
 // options. How to add a policy: README.md in this folder.
 //
 // How a session drives one (per forward chunk; only the signals in needs() are computed):
-//   on_step({decode, confidence_from_logits(last logits), queries})
+//   on_step({decode, confidence, queries}): before the layers; a policy gated on the step's
+//     confidence (needs().logits_confidence) gets it after the forward, with c_t of the
+//     logits this step produced, and selects every layer then (kv_runtime::end_forward)
 //   per layer l: store.append(l, ...)  [+ host_pool.append, set_digests(l, pool.digests(l))]
 //     eviction policies: store.clear_mass(l); attention over store.head_view(l, h) adds mass;
 //                        then store.apply(l, select(l, store.layer_meta(l)))

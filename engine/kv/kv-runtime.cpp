@@ -6,6 +6,9 @@
 //     append: store capacity = budget + n, then the chunk's rows go in (FP16);
 //     attend: clear the mass column (only when the policy ranks by it), attention over the
 //             INT8 + FP16 spans (the kernel adds mass), then select + apply (evict, INT8);
+//     policies gated on the step's confidence (confkv, confkv-l) instead select in
+//     end_forward, for every layer, once the step's own logits gave c_t (spec: the budget
+//     applied when the cache is trimmed after step t comes from c_t);
 //   freekv:
 //     append: keeps the chunk's rows; attend then runs the chunk a page of tokens at a time
 //             (so the window never holds more than W + one page):
@@ -20,6 +23,7 @@
 #include "kv-runtime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "engine-error.h"
@@ -137,7 +141,8 @@ void kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
   if (freekv_) sig_.queries = qptr_;
   pos0_ = pos0, n_ = n;
   cur_ = start_step_stats(++step_, s, pos0, n, n_layers_);
-  policy_->on_step(sig_);
+  cur_.confidence = -1.f;  // set by end_forward: the confidence of this step's logits
+  if (!needs_.logits_confidence) policy_->on_step(sig_);  // gated policies: in end_forward
 }
 
 void kv_runtime::append(int64_t layer, const float* k, const float* v, int64_t ld) {
@@ -165,11 +170,15 @@ void kv_runtime::attend(thread_pool& pool, int64_t layer, const float* q, int64_
   if (mass) store_.clear_mass(layer);
   for (int64_t g = 0; g < n_kv_; ++g) heads_[g] = kv_attn_head_from_view(store_.head_view(layer, g), mass);
   kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
+  if (!needs_.logits_confidence) select_layer(layer);  // gated policies: in end_forward
+  track();
+}
+
+void kv_runtime::select_layer(int64_t layer) {
   store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
   int64_t kept = 0;
   for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
   cur_.kept[size_t(layer)] = kept;
-  track();
 }
 
 // FreeKV runs the chunk one page of tokens at a time, as a sequence of one-page forward calls
@@ -270,7 +279,19 @@ void kv_runtime::prefetch(thread_pool& pool, int64_t layer) {
   }
 }
 
-const kv_step_stats& kv_runtime::end_forward(double ms) {
+const kv_step_stats& kv_runtime::end_forward(double ms, float confidence) {
+  if (needs_.logits_confidence) {
+    // The step's own confidence picks the budget this step's trim applies (decode steps;
+    // a prefill chunk keeps the last decode step's budget), then every layer selects with
+    // the attention mass this call left in the store.
+    const auto t0 = std::chrono::steady_clock::now();
+    sig_.confidence = confidence < 0 ? 0.f : confidence;
+    policy_->on_step(sig_);
+    for (int64_t l = 0; l < n_layers_; ++l) select_layer(l);
+    track();
+    ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  cur_.confidence = sig_.decode ? confidence : -1.f;
   finish_step_stats(cur_, ms, *policy_, n_layers_, device_bytes(), host_bytes());
   cur_.kv_logical_bytes = logical_bytes();
   peak_logical_ = std::max(peak_logical_, cur_.kv_logical_bytes);

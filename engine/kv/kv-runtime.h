@@ -80,8 +80,10 @@ class kv_runtime {
   // into out (same shape, ldo apart); runs the policy for `layer`.
   void attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
               float* out, int64_t ldo);
-  // Closes the step: statistics (ms is the caller's).
-  const kv_step_stats& end_forward(double ms);
+  // Closes the step: statistics (ms is the caller's). confidence: confidence_from_logits of
+  // the logits this call produced (decode steps; -1 when not computed). A policy gated on
+  // it (needs().logits_confidence) gets on_step with it now and selects every layer here.
+  const kv_step_stats& end_forward(double ms, float confidence = -1.f);
 
   void reset();  // a new sequence; memory already allocated is kept where it can be
   const kv_step_stats& last() const { return last_; }
@@ -98,6 +100,7 @@ class kv_runtime {
 
  private:
   void track();
+  void select_layer(int64_t layer);  // select + apply for an eviction policy; kept statistics
   void run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last);
   void prefetch(thread_pool& pool, int64_t layer);
   void attend_freekv(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
