@@ -161,6 +161,7 @@ int run_niah(const policy_bench_args& a) {
   config["depths"] = cfg.depths;
   config["haystack"] = a.text.empty() ? "filler" : a.text;
   config["max_answer_tokens"] = cfg.max_answer_tokens;
+  config["decode_distractor"] = cfg.decode_distractor;
   std::vector<json> metrics;
   for (const kv_policy_spec& p : l.policies) {
     const bench_niah_result r = run_bench_niah(*l.m, *l.tok, hay, p, l.common, cfg);
@@ -170,7 +171,8 @@ int run_niah(const policy_bench_args& a) {
                       {"answer", c.answer}});
     metrics.push_back({{"accuracy", r.accuracy}, {"peak_kv_bytes", r.peak_kv_bytes},
                        {"peak_kv_host_bytes", r.peak_kv_host_bytes}, {"peak_kv_logical_bytes", r.peak_kv_logical_bytes},
-                       {"peak_process_bytes", r.peak_process_bytes}, {"grid", grid}});
+                       {"peak_process_bytes", r.peak_process_bytes}, {"decode_steps", r.decode_steps},
+                       {"confident_steps", r.confident_steps}, {"grid", grid}});
   }
   return emit(a, "niah", config, l.policies, metrics);
 }
@@ -298,6 +300,9 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   niah->add_option("--depths", na->niah.depths, "Needle depths (fractions of the haystack)")
       ->delimiter(',')->capture_default_str();
   niah->add_option("--text", na->text, "Haystack text file (default: seeded filler sentences)");
+  niah->add_option("--decode-distractor", na->niah.decode_distractor,
+                   "Run the prompt's last N tokens as teacher-forced decode steps (so confkv's gate runs)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   niah->callback([&run, na] { run = [na] { na->model = model_or_default(na->model); return run_niah(*na); }; });
 
   auto ma = std::make_shared<policy_bench_args>();

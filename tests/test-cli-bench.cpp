@@ -307,4 +307,51 @@ TEST_F(CliBench, ConfidenceKl) {
   }
 }
 
+// The tiny model: 2 layers x 4 KV heads of 16, so an FP16 token is 2 * 16 * 2 = 64 bytes a
+// head, 512 bytes over the 8 heads. Logical peaks by hand: window 64 = 32768 bytes whatever
+// the prefill chunk; full after 300 + 8 tokens = 308 * 512 = 157696.
+TEST_F(CliBench, MemoryLogicalPeakIsTheSameForEveryChunk) {
+  for (const char* chunk : {"16", "64", "256"}) {
+    const json j = bench("memory", std::string("--policies window:window=64,full --n-prompt 300 --n-gen 8 --chunk ") +
+                                       chunk);
+    EXPECT_EQ((*find(j["results"], "window"))["peak_kv_logical_bytes"], 32768) << "chunk " << chunk;
+    EXPECT_EQ((*find(j["results"], "full"))["peak_kv_logical_bytes"], 157696) << "chunk " << chunk;
+    EXPECT_GT((*find(j["results"], "full"))["peak_process_bytes"].get<int64_t>(), 157696);
+    EXPECT_EQ(j["config"]["prefill_chunk"], std::stoi(chunk));
+  }
+}
+
+// --kv-budget 64t,128t: one row per policy and budget, full once. window@64t = 32768 (as
+// above); h2o@64t adds its 4-byte score per token: 64 * (64 + 4) * 8 = 34816.
+TEST_F(CliBench, KvBudgetSweepGivesOneRowPerBudgetAtEqualMemory) {
+  const json j =
+      bench("memory", "--policies window,h2o,full --kv-budget 64t,128t --n-prompt 300 --n-gen 8 --chunk 64");
+  std::vector<std::string> specs;
+  for (const auto& r : j["results"]) specs.push_back(r["spec"]);
+  EXPECT_EQ(specs, (std::vector<std::string>{"window@64t", "window@128t", "h2o@64t", "h2o@128t", "full"}));
+  EXPECT_EQ(j["results"][0]["peak_kv_logical_bytes"], 32768);
+  EXPECT_EQ(j["results"][1]["peak_kv_logical_bytes"], 65536);
+  EXPECT_EQ(j["results"][2]["peak_kv_logical_bytes"], 34816);
+  EXPECT_EQ(j["results"][2]["options"]["heavy"], 32);
+  EXPECT_EQ(j["config"]["kv_budget"], "64t,128t");
+  // A size flag the budget would overwrite: exit 2, naming both.
+  const run_result r = run("bench memory --model " + *model_ + " --policies window --window 100 --kv-budget 64t");
+  EXPECT_EQ(r.rc, 2) << r.err;
+  EXPECT_NE(r.err.find("--window: --kv-budget sets window's window"), std::string::npos) << r.err;
+  const run_result bad = run("bench memory --model " + *model_ + " --policies window --kv-budget 64q");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("unknown unit 'q'"), std::string::npos) << bad.err;
+}
+
+// --decode-distractor N: the prompt's last N tokens are decode steps, N per cell.
+TEST_F(CliBench, NiahDecodeDistractorRunsTheGate) {
+  const json j = bench("niah", "--policies confkv:n-high=16:n-low=48:protect=8,window:window=32 --lengths 96 "
+                               "--depths 0,1 --decode-distractor 40");
+  for (const auto& r : j["results"]) EXPECT_EQ(r["decode_steps"], 80) << r["spec"];
+  const json& ck = *find(j["results"], "confkv");
+  EXPECT_GT(ck["confident_steps"].get<int64_t>(), 0) << "output scale 3: some steps are confident";
+  EXPECT_EQ((*find(j["results"], "window"))["confident_steps"], 0);
+  EXPECT_EQ(j["config"]["decode_distractor"], 40);
+}
+
 }  // namespace

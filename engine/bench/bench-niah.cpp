@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <span>
 
 #include "engine-error.h"
 #include "process-memory.h"
@@ -113,6 +115,8 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
   if (cfg.lengths.empty() || cfg.depths.empty()) throw engine_error("bench niah: give at least one length and depth");
   int64_t max_len = 0;
   for (int64_t l : cfg.lengths) max_len = std::max(max_len, l);
+  if (cfg.decode_distractor < 0) throw engine_error("bench niah: --decode-distractor must be >= 0");
+  const std::optional<float> threshold = policy_confidence_threshold(policy);
   reset_process_peak();
   const std::unique_ptr<sequence> sp =
       make_sequence(common.backend, m, bench_session_options(policy, common, max_len + cfg.max_answer_tokens + 1));
@@ -130,7 +134,17 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
       sampler greedy;
       generate_options g;
       g.max_tokens = cfg.max_answer_tokens;
-      const generate_result gr = generate(s, tok, prompt, g, greedy);
+      // --decode-distractor: the prompt's last N tokens one decode step each (teacher-forced).
+      const size_t tail = size_t(std::clamp<int64_t>(cfg.decode_distractor, 0, int64_t(prompt.size()) - 1));
+      const size_t head = prompt.size() - tail;
+      s.append(std::span<const int32_t>(prompt.data(), head));
+      for (size_t i = head; i < prompt.size(); ++i) {
+        s.append_decode(prompt[i]);
+        ++r.decode_steps;
+        const float c = s.last_step().confidence;
+        if (threshold && c >= *threshold) ++r.confident_steps;
+      }
+      const generate_result gr = generate(s, tok, std::span<const int32_t>(), g, greedy);
       c.answer = gr.text;
       c.correct = gr.text.find(c.code) != std::string::npos;
       n_correct += c.correct;

@@ -19,6 +19,10 @@ struct bench_niah_config {
   std::vector<double> depths = {0, 0.25, 0.5, 0.75, 1};  // needle position as a fraction of the haystack
   std::string haystack_text;  // "": the built-in filler generator (seeded)
   int64_t max_answer_tokens = 12;
+  // The last N prompt tokens (the haystack's tail and the question) are run as decode steps,
+  // one token at a time, teacher-forced, instead of prefill: each yields logits, so a policy
+  // gated on confidence (confkv) runs its gate over them; 0: the whole prompt is prefill.
+  int64_t decode_distractor = 0;
 };
 
 struct bench_niah_cell {
@@ -36,6 +40,8 @@ struct bench_niah_result {
   size_t peak_kv_host_bytes = 0;
   size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h, the most over all cells
   size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
+  int64_t decode_steps = 0;          // teacher-forced prompt decode steps over all cells
+  int64_t confident_steps = 0;       // of which the gate called confident (c >= tau; gated policies)
 };
 
 // Deterministic English-like filler of about n_words words (sentences about objects,
