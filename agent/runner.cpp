@@ -192,7 +192,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   std::exception_ptr write_error;
   std::mutex mu;  // guards sum's counters and write_error
 
-  auto run_item = [&](const results::work_item& item) -> item_rows {
+  auto run_item_rows = [&](const results::work_item& item) -> item_rows {
     const auto ti = clk::now();
     try {
       const task& t = *by_id.at(item.task_id);
@@ -209,6 +209,13 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     } catch (...) {
       return error_rows(item, "agent crashed: unknown exception", ms_since(ti));
     }
+  };
+  // The rows, with the task's template (VWA's intent_template_id) for per-template means.
+  auto run_item = [&](const results::work_item& item) -> item_rows {
+    item_rows rows = run_item_rows(item);
+    if (auto it = by_id.find(item.task_id); it != by_id.end())
+      rows.result.template_id = it->second->intent_template_id.value_or(-1);
+    return rows;
   };
 
   auto worker = [&] {

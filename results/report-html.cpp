@@ -24,7 +24,7 @@ size_t policy_index(const run_report& r, const std::string& policy) {
 
 std::string success_vs_memory_plot(const run_report& r) {
   plot_spec p;
-  p.title = "Success rate vs peak logical KV memory (median per task)";
+  p.title = "Success rate (95% Wilson interval) vs peak logical KV memory (median per task)";
   p.x = {"peak logical KV bytes, median", axis_unit::bytes};
   p.y = {"success rate", axis_unit::percent};
   p.label_points = true;
@@ -37,7 +37,8 @@ std::string success_vs_memory_plot(const run_report& r) {
       continue;
     }
     if (std::isnan(m.peak_kv_logical_median)) continue;
-    p.series.push_back({m.policy, policy_color(i), {m.peak_kv_logical_median}, {m.success_rate}});
+    p.series.push_back({m.policy, policy_color(i), {m.peak_kv_logical_median}, {m.success_rate},
+                        {m.success_ci_low}, {m.success_ci_high}});
   }
   return svg_plot(p);
 }

@@ -208,7 +208,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
   {
     auto st = db_.prepare(std::string("INSERT INTO task_results (run_id, ") + task_result_columns +
                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21)");
+                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21, ?22)");
     st.bind_int(1, run_id);
     bind_item(st, 2, r.item);
     st.bind_text(5, to_string(r.status)).bind_int(6, r.success ? 1 : 0).bind_real(7, r.score).bind_int(8, r.steps);
@@ -218,6 +218,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
     if (r.error.empty()) st.bind_null(19);
     else st.bind_text(19, r.error);
     st.bind_int(20, r.peak_kv_logical_bytes).bind_int(21, r.peak_process_bytes);
+    bind_optional_int(st, 22, r.template_id >= 0, r.template_id);
     st.step();
   }
   {
@@ -305,6 +306,7 @@ std::vector<task_result> results_reader::task_results(int64_t run_id) {
     r.finished_at = st.text(18);
     r.peak_kv_logical_bytes = st.int64(19);
     r.peak_process_bytes = st.int64(20);
+    r.template_id = st.is_null(21) ? -1 : st.int64(21);
     out.push_back(std::move(r));
   }
   return out;

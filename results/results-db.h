@@ -95,6 +95,7 @@ struct task_result {
   // kernel allows; with several workers in one process it covers all of them), plus the
   // device's allocated high-water on CUDA.
   int64_t peak_process_bytes = 0;
+  int64_t template_id = -1;       // the task's intent_template_id (per-template means); < 0: none (NULL)
   double wall_ms = 0;             // the item end to end
   double prefill_ms = 0;          // of which prompt prefill
   double decode_ms = 0;           // of which token decode

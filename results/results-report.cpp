@@ -69,28 +69,17 @@ int64_t count_for(sql_db& db, const char* sql, int64_t run_id, const std::string
   return st.step() ? st.int64(0) : 0;
 }
 
-}  // namespace
-
-std::pair<double, double> wilson_interval(int64_t k, int64_t n) {
-  if (n <= 0) return {no_value, no_value};
-  const double z = 1.959963984540054, p = double(k) / double(n), nn = double(n);
-  const double denom = 1 + z * z / nn;
-  const double centre = (p + z * z / (2 * nn)) / denom;
-  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / denom;
-  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
-}
-
-namespace {
-
 policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy) {
   policy_metrics m;
   m.policy = policy;
   m.planned = count_for(db, "SELECT COUNT(*) FROM work_items WHERE run_id = ?1 AND policy = ?2", run_id, policy);
   std::vector<double> peaks, host_peaks, steps, logical, process;
+  std::set<std::string> tasks;
+  std::set<int64_t> seeds;
   {
     auto st = db.prepare(
         "SELECT status, success, steps, peak_kv_bytes, peak_kv_host_bytes, peak_kv_logical_bytes, "
-        "peak_process_bytes FROM task_results "
+        "peak_process_bytes, task_id, seed, template_id FROM task_results "
         "WHERE run_id = ?1 AND policy = ?2");
     st.bind_int(1, run_id).bind_text(2, policy);
     while (st.step()) {
@@ -100,6 +89,12 @@ policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy
       m.errors += s == item_status::error;
       m.timeouts += s == item_status::timeout;
       m.successes += st.int64(1) != 0;
+      item_outcome o;
+      o.task = st.text(7), o.seed = st.int64(8), o.success = st.int64(1) != 0, o.ended = s != item_status::error;
+      o.logical_peak = double(st.int64(5));
+      o.template_id = st.is_null(9) ? -1 : st.int64(9);
+      m.outcomes.push_back(o);
+      tasks.insert(o.task), seeds.insert(o.seed);
       if (s == item_status::error) continue;  // per-item measures: items that ran to an end
       steps.push_back(double(st.int64(2)));
       peaks.push_back(double(st.int64(3)));
@@ -118,6 +113,9 @@ policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy
   }
   if (m.items) m.success_rate = double(m.successes) / double(m.items);
   std::tie(m.success_ci_low, m.success_ci_high) = wilson_interval(m.successes, m.items);
+  m.n_tasks = int64_t(tasks.size()), m.n_seeds = int64_t(seeds.size());
+  m.per_template = template_success(m.outcomes);
+  m.template_mean = template_mean(m.per_template);
   m.peak_kv_logical_median = median(logical);
   if (!logical.empty()) m.peak_kv_logical_max = *std::max_element(logical.begin(), logical.end());
   m.peak_process_bytes_median = median(process);
@@ -198,6 +196,12 @@ run_report build_report(const std::string& path, const report_options& opt) {
     if (full && full->success_rate > 0) m.retained_vs_full = m.success_rate / full->success_rate;
     if (full && full->peak_kv_logical_median > 0)
       m.peak_kv_median_vs_full = m.peak_kv_logical_median / full->peak_kv_logical_median;
+    if (full && m.policy != "oracle") {
+      const bootstrap_ci rc = bootstrap_retained(m.outcomes, full->outcomes);
+      const bootstrap_ci mc = bootstrap_memory_ratio(m.outcomes, full->outcomes);
+      m.retained_ci_low = rc.low, m.retained_ci_high = rc.high;
+      m.memory_ratio_ci_low = mc.low, m.memory_ratio_ci_high = mc.high;
+    }
   }
 
   {
@@ -220,24 +224,34 @@ run_report build_report(const std::string& path, const report_options& opt) {
 
 std::vector<std::vector<std::string>> report_table(const run_report& r) {
   std::vector<std::vector<std::string>> t;
-  t.push_back({"policy", "items", "done", "errors", "success", "95% CI", "retained", "KV peak med", "KV peak max",
-               "KV med/full", "alloc KV med", "host KV med", "process med", "step ms med", "mean steps"});
+  t.push_back({"policy", "tasks x seeds", "items", "done", "errors", "success", "95% CI", "tmpl mean", "retained",
+               "KV peak med", "KV peak max", "KV med/full", "alloc KV med", "host KV med", "process med",
+               "step ms med", "mean steps"});
   for (const auto& m : r.policies) {
     const bool oracle = m.policy == "oracle";  // no model, so no memory to report
     auto mem = [&](double bytes) { return oracle ? std::string("-") : format_bytes(bytes); };
     std::string success = m.items ? fmt("%.1f%%", 100 * m.success_rate) + " (" + std::to_string(m.successes) + "/" +
                                         std::to_string(m.items) + ")"
                                   : "n/a";
+    // A ratio with its bootstrap interval: "33.3% (8.0-100.0)", "0.22x (0.18-0.25)".
+    auto with_ci = [](const std::string& point, double lo, double hi, double scale, const char* f) {
+      if (std::isnan(lo)) return point;
+      return point + " (" + fmt(f, scale * lo) + "-" + fmt(f, scale * hi) + ")";
+    };
     t.push_back({oracle ? "oracle (upper bound)" : m.policy,
+                 std::to_string(m.n_tasks) + " x " + std::to_string(m.n_seeds),
                  std::to_string(m.planned ? m.planned : m.items),
                  std::to_string(m.done),
                  std::to_string(m.errors + m.timeouts),
                  success,
                  m.items ? fmt("%.1f", 100 * m.success_ci_low) + "-" + fmt("%.1f%%", 100 * m.success_ci_high) : "n/a",
-                 fmt("%.1f%%", 100 * m.retained_vs_full),
+                 std::isnan(m.template_mean) ? "-" : fmt("%.1f%%", 100 * m.template_mean),
+                 with_ci(fmt("%.1f%%", 100 * m.retained_vs_full), m.retained_ci_low, m.retained_ci_high, 100, "%.1f"),
                  mem(m.peak_kv_logical_median),
                  mem(m.peak_kv_logical_max),
-                 oracle ? "-" : fmt("%.2fx", m.peak_kv_median_vs_full),
+                 oracle ? "-"
+                        : with_ci(fmt("%.2fx", m.peak_kv_median_vs_full), m.memory_ratio_ci_low,
+                                  m.memory_ratio_ci_high, 1, "%.2f"),
                  mem(m.peak_kv_bytes_median),
                  oracle || !(m.peak_kv_host_bytes_median > 0) ? "-" : format_bytes(m.peak_kv_host_bytes_median),
                  mem(m.peak_process_bytes_median),
@@ -280,12 +294,20 @@ std::string report_text(const run_report& r) {
     o += line + "\n";
   }
   o += "\nerrors = error + timeout rows; success = successes / task rows (errors count as failures);\n"
-       "95% CI = Wilson score interval; retained = success / full's success;\n"
+       "95% CI = Wilson score interval; tmpl mean = unweighted mean of per-template success rates;\n"
+       "retained = success / full's success (in brackets: 95% percentile bootstrap over tasks);\n"
        "KV peak = peak_kv_logical_bytes (live tokens at their precision + policy state) of items that ran\n"
-       "to an end; KV med/full = median / full's median; alloc KV = peak_kv_bytes (allocated, device);\n"
-       "host KV = FreeKV's offloaded copy; process = peak_process_bytes (resident high-water);\n"
+       "to an end; KV med/full = median / full's median (bootstrap 95%); alloc KV = peak_kv_bytes\n"
+       "(allocated on the device); host KV = FreeKV's offloaded copy; process = peak_process_bytes\n"
+       "(resident high-water); "
        "step ms = median steps.latency_ms; oracle = the scripted agent (upper bound).\n";
   return o;
+}
+
+json per_template_json(const std::vector<std::pair<int64_t, double>>& v) {
+  json j = json::object();
+  for (const auto& [t, rate] : v) j[std::to_string(t)] = rate;
+  return j;
 }
 
 std::string report_json(const run_report& r) {
@@ -300,7 +322,14 @@ std::string report_json(const run_report& r) {
                     {"successes", m.successes},
                     {"success_rate", num_or_null(m.success_rate)},
                     {"success_ci95", {num_or_null(m.success_ci_low), num_or_null(m.success_ci_high)}},
+                    {"tasks", m.n_tasks},
+                    {"seeds", m.n_seeds},
+                    {"template_mean_success", num_or_null(m.template_mean)},
+                    {"per_template_success", per_template_json(m.per_template)},
                     {"success_retained_vs_full", num_or_null(m.retained_vs_full)},
+                    {"success_retained_ci95", {num_or_null(m.retained_ci_low), num_or_null(m.retained_ci_high)}},
+                    {"peak_kv_median_vs_full_ci95",
+                     {num_or_null(m.memory_ratio_ci_low), num_or_null(m.memory_ratio_ci_high)}},
                     {"peak_kv_logical_bytes_median", num_or_null(m.peak_kv_logical_median)},
                     {"peak_kv_logical_bytes_max", num_or_null(m.peak_kv_logical_max)},
                     {"peak_process_bytes_median", num_or_null(m.peak_process_bytes_median)},

@@ -6,6 +6,8 @@
 //   success rate   successes / task rows; error and timeout rows count as failures
 //   retained       success rate / full's success rate ("n/a" without a full row or at 0)
 //   success 95% CI Wilson score interval of the success rate (z = 1.96)
+//   retained / KV med/full 95% CI: percentile bootstrap over tasks (report-stats.h)
+//   template mean  unweighted mean of the per-template success rates (intent_template_id)
 //   peak KV        median and max of peak_kv_logical_bytes (the policy's logical KV bytes)
 //                  over rows that ran to an end (done or timeout); KV/full = this median /
 //                  full's median; also the medians of peak_kv_bytes (allocated) and of
@@ -21,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "report-stats.h"
 #include "results-db.h"
 
 namespace kvarena::results {
@@ -40,6 +43,12 @@ struct policy_metrics {
   int64_t successes = 0;
   double success_rate = no_value;
   double success_ci_low = no_value, success_ci_high = no_value;  // Wilson 95%
+  int64_t n_tasks = 0, n_seeds = 0;  // distinct tasks and seeds behind the figures
+  double retained_ci_low = no_value, retained_ci_high = no_value;          // bootstrap 95% over tasks
+  double memory_ratio_ci_low = no_value, memory_ratio_ci_high = no_value;  // of KV med/full, likewise
+  std::vector<std::pair<int64_t, double>> per_template;  // (intent_template_id, success rate)
+  double template_mean = no_value;   // unweighted mean of per_template
+  std::vector<item_outcome> outcomes;  // the rows behind it all
   double retained_vs_full = no_value;
   double peak_kv_logical_median = no_value, peak_kv_logical_max = no_value;
   double peak_kv_bytes_median = no_value, peak_kv_bytes_max = no_value;  // allocated
@@ -71,9 +80,6 @@ struct run_report {
 // Reads the run (opt.run_name, else the latest) from `path` and computes everything.
 // Throws results_error for a bad file, an unknown run name, or a --task without a trace.
 run_report build_report(const std::string& path, const report_options& opt = {});
-
-// The Wilson score interval (95%, z = 1.96) of k successes in n trials: {low, high}; NaN when n = 0.
-std::pair<double, double> wilson_interval(int64_t k, int64_t n);
 
 // Median of `v` (mean of the two middle values for an even count); NaN when empty.
 double median(std::vector<double> v);

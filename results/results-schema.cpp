@@ -8,7 +8,7 @@ namespace kvarena::results {
 const char* const task_result_columns =
     "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
     "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "
-    "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes";
+    "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id";
 const char* const step_columns =
     "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, "
     "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes";
@@ -67,6 +67,7 @@ CREATE TABLE task_results (
   finished_at        TEXT NOT NULL,
   peak_kv_logical_bytes INTEGER NOT NULL,
   peak_process_bytes    INTEGER NOT NULL,
+  template_id        INTEGER,
   PRIMARY KEY (run_id, task_id, policy, seed)
 );
 CREATE INDEX task_results_by_policy ON task_results (run_id, policy);

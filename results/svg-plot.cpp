@@ -130,6 +130,7 @@ std::string svg_plot(const plot_spec& p) {
   for (const auto& s : p.series) {
     for (double v : s.x) if (std::isfinite(v)) xmax = std::max(xmax, v);
     for (double v : s.y) if (std::isfinite(v)) ymax = std::max(ymax, v);
+    for (double v : s.y_high) if (std::isfinite(v)) ymax = std::max(ymax, v);
   }
   for (const auto& l : p.hlines) ymax = std::max(ymax, l.y);
   const double headroom = p.label_points ? 1.12 : 1;  // room for the label of the rightmost point
@@ -196,6 +197,11 @@ std::string svg_plot(const plot_spec& p) {
       continue;
     }
     for (size_t i = 0; i < n; ++i) {
+      if (i < s.y_low.size() && i < s.y_high.size() && std::isfinite(s.y_low[i]) && std::isfinite(s.y_high[i])) {
+        const double cx = X(s.x[i]), y0 = Y(s.y_low[i]), y1 = Y(s.y_high[i]);
+        const std::string st = " stroke=\"" + s.color + "\" stroke-width=\"1.5\" data-interval=\"" + label + "\"";
+        o += line_el(cx, y0, cx, y1, st) + line_el(cx - 5, y0, cx + 5, y0, st) + line_el(cx - 5, y1, cx + 5, y1, st);
+      }
       const std::string tip = label + ": " + tick_label(s.x[i] * ax.factor, 0.01) + ", " +
                               tick_label(s.y[i] * ay.factor, 0.01);
       o += "<circle cx=\"" + px(X(s.x[i])) + "\" cy=\"" + px(Y(s.y[i])) + "\" r=\"5\" fill=\"" + s.color +

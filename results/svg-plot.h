@@ -24,6 +24,9 @@ struct plot_series {
   std::string label;
   std::string color;            // CSS colour, e.g. "#1f77b4"
   std::vector<double> x, y;     // (n,) each
+  // Scatter only, optional: (n,) interval ends drawn as whiskers through each point
+  // (e.g. a success rate's 95% interval); NaN ends are skipped.
+  std::vector<double> y_low, y_high;
 };
 
 // A dashed horizontal reference line across the plot (e.g. the oracle's success rate).

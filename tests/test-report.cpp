@@ -43,6 +43,8 @@ struct hand_item {
 //   oracle: 4/4 -> retained 4/3.
 // Logical peaks are half the allocated ones above (median 125 / 27.5 / 45 MiB, same ratios
 // to full), process peaks 1000 MiB more (full's median 1250 MiB).
+// Templates: t1 t2 -> 10, t3 t4 -> 20. Per-template success: full 10: 2/2, 20: 1/2 -> mean
+// (1 + .5) / 2 = .75; window 10: 1/2, 20: 0/2 -> .25; confkv 10: 2/2, 20: 1/2 -> .75.
 // Wilson 95% intervals (z = 1.96): 3/4 -> [0.3006, 0.9544], 1/4 -> [0.0456, 0.6994]
 // (p~ = (p + z^2/2n) / (1 + z^2/n), half width z sqrt(p(1-p)/n + z^2/4n^2) / (1 + z^2/n)).
 const std::vector<hand_item> k_items = {
@@ -101,6 +103,7 @@ std::string make_db(const std::string& name) {
     r.peak_kv_bytes = h.peak_kv_mib * int64_t(MiB);
     r.peak_kv_logical_bytes = r.peak_kv_bytes / 2;  // the headline figure: half the allocation here
     r.peak_process_bytes = r.peak_kv_bytes + 1000 * int64_t(MiB);
+    r.template_id = std::string(h.task) <= "t2" ? 10 : 20;  // t1 t2: template 10; t3 t4: 20
     r.peak_kv_host_bytes = 0;
     if (h.status != item_status::done) r.error = "failed";
     std::vector<step_row> steps;
@@ -148,6 +151,13 @@ TEST(Report, MetricsAreTheHandComputedOnes) {
   EXPECT_DOUBLE_EQ(full.peak_process_bytes_median, 1250 * MiB);
   EXPECT_NEAR(full.success_ci_low, 0.3006, 1e-4);
   EXPECT_NEAR(full.success_ci_high, 0.9544, 1e-4);
+  EXPECT_EQ(full.n_tasks, 4);
+  EXPECT_EQ(full.n_seeds, 1);
+  EXPECT_EQ(full.per_template, (std::vector<std::pair<int64_t, double>>{{10, 1.0}, {20, 0.5}}));
+  EXPECT_DOUBLE_EQ(full.template_mean, 0.75);
+  // Full against itself: every resample gives 1.
+  EXPECT_DOUBLE_EQ(full.retained_ci_low, 1.0);
+  EXPECT_DOUBLE_EQ(full.retained_ci_high, 1.0);
   EXPECT_DOUBLE_EQ(full.step_ms_median, 45.0);
   EXPECT_DOUBLE_EQ(full.mean_steps, 2.0);
 
@@ -162,6 +172,14 @@ TEST(Report, MetricsAreTheHandComputedOnes) {
   EXPECT_DOUBLE_EQ(win.peak_kv_logical_median, 27.5 * MiB);
   EXPECT_NEAR(win.success_ci_low, 0.0456, 1e-4);
   EXPECT_NEAR(win.success_ci_high, 0.6994, 1e-4);
+  EXPECT_DOUBLE_EQ(win.template_mean, 0.25);
+  // The bootstrap intervals hold the point estimates; window's peaks (25 25 30 35 MiB logical)
+  // are each below full's smallest (50), so every resample's ratio is under 35/50 = 0.7.
+  EXPECT_LE(win.retained_ci_low, win.retained_vs_full);
+  EXPECT_GE(win.retained_ci_high, win.retained_vs_full);
+  EXPECT_LE(win.memory_ratio_ci_low, 0.22);
+  EXPECT_GE(win.memory_ratio_ci_high, 0.22);
+  EXPECT_LT(win.memory_ratio_ci_high, 0.7);
   EXPECT_TRUE(std::isnan(win.step_ms_median));
   EXPECT_DOUBLE_EQ(win.mean_steps, 5.0);
 
@@ -175,6 +193,7 @@ TEST(Report, MetricsAreTheHandComputedOnes) {
   EXPECT_DOUBLE_EQ(ck.peak_kv_median_vs_full, 0.36);
   EXPECT_DOUBLE_EQ(ck.step_ms_median, 7.0);
   EXPECT_DOUBLE_EQ(ck.mean_steps, 1.0);
+  EXPECT_DOUBLE_EQ(ck.template_mean, 0.75);
 
   const auto& oracle = find(r, "oracle");
   EXPECT_DOUBLE_EQ(oracle.success_rate, 1.0);
@@ -204,7 +223,7 @@ TEST(Report, WithoutAFullRowRetainedIsNa) {
   EXPECT_TRUE(std::isnan(r.policies[0].retained_vs_full));
   EXPECT_EQ(r.planned, 0);
   auto t = report_table(r);
-  EXPECT_EQ(t[1][6], "n/a");  // retained
+  EXPECT_EQ(t[1][8], "n/a");  // retained
   EXPECT_NE(report_text(r).find("no work-item plan stored"), std::string::npos);
   EXPECT_TRUE(r.traces.empty());
   EXPECT_NE(report_html(r).find("no <code>kv_trace</code> rows"), std::string::npos);
@@ -301,6 +320,7 @@ TEST(Report, HtmlIsWellFormedWithBothPlots) {
   for (const char* p : {"full", "window", "confkv"}) {
     EXPECT_NE(scatter.find(std::string("<circle") ), std::string::npos);
     EXPECT_NE(scatter.find(std::string("data-series=\"") + p + "\""), std::string::npos) << p;
+    EXPECT_NE(scatter.find(std::string("data-interval=\"") + p + "\""), std::string::npos) << p;  // Wilson whisker
     EXPECT_NE(lines.find(std::string("<polyline fill=\"none\" stroke=\"")), std::string::npos);
     EXPECT_NE(lines.find(std::string("data-series=\"") + p + "\""), std::string::npos) << p;
   }
@@ -331,6 +351,54 @@ TEST(Report, TicksAndUnits) {
   EXPECT_DOUBLE_EQ(median({3, 1, 2}), 2);
   EXPECT_DOUBLE_EQ(median({4, 1, 2, 3}), 2.5);
   EXPECT_TRUE(std::isnan(median({})));
+}
+
+}  // namespace
+}  // namespace kvarena::results
+
+namespace kvarena::results {
+namespace {
+
+item_outcome row(const char* task, bool success, double peak, int64_t tmpl = -1) {
+  item_outcome o;
+  o.task = task, o.success = success, o.ended = true, o.logical_peak = peak, o.template_id = tmpl;
+  return o;
+}
+
+// Degenerate cases a bootstrap must get exactly, and determinism for the seed.
+TEST(ReportStats, BootstrapHandCases) {
+  const std::vector<item_outcome> full = {row("a", true, 100), row("b", true, 200), row("c", false, 300)};
+  // The same outcomes and peaks as full: every resample's ratios are 1.
+  const bootstrap_ci same = bootstrap_retained(full, full);
+  EXPECT_DOUBLE_EQ(same.low, 1.0);
+  EXPECT_DOUBLE_EQ(same.high, 1.0);
+  // Half the memory on every task: median ratio 0.5 in every resample.
+  const std::vector<item_outcome> half = {row("a", false, 50), row("b", false, 100), row("c", false, 150)};
+  const bootstrap_ci m = bootstrap_memory_ratio(half, full);
+  EXPECT_DOUBLE_EQ(m.low, 0.5);
+  EXPECT_DOUBLE_EQ(m.high, 0.5);
+  // No success anywhere: retained 0 whenever full's resample has a success.
+  const bootstrap_ci zero = bootstrap_retained(half, full);
+  EXPECT_DOUBLE_EQ(zero.low, 0.0);
+  EXPECT_DOUBLE_EQ(zero.high, 0.0);
+  // Mixed: deterministic for a seed, and within [0, 3] (policy rate <= 1, full rate >= 1/3).
+  const std::vector<item_outcome> mixed = {row("a", true, 10), row("b", false, 10), row("c", true, 10)};
+  const bootstrap_ci x = bootstrap_retained(mixed, full), y = bootstrap_retained(mixed, full);
+  EXPECT_EQ(x.low, y.low);
+  EXPECT_EQ(x.high, y.high);
+  EXPECT_GE(x.low, 0.0);
+  EXPECT_LE(x.high, 3.0);
+  EXPECT_LT(x.low, x.high);
+}
+
+TEST(ReportStats, TemplateMeansAreUnweighted) {
+  // Template 1: 3 rows, 3 successes (1.0); template 2: 1 row, failed (0.0); one row without.
+  const std::vector<item_outcome> rows = {row("a", true, 1, 1), row("b", true, 1, 1), row("c", true, 1, 1),
+                                          row("d", false, 1, 2), row("e", true, 1)};
+  const auto per = template_success(rows);
+  EXPECT_EQ(per, (std::vector<std::pair<int64_t, double>>{{1, 1.0}, {2, 0.0}}));
+  EXPECT_DOUBLE_EQ(template_mean(per), 0.5);  // the row mean would be 4/5
+  EXPECT_TRUE(std::isnan(template_mean({})));
 }
 
 }  // namespace
