@@ -2,6 +2,8 @@
 #include "report-html.h"
 
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "svg-plot.h"
 
@@ -43,6 +45,30 @@ std::string success_vs_memory_plot(const run_report& r) {
   return svg_plot(p);
 }
 
+// Success rate per task template (rows) and policy (columns); "-" where a policy has no row
+// of that template.
+std::string per_template_table(const run_report& r) {
+  std::set<int64_t> ids;
+  for (const auto& m : r.policies)
+    for (const auto& [t, rate] : m.per_template) ids.insert(t);
+  if (ids.empty()) return "";
+  std::string o = "<h2>Success rate per task template</h2>\n<div class=\"wide\">\n<table>\n<thead><tr><th>template</th>";
+  for (const auto& m : r.policies) o += "<th>" + xml_escape(m.policy) + "</th>";
+  o += "</tr></thead>\n<tbody>\n";
+  for (int64_t id : ids) {
+    o += "<tr><td>" + std::to_string(id) + "</td>";
+    for (const auto& m : r.policies) {
+      std::string cell = "-";
+      for (const auto& [t, rate] : m.per_template)
+        if (t == id) cell = std::to_string(int(std::lround(100 * rate))) + "%";
+      o += "<td>" + cell + "</td>";
+    }
+    o += "</tr>\n";
+  }
+  o += "</tbody>\n</table>\n</div>\n";
+  return o;
+}
+
 std::string kv_trace_plot(const run_report& r) {
   plot_spec p;
   p.title = "KV cache over the tokens of " + r.trace_task + " (seed " + std::to_string(r.trace_seed) + ")";
@@ -61,7 +87,8 @@ std::string kv_trace_plot(const run_report& r) {
 }
 
 constexpr const char* css = R"css(
-body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1500px; }
+.wide { overflow-x: auto; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 0.92em; }
 th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
@@ -97,7 +124,7 @@ std::string report_html(const run_report& r) {
          " planned items not done (<code>kvarena merge</code> lists them).</p>\n";
 
   auto t = report_table(r);
-  o += "<table>\n<thead><tr>";
+  o += "<div class=\"wide\">\n<table>\n<thead><tr>";
   for (const auto& h : t[0]) o += "<th>" + xml_escape(h) + "</th>";
   o += "</tr></thead>\n<tbody>\n";
   for (size_t k = 1; k < t.size(); ++k) {
@@ -105,17 +132,20 @@ std::string report_html(const run_report& r) {
     for (const auto& c : t[k]) o += "<td>" + xml_escape(c) + "</td>";
     o += "</tr>\n";
   }
-  o += "</tbody>\n</table>\n";
+  o += "</tbody>\n</table>\n</div>\n";
   o += "<p class=\"note\">errors = error + timeout rows; success = successes / task rows (errors count as "
        "failures); retained = "
-       "success / full's success; 95% CI = Wilson score interval; KV peak = <code>peak_kv_logical_bytes</code> "
+       "success / full's success (in brackets: 95% percentile bootstrap over tasks); 95% CI = Wilson score "
+       "interval; tmpl mean = unweighted mean of the per-template success rates (below); "
+       "KV peak = <code>peak_kv_logical_bytes</code> "
        "(live tokens at their precision plus the policy's state) over items that ran to an end; "
        "KV med/full = median / full's median; alloc KV = <code>peak_kv_bytes</code> (allocated on the device); "
        "host KV = FreeKV's offloaded copy; process = <code>peak_process_bytes</code> (resident high-water); "
        "step ms = median "
        "<code>steps.latency_ms</code>; oracle = the scripted agent, the upper bound.</p>\n";
 
-  o += "<h2>Success rate vs peak KV memory</h2>\n" + success_vs_memory_plot(r);
+  o += "<h2>Success rate vs peak logical KV memory</h2>\n" + success_vs_memory_plot(r);
+  o += per_template_table(r);
   o += "<h2>KV cache size over a task's tokens</h2>\n";
   if (r.traces.empty())
     o += "<p class=\"note\">The run has no <code>kv_trace</code> rows.</p>\n";

@@ -329,6 +329,10 @@ TEST(Report, HtmlIsWellFormedWithBothPlots) {
   EXPECT_NE(scatter.find("success rate (%)"), std::string::npos);
   EXPECT_NE(lines.find("logical KV bytes (MiB)"), std::string::npos);
   EXPECT_NE(lines.find("tokens seen"), std::string::npos);
+  // Per-template success (templates 10 and 20; window: 1/2 and 0/2 -> 50% and 0%).
+  EXPECT_NE(html.find("Success rate per task template"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>10</td><td>100%</td><td>50%</td><td>100%</td><td>100%</td></tr>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>20</td><td>50%</td><td>0%</td><td>50%</td><td>100%</td></tr>"), std::string::npos);
   // The table: one row per policy.
   EXPECT_NE(html.find("<td>oracle (upper bound)</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>75.0% (3/4)</td>"), std::string::npos);
