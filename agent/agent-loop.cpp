@@ -2,6 +2,7 @@
 #include "agent-loop.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -250,7 +251,14 @@ void episode_runner::collect() {
 
 episode_result run_episode(env_client& env, const task& t, const agent_config& cfg, const model_context& mc) {
   const auto t0 = clk::now();
-  reset_process_peak();  // this episode's resident peak, not the process's so far
+  // This episode's resident peak, not the process's so far: the high-water mark is reset
+  // when no other episode runs in the process (with --jobs N overlapping episodes share it,
+  // so the figure covers them all: results/README.md says so).
+  static std::atomic<int> active{0};
+  if (active.fetch_add(1) == 0) reset_process_peak();
+  struct leave {
+    ~leave() { active.fetch_sub(1); }
+  } on_exit;
   episode_result r;
   r.task_id = t.task_id;
   r.history_mode = history_mode_name(cfg.history);

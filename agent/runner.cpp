@@ -70,6 +70,7 @@ suite_runner::suite_runner(runner_config cfg) : cfg_(std::move(cfg)) {
   }
   if (cfg_.seeds.empty()) throw std::invalid_argument("a run needs at least one seed");
   if (cfg_.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
+  if (cfg_.batch < 1) throw std::invalid_argument("--batch must be at least 1");
   if (cfg_.threads < 1) throw std::invalid_argument("--threads must be at least 1");
   if (cfg_.output.file.empty() || cfg_.output.name.empty()) throw std::invalid_argument("no results file or run name");
   tasks_ = load_suite(cfg_.suite, cfg_.limit);
@@ -140,6 +141,8 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
     base.backend = cfg_.backend;
     base.session.n_threads = cfg_.threads;
+    base.session.decode_batch = cfg_.batch;
+    if (cfg_.batch > 1 && cfg_.backend == "cpu") base.session.n_threads = std::max(1, cfg_.threads / cfg_.batch);
     base.session.n_ctx = cfg_.n_ctx;
     base.sampling = cfg_.sampling;
   }
@@ -181,7 +184,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   std::unique_ptr<env_server> local;
   std::string url = cfg_.env_url;
   if (url.empty()) {
-    local = tasks::start_local_env_server(cfg_.jobs, cfg_.site_seed);
+    local = tasks::start_local_env_server(std::max(cfg_.jobs, cfg_.batch), cfg_.site_seed);
     url = local->base_url();
   }
   env_client client(url, cfg_.env);
@@ -244,7 +247,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
       if (rows.result.success) ++sum.successes;
     }
   };
-  const int n = std::max(1, std::min<int>(cfg_.jobs, static_cast<int>(todo.size())));
+  const int n = std::max(1, std::min<int>(std::max(cfg_.jobs, cfg_.batch), static_cast<int>(todo.size())));
   std::vector<std::thread> threads;
   for (int k = 0; k < n; ++k) threads.emplace_back(worker);
   for (auto& th : threads) th.join();

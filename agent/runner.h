@@ -75,6 +75,10 @@ struct runner_config {
   // How it runs: not part of the identity.
   int threads = 2;                     // per item's engine session
   int jobs = 1;                        // items at once
+  // --batch N: N items at once whose decode steps a device backend runs as one batched
+  // forward call (session_options::decode_batch); on the CPU the N sessions share the
+  // --threads threads (each gets threads / N, at least 1). Results equal N = 1's.
+  int batch = 1;
   std::string env_url;                 // "" = start an env server with in-process sites
   env_client_options env;              // timeouts and retries of env calls
   std::optional<shard_spec> shard;     // nullopt: every item

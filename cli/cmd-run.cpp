@@ -74,6 +74,7 @@ struct run_args {
   int32_t top_k = 0;
   int threads = 2;
   int jobs = 1;
+  int batch = 1;
   std::string env_url;
   int env_tries = 3;
   long env_backoff_ms = 250;
@@ -183,6 +184,10 @@ runner_config make_config(const run_args& a) {
   c.agent_cfg.max_episode_s = a.max_episode_s;
   c.threads = a.threads;
   c.jobs = a.jobs;
+  if (given(a, "--batch") && given(a, "--jobs") && a.batch != a.jobs)
+    throw std::invalid_argument("--jobs " + std::to_string(a.jobs) + " and --batch " + std::to_string(a.batch) +
+                                ": --batch N already runs N items at once; give one of them");
+  c.batch = a.batch;
   c.env_url = a.env_url;
   c.env.tries = a.env_tries;
   c.env.backoff_ms = a.env_backoff_ms;
@@ -282,6 +287,10 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--shard", a->shard, "This process's shard I/N (default: SLURM_ARRAY_TASK_ID/COUNT)")->group(g);
   sub->add_option("--shard-count", a->shard_count, "N for JOB_COMPLETION_INDEX (Kubernetes Indexed Jobs)")->group(g);
   sub->add_flag("--resume", a->resume, "Continue the run of that name in the file: skip its done items")->group(g);
+  sub->add_option("--batch", a->batch,
+                  "Items at once whose decode steps run as one batched forward call on a device backend "
+                  "(--backend cuda); on the CPU they share the --threads threads")
+      ->capture_default_str()->check(CLI::Range(1, 256))->group(g);
   sub->add_option("--jobs,-j", a->jobs, "Items at once (each its own engine session)")
       ->capture_default_str()->check(CLI::Range(1, 256))->group(g);
   sub->add_option("--threads,-t", a->threads, "Threads per item's engine session")

@@ -48,7 +48,7 @@ class sequence {
   virtual ~sequence() = default;
   // Runs the tokens through the model in chunks, extending the sequence.
   virtual void append(std::span<const int32_t> tokens) = 0;
-  // Appends one token as a decode step: the logits that predicted it gate the policy.
+  // Appends one token as a decode step: the logits it produces gate the policy.
   virtual void append_decode(int32_t token) = 0;
   // Logits of the last appended position: (n_vocab,). Valid once n_past() > 0. (A device
   // backend copies them to the host here, so it is not const.)

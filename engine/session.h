@@ -39,6 +39,10 @@ struct session_options {
   bool kv_overlap = true;         // freekv: speculative recall overlapped on a worker thread
   bool kv_round_f16 = false;      // plain cache only: store K/V rounded through FP16 (tests)
   bool track_confidence = false;  // confidence of every decode step even if the policy ignores it
+  // Sequences of the process (the runner's --batch N items) whose decode steps a device
+  // backend may run together as one batched forward call (decode-batcher.h); 1: alone.
+  // The CPU session runs each sequence on its own threads and ignores it.
+  int decode_batch = 1;
 };
 
 class session final : public sequence {
@@ -47,8 +51,8 @@ class session final : public sequence {
 
   // Runs the tokens through the model in chunks of prefill_chunk, extending the sequence.
   void append(std::span<const int32_t> tokens) override;
-  // Appends one token as a decode step: the logits that predicted it (logits()) gate the
-  // policy (confkv's confidence). Teacher-forced scoring appends this way, token by token.
+  // Appends one token as a decode step: the logits it produces gate the policy (confkv's
+  // confidence, kv_runtime::end_forward). Teacher-forced scoring appends this way.
   void append_decode(int32_t token) override;
   // kvarena::generate on this session.
   generate_result generate(const tokenizer& tok, std::span<const int32_t> prompt,

@@ -173,7 +173,8 @@ std::string* Runner::model_ = nullptr;
 rows_t deterministic_rows(const std::string& db) {
   return query(db,
                "SELECT task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
-               "generated_tokens, peak_kv_bytes, peak_kv_host_bytes FROM task_results ORDER BY task_id, policy, seed");
+               "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_kv_logical_bytes, template_id FROM task_results "
+               "ORDER BY task_id, policy, seed");
 }
 
 // ---------------------------------------------------------------- the plan
@@ -699,6 +700,23 @@ TEST_F(Runner, JobsRunItemsAtOnceWithTheSameResults) {
   run_result r = run("run " + args + " --jobs 2 --out " + two);
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(deterministic_rows(one), deterministic_rows(two));
+}
+
+// --batch 4 on the CPU backend: four items at once through the sequence interface, the
+// threads shared; every item's rows (actions, steps, answer, success, tokens) as --batch 1's.
+TEST_F(Runner, BatchOfFourGivesTheResultsOfBatchOne) {
+  const std::string one = *dir_ + "/batch1.sqlite", four = *dir_ + "/batch4.sqlite";
+  const std::string args = model_args("--limit 4") + " --policies full,confkv:n-high=32:n-low=64:protect=8 --name batch";
+  ASSERT_EQ(run("run " + args + " --batch 1 --out " + one).rc, 0);
+  run_result r = run("run " + args + " --batch 4 --out " + four);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(deterministic_rows(one), deterministic_rows(four));
+  const char* steps_sql = "SELECT task_id, policy, seed, step, action, generated_tokens, kv_tokens, kv_logical_bytes, "
+                          "confidence, budget FROM steps ORDER BY 1, 2, 3, 4";
+  EXPECT_EQ(query(one, steps_sql), query(four, steps_sql));
+  const run_result both = run("run " + args + " --batch 4 --jobs 2 --out " + *dir_ + "/both.sqlite");
+  EXPECT_EQ(both.rc, 1);
+  EXPECT_NE(both.err.find("give one of them"), std::string::npos) << both.err;
 }
 
 }  // namespace

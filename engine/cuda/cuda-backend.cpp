@@ -9,6 +9,7 @@
 
 #include "cuda-check.h"
 #include "cuda-forward.h"
+#include "decode-batcher.h"
 #include "engine-error.h"
 #include "sequence.h"
 #include "session.h"
@@ -22,7 +23,12 @@ namespace {
 struct shared_engine {
   std::unique_ptr<cuda_engine> engine;
   std::mutex mu;
+  std::once_flag batcher_once;
+  std::unique_ptr<decode_batcher> batcher;  // sequences made with decode_batch > 1 (--batch)
 };
+
+// How long a queued decode step waits for the other members' before its batch runs.
+constexpr std::chrono::microseconds k_batch_wait{1000};
 
 std::shared_ptr<shared_engine> engine_for(const model& m) {
   static std::mutex mu;
@@ -40,7 +46,21 @@ std::shared_ptr<shared_engine> engine_for(const model& m) {
 class cuda_backend_sequence final : public sequence {
  public:
   cuda_backend_sequence(const model& m, const session_options& o)
-      : shared_(engine_for(m)), session_(*shared_->engine, options(o, shared_->engine->options().max_chunk)) {}
+      : shared_(engine_for(m)), session_(*shared_->engine, options(o, shared_->engine->options().max_chunk)) {
+    if (o.decode_batch > 1) {
+      shared_engine* se = shared_.get();
+      std::call_once(se->batcher_once, [se] {
+        se->batcher = std::make_unique<decode_batcher>(
+            int(se->engine->options().max_batch), k_batch_wait,
+            [se](const std::vector<decode_batcher::request>& rs) { run_batch(*se, rs); });
+      });
+      shared_->batcher->join();
+      batched_ = true;
+    }
+  }
+  ~cuda_backend_sequence() override {
+    if (batched_) shared_->batcher->leave();
+  }
 
   void append(std::span<const int32_t> tokens) override {
     const auto t0 = std::chrono::steady_clock::now();
@@ -53,6 +73,11 @@ class cuda_backend_sequence final : public sequence {
   }
   void append_decode(int32_t token) override {
     const auto t0 = std::chrono::steady_clock::now();
+    if (batched_) {
+      shared_->batcher->decode(this, token);  // run_batch: this sequence's step, batched with others'
+      report(true, 1, t0);
+      return;
+    }
     {
       std::lock_guard<std::mutex> lock(shared_->mu);
       session_.append_decode(token);
@@ -107,6 +132,42 @@ class cuda_backend_sequence final : public sequence {
     if (on_step_) on_step_(last_);
   }
 
+  // One batched decode step for the requests (cuda_backend_sequence*, token): sequences the
+  // engine can step together (all under policies, or plain caches of one capacity) go
+  // through forward_batch in groups of at most max_batch; each copies its logits row out.
+  static void run_batch(shared_engine& se, const std::vector<decode_batcher::request>& rs) {
+    std::lock_guard<std::mutex> lock(se.mu);
+    cuda_engine& e = *se.engine;
+    std::map<int64_t, std::vector<const decode_batcher::request*>> groups;  // -1: policies; else capacity
+    for (const auto& r : rs) {
+      auto* s = static_cast<cuda_backend_sequence*>(r.seq);
+      s->session_.check_room(1);
+      groups[s->session_.sequence().kv() ? -1 : s->session_.n_ctx()].push_back(&r);
+    }
+    const size_t max_b = size_t(e.options().max_batch);
+    for (const auto& [key, members] : groups) {
+      for (size_t i0 = 0; i0 < members.size(); i0 += max_b) {
+        const size_t n = std::min(max_b, members.size() - i0);
+        std::vector<cuda_sequence*> seqs;
+        std::vector<int32_t> tokens;
+        std::vector<step_signals> sigs(n);
+        for (size_t k = 0; k < n; ++k) {
+          auto* s = static_cast<cuda_backend_sequence*>(members[i0 + k]->seq);
+          seqs.push_back(&s->session_.sequence_for_batch());
+          tokens.push_back(members[i0 + k]->token);
+          sigs[k].decode = true;
+        }
+        e.forward_batch(seqs, tokens.data(), true, &sigs);
+        for (size_t k = 0; k < n; ++k) {
+          auto* s = static_cast<cuda_backend_sequence*>(members[i0 + k]->seq);
+          s->logits_.resize(size_t(e.config().n_vocab));
+          e.logits(int64_t(k), s->logits_.data());
+        }
+      }
+    }
+  }
+
+  bool batched_ = false;
   std::shared_ptr<shared_engine> shared_;  // before session_: the session refers to its engine
   cuda_session session_;
   std::vector<float> logits_;  // (n_vocab,) of the last appended position

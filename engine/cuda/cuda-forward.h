@@ -173,13 +173,21 @@ class cuda_session {
   int64_t n_past() const { return seq_.n_past(); }
   int64_t n_ctx() const { return seq_.capacity(); }
   const cuda_sequence& sequence() const { return seq_; }
+  // The sequence, for a batched decode step the caller runs through cuda_engine::forward_batch
+  // (the session's cached logits are dropped: the caller reads the batch's logits row).
+  cuda_sequence& sequence_for_batch() {
+    logits_fresh_ = false;
+    return seq_;
+  }
   const kv_step_stats* last_step() const { return seq_.kv() ? &seq_.kv()->last() : nullptr; }
   // weights, KV (device), scratch; peak_total_bytes from the allocator's peak.
   memory_stats memory() const;
   void reset();
 
- private:
+  // Throws engine_error when n more tokens would not fit the sequence's context.
   void check_room(int64_t n) const;
+
+ private:
   void run(std::span<const int32_t> tokens, bool decode);
   cuda_engine& e_;
   cuda_session_options opt_;
