@@ -51,7 +51,7 @@ std::unique_ptr<kv_runtime> make_runtime(const model& m, const session_options& 
   rc.options.head_dim = m.config.head_dim;
   rc.max_chunk = std::min(o.prefill_chunk, o.n_ctx);
   rc.overlap = o.kv_overlap;
-  return std::make_unique<kv_runtime>(rc);
+  return make_kv_runtime(rc);
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {

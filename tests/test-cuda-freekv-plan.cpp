@@ -143,7 +143,7 @@ drive_result drive(float tau, uint64_t seed, float query_noise) {
   o.n_layers = L, o.n_heads = NH, o.n_kv_heads = H, o.head_dim = D;
   o.budget = B, o.window = W, o.sinks = S, o.page = P, o.tau = tau;
   auto policy = make_kv_policy("freekv", o);
-  const int64_t slots = policy->page_slots();
+  const int64_t slots = as_retrieval(*policy)->page_slots();
   EXPECT_EQ(slots, (B - W - P) / P);
   kv_host_pool pool(L, H, D, P);
   kv_device_pages dev(L, H, D, P, slots);
@@ -177,7 +177,7 @@ drive_result drive(float tau, uint64_t seed, float query_noise) {
     r.quiet_steps += quiet;
     for (int64_t l = 0; l < L; ++l) {
       pool.append(l, n, k.data(), v.data(), H * D);
-      policy->set_digests(l, pool.digests(l));
+      as_retrieval(*policy)->set_digests(l, pool.digests(l));
       store.append(l, pos, n, k.data(), v.data(), H * D);
       // The CUDA runtime copies a page to the host from the window rows when it fills.
       for (int32_t pg = f0; pg < f1; ++pg) {
@@ -202,7 +202,7 @@ drive_result drive(float tau, uint64_t seed, float query_noise) {
         EXPECT_LE(store.n_kept(l, h) + int64_t(d.pages[size_t(h)].size()) * P, B);
       }
       // After the attention: the next step's pages, chosen with this query, prefetched.
-      const auto want = policy->speculate(l, pos + n + 1);
+      const auto want = as_retrieval(*policy)->speculate(l, pos + n + 1);
       if (!want.empty()) {
         const auto pt = table.plan(l, want), pd = dev.plan(l, want);
         EXPECT_TRUE(same_jobs(pt, pd)) << "prefetch plan at position " << pos << " layer " << l;

@@ -131,7 +131,7 @@ TEST(CudaFreekv, TightBudgetMatchesTheCpuSession) {
           EXPECT_EQ(r->store().kept_positions(l, h), cs.kv()->store().kept_positions(l, h))
               << "window of layer " << l << " head " << h << ", position " << i;
           const std::vector<int32_t>& pg = r->freekv()->pages(l)[size_t(h)];
-          EXPECT_EQ(int64_t(pg.size()), cs.kv()->policy().page_slots());
+          EXPECT_EQ(int64_t(pg.size()), as_retrieval(cs.kv()->policy())->page_slots());
           EXPECT_TRUE(std::is_sorted(pg.begin(), pg.end()));
           EXPECT_EQ(pg.empty() ? -1 : pg[0], 0) << "the sink page stays";
         }

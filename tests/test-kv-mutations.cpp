@@ -132,7 +132,7 @@ struct freekv_one_layer {
     for (int64_t t = 16; t < 64; ++t) k[t * 32] = x[t / 16 - 1], k[t * 32 + 1] = y[t / 16 - 1];
     store.append(0, 0, 80, k.data(), v.data(), 32);
     pool.append(0, 80, k.data(), v.data(), 32);
-    pol->set_digests(0, pool.digests(0));
+    as_retrieval(*pol)->set_digests(0, pool.digests(0));
   }
   // One select with query heads (a0 e_0 + a1 e_1, b0 e_0 + b1 e_1), times sqrt(32).
   keep_decision select(float a0, float a1, float b0, float b1) {
@@ -199,7 +199,8 @@ TEST(KvGate, ConfkvBudgetTurnsOnTheStepWhoseLogitsAreConfident) {
   rc.options = shape(1, 1);
   rc.options.n_high = 8, rc.options.n_low = 16, rc.options.protect = 4, rc.options.tau = 0.6f;
   rc.max_chunk = 64;
-  kv_runtime r(rc);
+  const std::unique_ptr<kv_runtime> rp = make_kv_runtime(rc);
+  kv_runtime& r = *rp;
   thread_pool pool(1);
   int64_t pos = 0;
   auto forward = [&](int64_t n, bool decode, const std::vector<float>& logits) {

@@ -79,7 +79,7 @@ sim_trace simulate(const conformance_case& cc, uint64_t seed) {
       store.append(l, pos, n, k.data(), v.data(), kv * d);
       if (needs.host_offload) {
         pool.append(l, n, k.data(), v.data(), kv * d);
-        pol->set_digests(l, pool.digests(l));
+        as_retrieval(*pol)->set_digests(l, pool.digests(l));
       }
       store.clear_mass(l);
       for (int64_t g = 0; g < kv; ++g) {
@@ -328,7 +328,7 @@ std::vector<std::vector<int32_t>> freekv_hand(float tau) {
     for (int64_t t = 0; t < n; ++t) k[t * 32] = val[std::min<int64_t>((pos0 + t) / 16, 5)];
     store.append(0, pos0, n, k.data(), v.data(), 32);
     pool.append(0, n, k.data(), v.data(), 32);
-    pol->set_digests(0, pool.digests(0));
+    as_retrieval(*pol)->set_digests(0, pool.digests(0));
   };
   std::vector<std::vector<int32_t>> out;
   auto step = [&](float a, bool decode) {

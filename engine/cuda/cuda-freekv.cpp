@@ -55,7 +55,7 @@ void cuda_freekv::select(int64_t layer, const float* q_last, kv_policy& policy, 
   // (a device-side wait: the host goes on).
   recall_.wait_layer(layer);
   st.recalled_bytes += std::exchange(prefetched_bytes_[size_t(layer)], size_t(0));
-  policy.set_digests(layer, pool_.digests(layer));  // waits for the layer's page copies
+  as_retrieval(policy)->set_digests(layer, pool_.digests(layer));  // waits for the layer's page copies
   const keep_decision d = policy.select(layer, store.layer_meta(layer));
   store.apply(layer, d);
   std::vector<std::vector<int32_t>>& pages = pages_[size_t(layer)];
@@ -88,7 +88,7 @@ void cuda_freekv::add_spans(int64_t layer, const cuda_kv_store& store, cu::kv_sp
 }
 
 void cuda_freekv::prefetch(int64_t layer, int64_t next_seq_len, kv_policy& policy) {
-  const std::vector<std::vector<int32_t>> want = policy.speculate(layer, next_seq_len);
+  const std::vector<std::vector<int32_t>> want = as_retrieval(policy)->speculate(layer, next_seq_len);
   if (want.empty()) return;
   prefetched_bytes_[size_t(layer)] += recall_.recall(pool_, layer, table_.plan(layer, want));
 }

@@ -44,7 +44,7 @@ void cuda_kv_runtime::reset() {
   if (needs_.host_offload) {
     sc.layer_capacity.assign(size_t(n_layers_), o.window + max_chunk_);
     if (o.dense_layer0) sc.layer_capacity[0] = 0;
-    if (!fkv_) fkv_ = std::make_unique<cuda_freekv>(o, policy_->page_slots(), *a_, st_);
+    if (!fkv_) fkv_ = std::make_unique<cuda_freekv>(o, as_retrieval(*policy_)->page_slots(), *a_, st_);
     fkv_->reset();
   }
   store_ = std::make_unique<cuda_kv_store>(sc, *a_, st_);

@@ -49,7 +49,7 @@ class cuda_kv_runtime {
   size_t device_bytes() const { return store_->device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
   size_t peak_device_bytes() const { return store_->peak_device_bytes() + (fkv_ ? fkv_->device_bytes() : 0); }
   // FreeKV: the pinned pool, the query buffer and the policy's own copy of the digests.
-  size_t host_bytes() const { return fkv_ ? fkv_->host_bytes() + policy_->host_bytes() : 0; }
+  size_t host_bytes() const { return fkv_ ? fkv_->host_bytes() + as_retrieval(*policy_)->host_bytes() : 0; }
   // Logical KV bytes, the same definition and code as the CPU runtime's (kv/kv-logical-bytes.h).
   size_t logical_bytes() const;
   size_t peak_logical_bytes() const { return peak_logical_; }

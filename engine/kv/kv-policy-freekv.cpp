@@ -22,7 +22,7 @@
 namespace kvarena {
 
 namespace {
-class kv_policy_freekv final : public kv_policy {
+class kv_policy_freekv final : public kv_retrieval_policy {
  public:
   explicit kv_policy_freekv(const kv_policy_options& o)
       : n_heads_(o.n_heads), n_kv_(o.n_kv_heads), d_(o.head_dim), B_(o.budget),

@@ -14,7 +14,7 @@
 //   per layer l: store.append(l, ...)  [+ host_pool.append, set_digests(l, pool.digests(l))]
 //     eviction policies: store.clear_mass(l); attention over store.head_view(l, h) adds mass;
 //                        then store.apply(l, select(l, store.layer_meta(l)))
-//     freekv: after the q projection, before attention: d = select(l, meta);
+//     freekv (a kv_retrieval_policy): after the q projection, before attention: d = select(l, meta);
 //             store.apply(l, d); recall dev.plan(l, d.pages); attention reads the window
 //             (store) and the page slots (kv_device_pages).
 #pragma once
@@ -101,21 +101,33 @@ class kv_policy {
   virtual int64_t budget(int64_t layer, int64_t seq_len) const = 0;
   // Folds the last chunk's attention mass into meta's scores, then decides.
   virtual keep_decision select(int64_t layer, const kv_layer_meta& meta) = 0;
-  // freekv only: the host page digests select() scores pages with.
-  virtual void set_digests(int64_t layer, const kv_page_digests&) {}
-  // freekv only: the pages (per KV head, ascending) the next step's select() will most
-  // likely want for `layer` without correction, chosen now with this step's query, so
-  // their recall can overlap the rest of this step. Empty: nothing to prefetch. With a
-  // pool, the KV heads are scored on its threads.
-  virtual std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len,
-                                                      thread_pool* pool = nullptr) {
-    return {};
-  }
-  // freekv only: device page slots per layer and KV head (sinks + retrieved pages).
-  virtual int64_t page_slots() const { return 0; }
-  // Host bytes the policy itself holds for the cache (freekv: its FP16 copy of the digests).
-  virtual size_t host_bytes() const { return 0; }
 };
+
+// Eviction policies (full, window, h2o, confkv, confkv-l) are plain kv_policy objects: they
+// keep or drop the store's tokens. A retrieval policy (freekv, needs().host_offload) drops
+// nothing: the whole cache lives in a host pool and select() also names the host pages the
+// device must hold (keep_decision::pages). It has these hooks besides.
+class kv_retrieval_policy : public kv_policy {
+ public:
+  // The host page digests select() scores pages with.
+  virtual void set_digests(int64_t layer, const kv_page_digests&) = 0;
+  // The pages (per KV head, ascending) the next step's select() will most likely want for
+  // `layer` without correction, chosen now with this step's query, so their recall can
+  // overlap the rest of this step. Empty: nothing to prefetch. With a pool, the KV heads are
+  // scored on its threads.
+  virtual std::vector<std::vector<int32_t>> speculate(int64_t layer, int64_t next_seq_len,
+                                                      thread_pool* pool = nullptr) = 0;
+  // Device page slots per layer and KV head (sinks + retrieved pages).
+  virtual int64_t page_slots() const = 0;
+  // Host bytes the policy itself holds for the cache (its FP16 copy of the digests).
+  virtual size_t host_bytes() const = 0;
+};
+
+// p as a retrieval policy; nullptr for an eviction policy.
+inline kv_retrieval_policy* as_retrieval(kv_policy& p) { return dynamic_cast<kv_retrieval_policy*>(&p); }
+inline const kv_retrieval_policy* as_retrieval(const kv_policy& p) {
+  return dynamic_cast<const kv_retrieval_policy*>(&p);
+}
 
 // The common shape of most policies: keep sinks (pos < sinks) and the `recent` newest tokens,
 // and fill the rest of the budget with the highest-ranked others (ties: the newer wins).

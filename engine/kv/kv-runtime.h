@@ -1,11 +1,11 @@
 // kv-runtime.h: one sequence's KV cache under a policy, as the forward pass drives it:
-// the kv_store (FP16/INT8 kept tokens), the policy, and for FreeKV the host pool, the
-// device page slots and the recall worker. The forward pass calls, per forward call,
-// begin_forward, then per layer append and attend (attend runs the policy for that layer
-// at the moment it needs: eviction policies after attention, with the attention mass of
-// the chunk; freekv before attention, with the query), then end_forward. Only the signals
-// the policy declared (kv_policy_needs) are computed. Also the per-step statistics the
-// session reports (kv_step_stats).
+// the kv_store (FP16/INT8 kept tokens) and the policy; for FreeKV also the host pool, the
+// device page slots and the recall worker (kv-runtime-retrieval.cpp). The forward pass
+// calls, per forward call, begin_forward, then per layer append and attend (attend runs the
+// policy for that layer at the moment it needs: eviction policies after attention, with the
+// attention mass of the chunk; freekv before attention, with the query), then end_forward
+// (confkv's gated selection). Only the signals the policy declared (kv_policy_needs) are
+// computed. Also the per-step statistics the session reports (kv_step_stats).
 // Not here: which tokens a policy keeps (kv-policy-*.cpp), the kernel (kv-attention-cpu.h).
 #pragma once
 #include <cstdint>
@@ -16,8 +16,6 @@
 #include <vector>
 
 #include "kv-attention-cpu.h"
-#include "kv-freekv-recall.h"
-#include "kv-host-pool.h"
 #include "kv-policy.h"
 #include "kv-store.h"
 #include "thread-pool.h"
@@ -57,29 +55,31 @@ struct kv_runtime_config {
   bool overlap = true;          // freekv: speculative recall on the worker thread (false: waited for at once)
 };
 
+// One sequence's KV cache under a policy. Two kinds behind one interface, chosen by the
+// policy (make_kv_runtime): eviction policies keep their tokens in the kv_store and drop
+// some after each chunk (kv-runtime.cpp); a retrieval policy (freekv) keeps everything in a
+// host pool and brings pages to the device (kv-runtime-retrieval.cpp). The base class holds
+// what both share: the store, the policy, the step statistics, the byte peaks.
 class kv_runtime {
  public:
-  // Throws engine_error (from make_kv_policy) for bad options.
-  explicit kv_runtime(const kv_runtime_config& cfg);
-  ~kv_runtime();
+  virtual ~kv_runtime() = default;
 
   const kv_policy& policy() const { return *policy_; }
   kv_policy_needs needs() const { return needs_; }
-  // Most tokens one forward call may carry (freekv appends them a page at a time).
+  // Most tokens one forward call may carry.
   int64_t max_chunk() const { return max_chunk_; }
-  // Eviction policies that rank by attention mass need the attention of every row of the
-  // chunk, also in the last layer where only the last row's logits are wanted.
-  // FreeKV selects with the last query of every page of the chunk.
-  bool needs_all_rows() const { return needs_.attention_mass || freekv_; }
+  // Whether attention must run for every row of the chunk in every layer (the policy runs
+  // in every layer: mass of every row, or freekv's selection with every page's last query).
+  virtual bool needs_all_rows() const = 0;
 
   // One forward call of n tokens at positions [pos0, pos0 + n).
   void begin_forward(const step_signals& s, int64_t pos0, int64_t n);
   // Keys (after RoPE) and values of the chunk for `layer`: (n, n_kv_heads*head_dim) rows, ld apart.
-  void append(int64_t layer, const float* k, const float* v, int64_t ld);
+  virtual void append(int64_t layer, const float* k, const float* v, int64_t ld) = 0;
   // Attention of the chunk's last n_q queries q: (n_q, n_heads, head_dim), rows ldq apart,
   // into out (same shape, ldo apart); runs the policy for `layer`.
-  void attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
-              float* out, int64_t ldo);
+  virtual void attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
+                      float* out, int64_t ldo) = 0;
   // Closes the step: statistics (ms is the caller's). confidence: confidence_from_logits of
   // the logits this call produced (decode steps; -1 when not computed). A policy gated on
   // it (needs().logits_confidence) gets on_step with it now and selects every layer here.
@@ -88,9 +88,9 @@ class kv_runtime {
   void reset();  // a new sequence; memory already allocated is kept where it can be
   const kv_step_stats& last() const { return last_; }
 
-  size_t device_bytes() const;       // store + page slots
-  size_t peak_device_bytes() const;  // the most device_bytes() was after any append or step
-  size_t host_bytes() const;
+  virtual size_t device_bytes() const;  // the store (+ freekv's page slots)
+  size_t peak_device_bytes() const;     // the most device_bytes() was after any append or step
+  virtual size_t host_bytes() const { return 0; }  // freekv: pool, digest copy, staging
   size_t peak_host_bytes() const { return peak_host_; }
   // Logical KV bytes (kv-logical-bytes.h) now, and the most after any forward call (each
   // prefill chunk is one) since the sequence started.
@@ -98,38 +98,24 @@ class kv_runtime {
   size_t peak_logical_bytes() const { return peak_logical_; }
   const kv_store& store() const { return store_; }
 
- private:
+ protected:
+  // Throws engine_error (from make_kv_policy) for bad options.
+  explicit kv_runtime(const kv_runtime_config& cfg);
+  // The store's configuration for a new sequence (the kind adds its capacities).
+  virtual kv_store_config store_config() const;
+  virtual void reset_kind() {}  // the kind's state for a new sequence (after the store)
+  virtual void on_begin(step_signals&) {}  // e.g. freekv: the query buffers into the signals
+  // What a head holds besides the store's counts (freekv: page slots read, digests).
+  virtual void add_counts(int64_t layer, int64_t head, kv_head_counts& c) const {}
   void track();
-  void select_layer(int64_t layer);  // select + apply for an eviction policy; kept statistics
-  void run_freekv_select(thread_pool& pool, int64_t layer, const float* q_last);
-  void prefetch(thread_pool& pool, int64_t layer);
-  void attend_freekv(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale,
-                     float* out, int64_t ldo);
-  void build_freekv_spans(int64_t layer);
+  void select_layer(int64_t layer);  // select + apply (eviction kind); kept statistics
 
   kv_runtime_config cfg_;
   std::unique_ptr<kv_policy> policy_;
   kv_policy_needs needs_;
   int64_t n_layers_ = 0, n_heads_ = 0, n_kv_ = 0, hd_ = 0, max_chunk_ = 0;
   kv_store store_;
-  // freekv
-  bool freekv_ = false;
-  kv_host_pool host_;
-  kv_device_pages dev_;
-  std::unique_ptr<kv_recall_worker> worker_;
-  // Overlap: the pool that attend() runs on copies queued pages in its idle moments; the
-  // runtime clears the task before it goes (the pool must outlive the runtime, as in
-  // forward_state).
-  std::function<bool()> idle_task_;
-  thread_pool* idle_pool_ = nullptr;
-  const float* pend_k_ = nullptr;           // the chunk's rows append() handed over (n, kv_dim)
-  const float* pend_v_ = nullptr;
-  int64_t pend_ld_ = 0;
-  std::vector<float> qbuf_;                 // (n_layers, n_heads*head_dim) this step's last query per layer
-  std::vector<const float*> qptr_;          // (n_layers,) into qbuf_
-  std::vector<kv_attn_head> heads_;         // (n_kv_heads,) spans of the current layer
-  std::vector<std::vector<int32_t>> pages_; // (n_kv_heads,) device-resident pages for this layer's attention
-  std::vector<int64_t> pages_read_;         // (n_layers, n_kv_heads) pages the last attention read
+  std::vector<kv_attn_head> heads_;  // (n_kv_heads,) spans of the current layer
   kv_attend_scratch scratch_;
   // step state
   step_signals sig_;
@@ -137,5 +123,9 @@ class kv_runtime {
   kv_step_stats last_, cur_;
   size_t peak_device_ = 0, peak_host_ = 0, peak_logical_ = 0;
 };
+
+// The runtime for cfg.policy: eviction or retrieval by what the policy needs. Throws
+// engine_error for bad options.
+std::unique_ptr<kv_runtime> make_kv_runtime(const kv_runtime_config& cfg);
 
 }  // namespace kvarena
