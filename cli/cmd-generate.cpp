@@ -53,9 +53,14 @@ nlohmann::ordered_json memory_json(const memory_stats& m) {
 
 int run_generate(const generate_args& a) {
   kvarena::check_backend(a.backend);                                        // before the model loads
-  const std::vector<kv_policy_spec> policy = parse_policy_specs(a.policy);  // before the model loads
+  std::vector<kv_policy_spec> policy = parse_policy_specs(a.policy);  // before the model loads
   auto m = load_model(a.model);
   check_policy_specs(policy, m->config);
+  if (!a.policy.kv_budget.empty()) {
+    if (a.policy.kv_budget.find(',') != std::string::npos)
+      throw engine_error("--kv-budget " + a.policy.kv_budget + ": generate runs one policy: give one budget");
+    policy = apply_kv_budget_flag(a.policy, policy, m->config, a.n_ctx > 0 ? a.n_ctx : m->config.n_ctx);
+  }
   std::unique_ptr<tokenizer> tok;
   if (!a.tokenizer_path.empty()) {
     tok = tokenizer::from_llama2c(a.tokenizer_path, m->config.n_vocab);
