@@ -190,6 +190,7 @@ void episode_runner::run() {
     rec.kv_bytes = kv.kv_bytes;
     rec.kv_host_bytes = kv.kv_host_bytes;
     rec.kv_logical_bytes = kv.kv_logical_bytes;
+    rec.process_bytes = process_rss_bytes();
     rec.confidence = kv.confidence;
     rec.budget = kv.budget;
     rec.prefill_ms = g.prompt_ms;

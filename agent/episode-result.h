@@ -30,6 +30,7 @@ struct step_record {
   size_t kv_bytes = 0;           // KV bytes on the device after the step
   size_t kv_host_bytes = 0;      // FreeKV host pool bytes after the step
   size_t kv_logical_bytes = 0;   // logical KV bytes after the step (engine/kv/kv-logical-bytes.h)
+  size_t process_bytes = 0;      // the process's resident bytes after the step's model call (VmRSS)
   float confidence = -1.f;       // mean confidence of the step's decode steps; -1: none computed
   int64_t budget = -1;           // the policy's budget after the step; -1: unbounded / no policy
   double latency_ms = 0;         // model time: prefill_ms + decode_ms

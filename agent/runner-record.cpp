@@ -53,6 +53,7 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
     row.prompt_tokens = s.prompt_tokens;
     row.generated_tokens = s.generated_tokens;
     row.kv_logical_bytes = i64(s.kv_logical_bytes);
+    row.process_bytes = i64(s.process_bytes);
     out.steps.push_back(std::move(row));
   }
   out.trace.reserve(r.kv_trace.size());

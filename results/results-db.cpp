@@ -223,7 +223,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
   }
   {
     auto st = db_.prepare(std::string("INSERT INTO steps (run_id, ") + step_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
     for (const auto& s : steps) {
       st.bind_int(1, run_id);
       bind_item(st, 2, r.item);
@@ -234,7 +234,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
       bind_optional(st, 10, s.confidence >= 0, s.confidence);
       bind_optional_int(st, 11, s.budget >= 0, s.budget);
       st.bind_real(12, s.latency_ms).bind_int(13, s.prompt_tokens).bind_int(14, s.generated_tokens);
-      st.bind_int(15, s.kv_logical_bytes);
+      st.bind_int(15, s.kv_logical_bytes).bind_int(16, s.process_bytes);
       st.step();
       st.reset();
     }
@@ -330,6 +330,7 @@ std::vector<step_row> results_reader::steps(int64_t run_id, const work_item& ite
     s.prompt_tokens = st.int64(11);
     s.generated_tokens = st.int64(12);
     s.kv_logical_bytes = st.int64(13);
+    s.process_bytes = st.int64(14);
     out.push_back(std::move(s));
   }
   return out;

@@ -116,6 +116,7 @@ struct step_row {
   int64_t prompt_tokens = 0;      // new tokens prefilled this step
   int64_t generated_tokens = 0;   // tokens decoded this step
   int64_t kv_logical_bytes = 0;   // logical KV bytes after the step
+  int64_t process_bytes = 0;      // the process's resident bytes after the step's model call
 };
 
 // One sample of an item's KV size over its tokens (a kv_trace row), e.g. one per forward

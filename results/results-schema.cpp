@@ -11,7 +11,7 @@ const char* const task_result_columns =
     "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id";
 const char* const step_columns =
     "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, "
-    "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes";
+    "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes, process_bytes";
 const char* const kv_trace_columns = "task_id, policy, seed, sample, token_index, kv_bytes, budget, confidence, kv_logical_bytes";
 
 namespace {
@@ -87,6 +87,7 @@ CREATE TABLE steps (
   prompt_tokens    INTEGER NOT NULL,
   generated_tokens INTEGER NOT NULL,
   kv_logical_bytes INTEGER NOT NULL,
+  process_bytes    INTEGER NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed, step)
 ) WITHOUT ROWID;
 CREATE TABLE kv_trace (

@@ -80,6 +80,7 @@ std::vector<step_row> make_steps(const task_result& r) {
     st.prompt_tokens = 480;
     st.generated_tokens = 20;
     st.kv_logical_bytes = st.kv_tokens * 2048;
+    st.process_bytes = (1 << 27) + s * 4096;
     out.push_back(st);
   }
   return out;
@@ -266,6 +267,7 @@ TEST(ResultsWriter, ItemsReadBackAsWritten) {
     EXPECT_EQ(steps[i].prompt_tokens, sa[i].prompt_tokens);
     EXPECT_EQ(steps[i].generated_tokens, sa[i].generated_tokens);
     EXPECT_EQ(steps[i].kv_logical_bytes, sa[i].kv_logical_bytes);
+    EXPECT_EQ(steps[i].process_bytes, sa[i].process_bytes);
   }
   auto tr = rd.trace(run, a);
   ASSERT_EQ(tr.size(), ta.size());
