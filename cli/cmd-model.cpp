@@ -1,5 +1,5 @@
 // cmd-model.cpp: `kvarena model random ...` writes a random-weight GGUF model of any
-// shape (see engine/model-random.h); `kvarena model info M` prints a model's config and a
+// shape (see engine/model/model-random.h); `kvarena model info M` prints a model's config and a
 // summary of its tensors. Both print one JSON object on stdout.
 #include <chrono>
 #include <cmath>

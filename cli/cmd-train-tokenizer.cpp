@@ -1,5 +1,5 @@
 // cmd-train-tokenizer.cpp: `kvarena train-tokenizer --input FILE... --vocab N --out PREFIX`
-// trains a byte-level BPE vocabulary (engine/tokenizer-train.h) on the files (each one
+// trains a byte-level BPE vocabulary (engine/tokenizer/tokenizer-train.h) on the files (each one
 // text) and writes PREFIX.gguf (vocabulary-only GGUF that tokenizer::from_gguf loads) and
 // PREFIX.json (tokens, token_types, merges, ids, chat template). It then loads the GGUF
 // back, encodes the input with it and prints one JSON object on stdout: the vocabulary

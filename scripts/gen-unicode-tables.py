@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""gen-unicode-tables.py: writes engine/unicode-tables.cpp, the code point classes that the
+"""gen-unicode-tables.py: writes engine/tokenizer/unicode-tables.cpp, the code point classes that the
 pre-tokenizers need (\\p{L}, \\p{N}, \\p{P}, \\s, ...), from Python's own unicodedata.
 
-    python3 scripts/gen-unicode-tables.py > engine/unicode-tables.cpp
+    python3 scripts/gen-unicode-tables.py > engine/tokenizer/unicode-tables.cpp
 
 The output records the Unicode version of the Python that made it (3.11 ships Unicode
 14.0.0). The classes follow the general category (first letter: L, N, M, P, S, Z, C; Cn,
@@ -16,7 +16,7 @@ import unicodedata
 
 MAX_CODEPOINT = 0x10FFFF
 
-# Bits must match enum cpt_class in engine/unicode-tables.h.
+# Bits must match enum cpt_class in engine/tokenizer/unicode-tables.h.
 FLAG_LETTER = 1 << 0
 FLAG_NUMBER = 1 << 1
 FLAG_MARK = 1 << 2

@@ -1,4 +1,4 @@
-// test-tokenizer-train.cpp: the byte-level BPE trainer (engine/tokenizer-train.h). Merges
+// test-tokenizer-train.cpp: the byte-level BPE trainer (engine/tokenizer/tokenizer-train.h). Merges
 // of tiny corpora worked out by hand; agreement with a naive trainer (all pairs recounted
 // after every merge) on random corpora; the trained vocabulary loaded back through
 // tokenizer::from_gguf: round trips, special tokens, qwen2 single digits, compression;

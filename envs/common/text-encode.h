@@ -1,6 +1,6 @@
 // text-encode.h: the two text encoders every part of envs/ (and tasks/) shares, so there is
 // one copy of each: a code point as UTF-8, and HTML escaping of & < > " '. Header-only.
-// (The engine has its own UTF-8 encoder in engine/unicode-utf8.h: envs never includes
+// (The engine has its own UTF-8 encoder in engine/tokenizer/unicode-utf8.h: envs never includes
 // engine, and the engine uses nothing from the rest of the repo.)
 #pragma once
 #include <string>

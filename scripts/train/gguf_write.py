@@ -8,7 +8,7 @@ import struct
 
 import numpy as np
 
-# GGUF metadata value types (engine/gguf-reader.h: gguf_vtype).
+# GGUF metadata value types (engine/model/gguf-reader.h: gguf_vtype).
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 # ggml tensor types.
 GGML_F32, GGML_F16 = 0, 1

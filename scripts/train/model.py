@@ -1,4 +1,4 @@
-# model.py: the llama model of the engine (engine/model-forward-llama.cpp) in PyTorch:
+# model.py: the llama model of the engine (engine/cpu/model-forward-llama.cpp) in PyTorch:
 # RMSNorm (x / sqrt(mean(x^2) + eps) * w), Q/K/V without biases, RoPE on ADJACENT pairs
 # (2i, 2i+1) with theta = pos * base^(-2i/rope_dims) (angles in float64, cos/sin rounded
 # to float32 as the engine does), causal GQA attention where query head h reads KV head
