@@ -13,7 +13,7 @@ POLICIES=("$@")
 if [ ${#POLICIES[@]} -eq 0 ]; then
   POLICIES=(full window:window=64 window:window=48:sinks=4 h2o:heavy=32:recent=32
             confkv:n-high=32:n-low=96:protect=8:tau=1 confkv:n-high=32:n-low=96:protect=8
-            confkv-l:n-high=32:n-low=96:protect=8:tau=1 confkv:n-high=32:n-low=96:protect=8:kv-int8=1:tau=1
+            confkv-l:n-high=32:n-low=96:protect=8:tau=1 confkv:n-high=32:n-low=96:protect=8:kv-int8=1:int8-window=32:tau=1
             freekv:budget=192:sinks=32:window=64:page=32)
 fi
 W="$(mktemp -d)"
