@@ -180,6 +180,7 @@ void episode_runner::run() {
     rec.action = a.text;
     rec.parsed = a.ok();
     if (!a.ok()) rec.action_error = a.parsed.error;
+    rec.observation = shown.text;
     rec.obs_tokens = shown.n_tokens;
     rec.obs_truncated = shown.truncated;
     rec.prompt_tokens = static_cast<int64_t>(prompt.size());

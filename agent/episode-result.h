@@ -17,6 +17,7 @@ struct step_record {
   int index = 0;                 // 0-based
   std::string url;               // the page the action was chosen on
   std::string output;            // the model's reply (stop string cut)
+  std::string observation;       // the observation text the model was shown (after truncation)
   std::string action;            // canonical action text ("click [12]"), "none" on a parse failure
   bool parsed = false;           // the reply held a valid action
   std::optional<std::string> action_error;  // the parse error, or what the env refused

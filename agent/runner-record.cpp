@@ -1,11 +1,27 @@
 // runner-record.cpp: see runner-record.h.
 #include "runner-record.h"
 
+#include <cstdio>
+
 namespace kvarena {
 
 namespace {
 
 int64_t i64(size_t v) { return static_cast<int64_t>(v); }
+
+// The evaluators' verdicts, one line each ("string_match 1: ..."), then the notes.
+std::string eval_detail_text(const eval_result& e, bool evaluated) {
+  if (!evaluated) return "";
+  std::string s;
+  char score[32];
+  for (const evaluator_result& v : e.evaluators) {
+    std::snprintf(score, sizeof score, "%g", v.score);
+    s += v.type + " " + score + (v.detail.empty() ? "" : ": " + v.detail) + "\n";
+  }
+  if (!e.judge.empty()) s += "judge: " + e.judge + "\n";
+  for (const std::string& n : e.notes) s += "note: " + n + "\n";
+  return s;
+}
 
 }  // namespace
 
@@ -35,6 +51,7 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
   t.peak_device_bytes = i64(r.peak_device_bytes);
   t.peak_kv_logical_bytes = i64(r.peak_kv_logical_bytes);
   t.peak_process_bytes = i64(r.peak_process_bytes);
+  t.eval_detail = eval_detail_text(r.evaluation, r.status == "done" || r.status == "timeout");
   t.wall_ms = r.wall_ms;
   t.prefill_ms = r.prefill_ms;
   t.decode_ms = r.decode_ms;
@@ -54,6 +71,8 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
     row.generated_tokens = s.generated_tokens;
     row.kv_logical_bytes = i64(s.kv_logical_bytes);
     row.process_bytes = i64(s.process_bytes);
+    row.observation = s.observation;
+    row.output = s.output;
     out.steps.push_back(std::move(row));
   }
   out.trace.reserve(r.kv_trace.size());

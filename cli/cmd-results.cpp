@@ -7,6 +7,7 @@
 //                                      per-policy table on stdout (or its JSON with --json);
 //                                      --html writes a self-contained page with SVG plots.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "cli-commands.h"
 #include "report-html.h"
+#include "report-items.h"
 #include "results-merge.h"
 #include "results-report.h"
 
@@ -36,14 +38,32 @@ int run_merge(const std::string& out, const std::vector<std::string>& inputs) {
   return sum.complete() ? 0 : k_exit_incomplete;
 }
 
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  f.close();
+  if (!f) throw results::results_error("cannot write " + path.string());
+}
+
 int run_report(const report_args& a) {
   auto r = results::build_report(a.file, a.opt);
   if (!a.html.empty()) {
-    std::ofstream f(a.html, std::ios::binary);
-    f << results::report_html(r);
-    f.close();
-    if (!f) throw results::results_error("cannot write " + a.html);
-    std::fprintf(stderr, "kvarena report: wrote %s\n", a.html.c_str());
+    // The item pages go to "<FILE without .html>-items/" beside the page, which links to them.
+    const std::filesystem::path page(a.html);
+    std::filesystem::path items = page;
+    items.replace_extension();
+    items += "-items";
+    std::error_code ec;
+    std::filesystem::create_directories(items, ec);
+    if (ec) throw results::results_error("cannot create " + items.string() + ": " + ec.message());
+    size_t n = 0;
+    for (const results::item_page& p : results::report_item_pages(r)) {
+      write_file(items / p.name, p.html);
+      ++n;
+    }
+    write_file(page, results::report_html(r, items.filename().string()));
+    std::fprintf(stderr, "kvarena report: wrote %s and %zu item pages in %s\n", a.html.c_str(), n,
+                 items.string().c_str());
   }
   const std::string text = a.json ? results::report_json(r) + "\n" : results::report_text(r);
   std::fputs(text.c_str(), stdout);

@@ -208,7 +208,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
   {
     auto st = db_.prepare(std::string("INSERT INTO task_results (run_id, ") + task_result_columns +
                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21, ?22)");
+                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21, ?22, ?23)");
     st.bind_int(1, run_id);
     bind_item(st, 2, r.item);
     st.bind_text(5, to_string(r.status)).bind_int(6, r.success ? 1 : 0).bind_real(7, r.score).bind_int(8, r.steps);
@@ -219,11 +219,12 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
     else st.bind_text(19, r.error);
     st.bind_int(20, r.peak_kv_logical_bytes).bind_int(21, r.peak_process_bytes);
     bind_optional_int(st, 22, r.template_id >= 0, r.template_id);
+    st.bind_text(23, r.eval_detail);
     st.step();
   }
   {
     auto st = db_.prepare(std::string("INSERT INTO steps (run_id, ") + step_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
     for (const auto& s : steps) {
       st.bind_int(1, run_id);
       bind_item(st, 2, r.item);
@@ -235,6 +236,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
       bind_optional_int(st, 11, s.budget >= 0, s.budget);
       st.bind_real(12, s.latency_ms).bind_int(13, s.prompt_tokens).bind_int(14, s.generated_tokens);
       st.bind_int(15, s.kv_logical_bytes).bind_int(16, s.process_bytes);
+      st.bind_text(17, s.observation).bind_text(18, s.output);
       st.step();
       st.reset();
     }
@@ -307,6 +309,7 @@ std::vector<task_result> results_reader::task_results(int64_t run_id) {
     r.peak_kv_logical_bytes = st.int64(19);
     r.peak_process_bytes = st.int64(20);
     r.template_id = st.is_null(21) ? -1 : st.int64(21);
+    r.eval_detail = st.text(22);
     out.push_back(std::move(r));
   }
   return out;
@@ -331,6 +334,8 @@ std::vector<step_row> results_reader::steps(int64_t run_id, const work_item& ite
     s.generated_tokens = st.int64(12);
     s.kv_logical_bytes = st.int64(13);
     s.process_bytes = st.int64(14);
+    s.observation = st.text(15);
+    s.output = st.text(16);
     out.push_back(std::move(s));
   }
   return out;

@@ -96,6 +96,7 @@ struct task_result {
   // device's allocated high-water on CUDA.
   int64_t peak_process_bytes = 0;
   int64_t template_id = -1;       // the task's intent_template_id (per-template means); < 0: none (NULL)
+  std::string eval_detail;        // the evaluators' verdicts and notes, one per line ("" when not evaluated)
   double wall_ms = 0;             // the item end to end
   double prefill_ms = 0;          // of which prompt prefill
   double decode_ms = 0;           // of which token decode
@@ -117,6 +118,8 @@ struct step_row {
   int64_t generated_tokens = 0;   // tokens decoded this step
   int64_t kv_logical_bytes = 0;   // logical KV bytes after the step
   int64_t process_bytes = 0;      // the process's resident bytes after the step's model call
+  std::string observation;        // the observation text the model was shown
+  std::string output;             // the model's reply
 };
 
 // One sample of an item's KV size over its tokens (a kv_trace row), e.g. one per forward

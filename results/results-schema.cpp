@@ -8,10 +8,10 @@ namespace kvarena::results {
 const char* const task_result_columns =
     "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
     "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "
-    "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id";
+    "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id, eval_detail";
 const char* const step_columns =
     "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, "
-    "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes, process_bytes";
+    "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes, process_bytes, observation, output";
 const char* const kv_trace_columns = "task_id, policy, seed, sample, token_index, kv_bytes, budget, confidence, kv_logical_bytes";
 
 namespace {
@@ -68,6 +68,7 @@ CREATE TABLE task_results (
   peak_kv_logical_bytes INTEGER NOT NULL,
   peak_process_bytes    INTEGER NOT NULL,
   template_id        INTEGER,
+  eval_detail        TEXT NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed)
 );
 CREATE INDEX task_results_by_policy ON task_results (run_id, policy);
@@ -88,6 +89,8 @@ CREATE TABLE steps (
   generated_tokens INTEGER NOT NULL,
   kv_logical_bytes INTEGER NOT NULL,
   process_bytes    INTEGER NOT NULL,
+  observation      TEXT NOT NULL,
+  output           TEXT NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed, step)
 ) WITHOUT ROWID;
 CREATE TABLE kv_trace (

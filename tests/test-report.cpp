@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report-html.h"
+#include "report-items.h"
 #include "results-db.h"
 #include "results-report.h"
 #include "svg-plot.h"
@@ -104,6 +105,7 @@ std::string make_db(const std::string& name) {
     r.peak_kv_logical_bytes = r.peak_kv_bytes / 2;  // the headline figure: half the allocation here
     r.peak_process_bytes = r.peak_kv_bytes + 1000 * int64_t(MiB);
     r.template_id = std::string(h.task) <= "t2" ? 10 : 20;  // t1 t2: template 10; t3 t4: 20
+    if (h.status != item_status::error) r.eval_detail = h.success ? "string_match 1\n" : "string_match 0: expected 'x'\n";
     r.peak_kv_host_bytes = 0;
     if (h.status != item_status::done) r.error = "failed";
     std::vector<step_row> steps;
@@ -111,6 +113,9 @@ std::string make_db(const std::string& name) {
       step_row s;
       s.step = int64_t(i);
       s.action = "scroll [down]";
+      s.observation = "[1] RootWebArea '" + std::string(h.task) + " <page>'";
+      s.output = "I scroll. ```scroll [down]```";
+      s.kv_logical_bytes = int64_t(i + 1) * 1024;
       s.latency_ms = h.latencies_ms[i];
       steps.push_back(s);
     }
@@ -403,6 +408,32 @@ TEST(ReportStats, TemplateMeansAreUnweighted) {
   EXPECT_EQ(per, (std::vector<std::pair<int64_t, double>>{{1, 1.0}, {2, 0.0}}));
   EXPECT_DOUBLE_EQ(template_mean(per), 0.5);  // the row mean would be 4/5
   EXPECT_TRUE(std::isnan(template_mean({})));
+}
+
+// The trajectory viewer: a page per task row with every step; the main page links them.
+TEST(ReportItems, EveryItemHasAPageWithItsStepsAndVerdict) {
+  auto r = build_report(make_db("items"));
+  const std::vector<item_page> pages = report_item_pages(r);
+  ASSERT_EQ(pages.size(), k_items.size());
+  const item_page* full_t1 = nullptr;
+  for (const item_page& p : pages) {
+    EXPECT_EQ(tag_balance_error(p.html), "") << p.name;
+    if (p.name == "t1_full_0.html") full_t1 = &p;
+  }
+  ASSERT_NE(full_t1, nullptr);
+  // full t1: two steps (latencies 10, 20), success, its verdict; the observation escaped.
+  EXPECT_NE(full_t1->html.find("step 1: <code>scroll [down]</code>"), std::string::npos);
+  EXPECT_NE(full_t1->html.find("[1] RootWebArea &#39;t1 &lt;page&gt;&#39;"), std::string::npos);
+  EXPECT_NE(full_t1->html.find("I scroll. ```scroll [down]```"), std::string::npos);
+  EXPECT_NE(full_t1->html.find("string_match 1"), std::string::npos);
+  EXPECT_NE(full_t1->html.find("2.0 KiB logical"), std::string::npos);  // step 1: 2 * 1024
+  EXPECT_NE(full_t1->html.find("class=\"ok\">yes"), std::string::npos);
+  const std::string main = report_html(r, "run-items");
+  EXPECT_EQ(tag_balance_error(main), "");
+  EXPECT_NE(main.find("<a href=\"run-items/t1_full_0.html\">steps</a>"), std::string::npos);
+  EXPECT_NE(main.find("<a href=\"run-items/t4_oracle_0.html\">steps</a>"), std::string::npos);
+  EXPECT_EQ(report_html(r).find("href="), std::string::npos);  // no items folder: no links
+  EXPECT_EQ(item_page_name({"12", "confkv:n-high=32@512t", 3}), "12_confkv_n-high_32_512t_3.html");
 }
 
 }  // namespace

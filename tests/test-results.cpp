@@ -58,6 +58,7 @@ task_result make_result(const work_item& it, item_status st = item_status::done)
   r.peak_kv_logical_bytes = (1 << 19) + h * 512;
   r.peak_process_bytes = (1 << 29) + h * 4096;
   r.template_id = h % 3 == 0 ? -1 : int64_t(h % 7);
+  r.eval_detail = st == item_status::done ? "string_match 1: exact match\n" : "";
   r.wall_ms = 1234.5 + double(h);
   r.prefill_ms = 800.25;
   r.decode_ms = 400.75;
@@ -81,6 +82,8 @@ std::vector<step_row> make_steps(const task_result& r) {
     st.generated_tokens = 20;
     st.kv_logical_bytes = st.kv_tokens * 2048;
     st.process_bytes = (1 << 27) + s * 4096;
+    st.observation = "[1] RootWebArea 'Step " + std::to_string(s) + "'\n\t[2] link 'Home'";
+    st.output = "Let's think step by step. ```click [" + std::to_string(10 + s) + "]```";
     out.push_back(st);
   }
   return out;
@@ -119,7 +122,7 @@ std::vector<std::string> row_set(const std::string& path) {
   const std::pair<const char*, const char*> tables[] = {
       {"task_results", "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
                        "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "
-                       "decode_ms, error, peak_kv_logical_bytes, peak_process_bytes, template_id"},
+                       "decode_ms, error, peak_kv_logical_bytes, peak_process_bytes, template_id, eval_detail"},
       {"steps", step_columns},
       {"kv_trace", kv_trace_columns},
       {"work_items", "task_id, policy, seed, shard"},
@@ -244,6 +247,7 @@ TEST(ResultsWriter, ItemsReadBackAsWritten) {
   EXPECT_EQ(x.peak_kv_logical_bytes, ra.peak_kv_logical_bytes);
   EXPECT_EQ(x.peak_process_bytes, ra.peak_process_bytes);
   EXPECT_EQ(x.template_id, ra.template_id);
+  EXPECT_EQ(x.eval_detail, ra.eval_detail);
   EXPECT_EQ(x.wall_ms, ra.wall_ms);
   EXPECT_EQ(x.prefill_ms, ra.prefill_ms);
   EXPECT_EQ(x.decode_ms, ra.decode_ms);
@@ -268,6 +272,8 @@ TEST(ResultsWriter, ItemsReadBackAsWritten) {
     EXPECT_EQ(steps[i].generated_tokens, sa[i].generated_tokens);
     EXPECT_EQ(steps[i].kv_logical_bytes, sa[i].kv_logical_bytes);
     EXPECT_EQ(steps[i].process_bytes, sa[i].process_bytes);
+    EXPECT_EQ(steps[i].observation, sa[i].observation);
+    EXPECT_EQ(steps[i].output, sa[i].output);
   }
   auto tr = rd.trace(run, a);
   ASSERT_EQ(tr.size(), ta.size());
@@ -339,7 +345,8 @@ TEST(ResultsWriter, AKilledWriterLeavesNoPartialItem) {
       db.exec("BEGIN IMMEDIATE");
       db.exec("INSERT INTO task_results SELECT run_id, 't9', policy, seed, status, success, score, steps, answer, "
               "final_url, prompt_tokens, generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, "
-              "wall_ms, prefill_ms, decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id "
+              "wall_ms, prefill_ms, decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id, "
+              "eval_detail "
               "FROM task_results");
       db.exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
               "INSERT INTO kv_trace SELECT 1, 't9', 'full', 1, i, i, i * 1000, NULL, NULL, i * 500 FROM n");

@@ -149,6 +149,9 @@ TEST(RunnerRecord, EpisodeAndOracleRows) {
   s0.latency_ms = 7;
   s0.prompt_tokens = 30;
   s0.generated_tokens = 8;
+  s0.observation = "[1] RootWebArea 'Cars'";
+  s0.output = "```click [3]```";
+  s0.kv_logical_bytes = 512;
   step_record s1 = s0;
   s1.index = 1;
   s1.action = "none";
@@ -162,6 +165,8 @@ TEST(RunnerRecord, EpisodeAndOracleRows) {
   p.budget = 64;
   p.confidence = 0.25f;
   e.kv_trace = {p};
+  e.evaluation.evaluators = {{"string_match", 0, "expected 'blue', got 'red'"}, {"url_match", 1, ""}};
+  e.evaluation.notes = {"prep action failed: timeout"};
   const results::work_item item{"7", "window", 1};
   item_rows r = rows_from_episode(item, e);
   EXPECT_EQ(r.result.item, item);
@@ -171,6 +176,12 @@ TEST(RunnerRecord, EpisodeAndOracleRows) {
   EXPECT_EQ(r.result.peak_kv_host_bytes, 2000);
   ASSERT_EQ(r.steps.size(), 2u);
   EXPECT_EQ(r.steps[0].action, "click [3]");
+  EXPECT_EQ(r.steps[0].observation, "[1] RootWebArea 'Cars'");
+  EXPECT_EQ(r.steps[0].output, "```click [3]```");
+  EXPECT_EQ(r.steps[0].kv_logical_bytes, 512);
+  // A timeout is evaluated: the verdicts, one line each, then the notes.
+  EXPECT_EQ(r.result.eval_detail,
+            "string_match 0: expected 'blue', got 'red'\nurl_match 1\nnote: prep action failed: timeout\n");
   EXPECT_EQ(r.steps[0].action_error, "");
   EXPECT_EQ(r.steps[0].budget, 64);
   EXPECT_FLOAT_EQ(r.steps[0].confidence, 0.5);
