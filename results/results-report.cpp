@@ -7,9 +7,11 @@
 #include <cstdio>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "kv/kv-budget.h"
 #include "kv/kv-policy-registry.h"
 #include "svg-plot.h"
 
@@ -38,6 +40,23 @@ int policy_rank(const std::string& label) {
     }
   }
   return best;
+}
+
+// Rows of a --kv-budget sweep ("window@512t") group by budget: the rows without one first
+// (full, the reference), then each budget in increasing size (tokens before bytes), the
+// policies in registry order within it; the oracle last.
+std::tuple<int, double, int> row_order(const std::string& label) {
+  const int rank = policy_rank(label);
+  if (label == "oracle") return {3, 0.0, rank};
+  const size_t at = label.rfind('@');
+  if (at == std::string::npos) return {0, 0.0, rank};
+  try {
+    const kv_budget b = parse_kv_budget(label.substr(at + 1));
+    return b.tokens > 0 ? std::tuple<int, double, int>{1, double(b.tokens), rank}
+                        : std::tuple<int, double, int>{2, double(b.bytes), rank};
+  } catch (const std::exception&) {
+    return {0, 0.0, rank};  // an '@' that is not a budget
+  }
 }
 
 std::string fmt(const char* f, double v) {
@@ -186,7 +205,7 @@ run_report build_report(const std::string& path, const report_options& opt) {
   }
   std::vector<std::string> order(names.begin(), names.end());
   std::stable_sort(order.begin(), order.end(),
-                   [](const std::string& a, const std::string& b) { return policy_rank(a) < policy_rank(b); });
+                   [](const std::string& a, const std::string& b) { return row_order(a) < row_order(b); });
   for (const auto& p : order) r.policies.push_back(metrics_for(db, id, p));
 
   const policy_metrics* full = nullptr;

@@ -436,5 +436,28 @@ TEST(ReportItems, EveryItemHasAPageWithItsStepsAndVerdict) {
   EXPECT_EQ(item_page_name({"12", "confkv:n-high=32@512t", 3}), "12_confkv_n-high_32_512t_3.html");
 }
 
+// A --kv-budget sweep: rows grouped by budget (smaller first), policies in registry order
+// inside a group; the reference without a budget first, the oracle last.
+TEST(Report, BudgetSweepRowsGroupByBudget) {
+  auto dir = test::temp_dir("sweep");
+  const std::string path = (dir / "r.sqlite").string();
+  const std::vector<std::string> labels = {"oracle", "h2o@512t", "window@512t", "full", "h2o@256t", "window@256t",
+                                           "window@1MiB"};
+  {
+    results_writer w(path);
+    run_info info{"sweep", "m", "s", labels, {0}, "", "{}"};
+    const int64_t run = w.begin_run(info, false);
+    for (const std::string& l : labels) {
+      task_result t;
+      t.item = {"t1", l, 0};
+      w.write_item(run, t, {}, {});
+    }
+  }
+  std::vector<std::string> order;
+  for (const auto& m : build_report(path).policies) order.push_back(m.policy);
+  EXPECT_EQ(order, (std::vector<std::string>{"full", "window@256t", "h2o@256t", "window@512t", "h2o@512t",
+                                             "window@1MiB", "oracle"}));
+}
+
 }  // namespace
 }  // namespace kvarena::results
