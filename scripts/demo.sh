@@ -10,14 +10,20 @@
 # to a random-weight model, whose success is 0 under every policy by construction (a banner
 # says so); MODEL=... scripts/demo.sh runs another GGUF (e.g. a Qwen2 or Llama chat model).
 #
-# Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, MAX_STEPS (15; 4 for
-# the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT (results/runs/demo), BUILD_DIR (build).
+# The policies are compared at equal memory: KV_BUDGET (512t: 512 tokens per layer and KV
+# head, `kvarena run --kv-budget`) sizes each of them, full stays the reference; CTX (4096)
+# is each session's context, which FreeKV's page digests are counted against.
+# Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, KV_BUDGET, CTX,
+# MAX_STEPS (15; 4 for the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT
+# (results/runs/demo), BUILD_DIR (build).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 BUILD_DIR="${BUILD_DIR:-build}"
 TASKS="${TASKS:-4}"
 POLICIES="${POLICIES:-full,window,h2o,confkv,freekv}"
+KV_BUDGET="${KV_BUDGET:-512t}"
+CTX="${CTX:-4096}"
 MAX_STEPS="${MAX_STEPS:-}"
 MAX_NEW_TOKENS="${MAX_NEW_TOKENS:-32}"
 THREADS="${THREADS:-2}"
@@ -71,18 +77,18 @@ mkdir -p "$OUT"
 status=0
 for suite in tasks/vwa-local tasks/long-horizon; do
   name="$(basename "$suite")"
-  echo "[demo] $name: $TASKS tasks x {$POLICIES} + oracle, $MAX_STEPS steps of <= $MAX_NEW_TOKENS tokens" >&2
+  echo "[demo] $name: $TASKS tasks x {$POLICIES} at $KV_BUDGET + oracle, $MAX_STEPS steps of <= $MAX_NEW_TOKENS tokens" >&2
   # --resume finishes an interrupted demo; results from an older kvarena binary are moved
   # aside instead, so a rebuilt engine is measured anew.
   if [ -f "$OUT/$name.sqlite" ] && [ "$BIN" -nt "$OUT/$name.sqlite" ]; then
     mv "$OUT/$name.sqlite" "$OUT/$name.sqlite.prev"
     echo "[demo] $OUT/$name.sqlite came from an older build: moved to $name.sqlite.prev" >&2
   fi
-  "$BIN" run --suite "$suite" --limit "$TASKS" --policies "$POLICIES" --with-oracle --model "$MODEL" \
-    --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples "$EXAMPLES" --threads "$THREADS" \
+  "$BIN" run --suite "$suite" --limit "$TASKS" --policies "$POLICIES" --kv-budget "$KV_BUDGET" --ctx "$CTX" \
+    --with-oracle --model "$MODEL" --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples "$EXAMPLES" --threads "$THREADS" \
     --out "$OUT/$name.sqlite" --name "demo-$name" --resume || status=$?
   "$BIN" report "$OUT/$name.sqlite" --html "$OUT/$name.html" >/dev/null
-  echo "[demo] HTML report: $OUT/$name.html" >&2
+  echo "[demo] HTML report: $OUT/$name.html (every item's steps: $OUT/$name-items/)" >&2
 done
 [ "$random_model" = 1 ] && banner
 exit "$status"
