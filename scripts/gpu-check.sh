@@ -13,6 +13,9 @@
 #      vocab 128256, F16: ~16 GB, written in ~1-2 minutes), then the latency bench at 1K and
 #      8K contexts, batch 1 and 8, every policy (full, window, h2o, confkv and confkv-l with
 #      INT8 on the device, freekv with its pinned host pool and overlapped recall)
+#   (before 4) the agent on the device: `kvarena run --backend cuda` over six vwa-local tasks,
+#      batch 1 and 4, beside the same run on the CPU; bench memory's logical KV bytes on both
+#      backends
 # Everything goes to OUTDIR: summary.txt (one line per step: name, exit code, seconds),
 # <step>.log, bench-*.json, nvidia-smi.txt.
 # Env: BUILD_DIR (build-gpu), JOBS (16), DEADLINE_S (470), MODEL_DIR (/tmp), SKIP_8B=1.
@@ -87,6 +90,25 @@ if [ $built = 0 ]; then
     step bench-cli 60 20 sh -c "'$BUILD/kvarena' bench latency --backend cuda --model '$CLI_MODEL' \
       --contexts 4096 --steps 16 --policies full,freekv:budget=1024:sinks=128:window=256 > '$OUT/bench-cli.json'"
   rm -f "$CLI_MODEL"
+
+  # The agent on the device: the shipped model over a few vwa-local tasks, full and confkv at
+  # equal memory, on the CPU and on CUDA (batch 1 and 4); the results files come back in
+  # OUTDIR (compare the steps' actions: equal up to FP16 rounding). And the logical KV bytes
+  # of bench memory on both backends (one definition: they must be equal).
+  AGENT=(run --suite tasks/vwa-local --limit 6 --policies full,confkv --kv-budget 512t --ctx 4096 --max-steps 6
+         --threads 4)
+  step agent-cpu 150 30 "$BUILD/kvarena" "${AGENT[@]}" --out "$OUT/agent-cpu.sqlite"
+  step agent-cuda 150 30 "$BUILD/kvarena" "${AGENT[@]}" --backend cuda --out "$OUT/agent-cuda.sqlite"
+  step agent-cuda-batch4 150 30 "$BUILD/kvarena" "${AGENT[@]}" --backend cuda --batch 4 \
+    --out "$OUT/agent-cuda-b4.sqlite"
+  MEM_MODEL="$MODEL_DIR/kvarena-gpucheck-mem.gguf"
+  MEM=(bench memory --model "$MEM_MODEL" --n-prompt 3000 --n-gen 16 --chunk 128 --kv-budget 512t
+       --policies full,window,h2o,confkv,confkv-l,freekv)
+  step model-mem 30 10 "$BUILD/kvarena" model random --arch llama --dim 256 --layers 2 --heads 4 --kv-heads 4 \
+      --ffn 512 --vocab 512 --ctx 4096 --out "$MEM_MODEL" && \
+    step memory-cpu 60 10 sh -c "'$BUILD/kvarena' ${MEM[*]} > '$OUT/bench-memory-cpu.json'" && \
+    step memory-cuda 60 10 sh -c "'$BUILD/kvarena' ${MEM[*]} --backend cuda > '$OUT/bench-memory-cuda.json'"
+  rm -f "$MEM_MODEL"
 
   if [ "${SKIP_8B:-0}" != 1 ]; then
     BIG="$MODEL_DIR/kvarena-gpucheck-8b-f16.gguf"
