@@ -1,7 +1,8 @@
 // cmd-tasks.cpp: `kvarena tasks generate|validate|list|oracle` (tasks/ does the work).
 //   generate --out tasks [--seed 1] [--check]  write the suites (or, with --check, compare
 //                                              the files there with what would be written)
-//   validate DIR...                            loader checks + oracle plans + known sites
+//   validate DIR... [--require-oracle] [--json]  per task: full, degraded, cannot_run or
+//                                              refused, with reasons; exit 1 when any is refused
 //   list DIR                                   a table: id, sites, eval types, difficulty, intent
 //   oracle --suite DIR [--env-url URL] [-j N] [--task ID]...
 //                                              the scripted oracle through the env API; JSON
@@ -12,17 +13,21 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli-commands.h"
 #include "generator/generate.h"
 #include "oracle-agent.h"
 #include "server/env-server.h"
 #include "suite-check.h"
+#include "task-verdict.h"
 
 namespace kvarena::cli {
 
@@ -76,15 +81,71 @@ int run_generate(const std::string& out, uint64_t seed, bool check) {
   return 0;
 }
 
-int run_validate(const std::vector<std::string>& dirs) {
-  int bad = 0;
-  for (const std::string& dir : dirs) {
-    auto r = tasks::check_suite(dir, is_long_horizon(dir));
-    for (const std::string& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
-    std::printf("%s: %zu tasks, %zu problem(s)\n", dir.c_str(), r.tasks.size(), r.errors.size());
-    if (!r.ok()) ++bad;
+struct validate_args {
+  std::vector<std::string> dirs;
+  bool require_oracle = false;
+  bool json = false;
+};
+
+// The origin of a loader message "ORIGIN: field: what" (origins hold no ": ").
+std::string origin_of(const std::string& message) { return message.substr(0, message.find(": ")); }
+
+// Per suite: every task's verdict (task-verdict.h), refused ones from the loader's errors.
+// Text: a count per verdict and the reasons behind each, most frequent first; --json: one
+// object per task and line. Exit 1 when any task is refused.
+int run_validate(const validate_args& a) {
+  int refused_total = 0;
+  for (const std::string& dir : a.dirs) {
+    const task_suite s = load_tasks(dir);
+    tasks::verdict_options o;
+    o.require_oracle = a.require_oracle;
+    o.require_memory = a.require_oracle && is_long_horizon(dir);
+    std::map<std::string, std::vector<std::string>> refused;  // origin -> the loader's messages
+    for (const std::string& e : s.errors) refused[origin_of(e)].push_back(e.substr(std::min(e.size(), origin_of(e).size() + 2)));
+    std::map<tasks::verdict_kind, int> count;
+    std::map<tasks::verdict_kind, std::map<std::string, int>> reasons;
+    auto emit = [&](const std::string& origin, const task* t, tasks::verdict_kind k,
+                    const std::vector<tasks::verdict_reason>& why_kinds) {
+      ++count[k];
+      std::vector<std::string> why;
+      for (const tasks::verdict_reason& r : why_kinds) {
+        ++reasons[r.kind][r.text];  // each reason under its own class
+        why.push_back(r.text);
+      }
+      if (a.json) {
+        nlohmann::ordered_json j = {{"suite", dir},
+                                    {"origin", origin},
+                                    {"task_id", t ? nlohmann::ordered_json(t->task_id) : nlohmann::ordered_json(nullptr)},
+                                    {"verdict", tasks::verdict_name(k)},
+                                    {"reasons", why}};
+        std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+      }
+    };
+    for (size_t i = 0; i < s.tasks.size(); ++i) {
+      const tasks::task_verdict v = tasks::verdict_for(s.tasks[i], s.origins[i], o);
+      emit(s.origins[i], &s.tasks[i], v.kind, v.reasons);
+    }
+    for (const auto& [origin, why] : refused) {
+      std::vector<tasks::verdict_reason> rs;
+      for (const std::string& w : why) rs.push_back({tasks::verdict_kind::refused, w});
+      emit(origin, nullptr, tasks::verdict_kind::refused, rs);
+    }
+    refused_total += count[tasks::verdict_kind::refused];
+    for (const std::string& w : s.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    if (a.json) continue;
+    const size_t n = s.tasks.size() + refused.size();
+    std::printf("%s: %zu tasks: %d run fully, %d degraded, %d cannot run, %d refused (%zu warnings)\n", dir.c_str(), n,
+                count[tasks::verdict_kind::full], count[tasks::verdict_kind::degraded],
+                count[tasks::verdict_kind::cannot_run], count[tasks::verdict_kind::refused], s.warnings.size());
+    for (tasks::verdict_kind k : {tasks::verdict_kind::refused, tasks::verdict_kind::cannot_run,
+                                  tasks::verdict_kind::degraded}) {
+      std::vector<std::pair<int, std::string>> top;
+      for (const auto& [why, c] : reasons[k]) top.push_back({-c, why});
+      std::sort(top.begin(), top.end());
+      for (const auto& [c, why] : top) std::printf("  %-10s %4d  %s\n", tasks::verdict_name(k), -c, why.c_str());
+    }
   }
-  return bad ? 1 : 0;
+  return refused_total ? 1 : 0;
 }
 
 int run_list(const std::string& dir) {
@@ -156,10 +217,15 @@ void add_tasks_command(CLI::App& app, command_fn& run) {
     run = [=] { return run_generate(*gen_out, *gen_seed, *gen_check); };
   });
 
-  auto* val = tasks_cmd->add_subcommand("validate", "Check suites: loader rules, oracle plans, sites, memory facts");
-  auto dirs = std::make_shared<std::vector<std::string>>();
-  val->add_option("dirs", *dirs, "Suite folders or task files")->required();
-  val->callback([&run, dirs] { run = [dirs] { return run_validate(*dirs); }; });
+  auto* val = tasks_cmd->add_subcommand(
+      "validate", "Per task: runs fully, degraded (which part), cannot run (why), or refused (the loader's errors)");
+  auto va = std::make_shared<validate_args>();
+  val->add_option("dirs", va->dirs, "Suite folders or task files (VisualWebArena's *.raw.json too)")->required();
+  val->add_flag("--require-oracle", va->require_oracle,
+                "The project's suites: every task needs its oracle plan, local sites and its own placeholders "
+                "(long-horizon: memory facts)");
+  val->add_flag("--json", va->json, "One JSON object per task and line: suite, origin, task_id, verdict, reasons");
+  val->callback([&run, va] { run = [va] { return run_validate(*va); }; });
 
   auto* lst = tasks_cmd->add_subcommand("list", "Table of a suite's tasks");
   auto dir = std::make_shared<std::string>();

@@ -60,8 +60,12 @@ std::string line_col(std::string_view text, size_t byte) {
 // Reads one task object, collecting "ORIGIN: path: what" errors.
 class task_reader {
  public:
-  task_reader(const std::string& origin, std::vector<std::string>& errors)
-      : origin_(origin), errors_(errors) {}
+  task_reader(const std::string& origin, std::vector<std::string>& errors, std::vector<std::string>& warnings)
+      : origin_(origin), errors_(errors), warnings_(warnings) {}
+
+  void warning(const std::string& path, const std::string& what) {
+    warnings_.push_back(origin_ + ": " + (path.empty() ? "" : path + ": ") + what);
+  }
 
   void error(const std::string& path, const std::string& what) {
     errors_.push_back(origin_ + ": " + (path.empty() ? "" : path + ": ") + what);
@@ -268,13 +272,16 @@ class task_reader {
         for (auto it = vp->begin(); it != vp->end(); ++it)
           if (it.key() != "width" && it.key() != "height")
             error("viewport_size", "unknown key '" + it.key() + "' (expected width, height)");
+        // A missing side gets VisualWebArena's default (1280 x 720), with a warning.
         viewport v;
-        bool ok = true;
-        for (const char* key : {"width", "height"})
-          if (!require(*vp, key, "viewport_size")) ok = false;
-        v.width = integer(*vp, "width", "viewport_size").value_or(0);
-        v.height = integer(*vp, "height", "viewport_size").value_or(0);
-        if (ok) t.viewport_size = v;
+        const std::pair<const char*, int64_t> sides[] = {{"width", 1280}, {"height", 720}};
+        for (const auto& [key, def] : sides)
+          if (!find(*vp, key))
+            warning("viewport_size." + std::string(key),
+                    "missing: " + std::to_string(def) + " (VisualWebArena's default)");
+        v.width = integer(*vp, "width", "viewport_size").value_or(1280);
+        v.height = integer(*vp, "height", "viewport_size").value_or(720);
+        t.viewport_size = v;
       }
     }
     if (const json* e = find(j, "eval")) eval(*e, t.eval);
@@ -292,6 +299,7 @@ class task_reader {
  private:
   const std::string& origin_;
   std::vector<std::string>& errors_;
+  std::vector<std::string>& warnings_;
 };
 
 // ---- writing ----
@@ -405,17 +413,20 @@ task_suite parse_impl(std::string_view text, const std::string& origin, bool* wa
     return suite;
   }
   auto one = [&](const json& j, const std::string& where) {
-    std::vector<std::string> errors;
+    std::vector<std::string> errors, warnings;
     task t;
     try {
-      task_reader(where, errors).read(j, t);
+      task_reader(where, errors, warnings).read(j, t);
     } catch (const std::exception& e) {  // a reader bug, never a user error: say so
       errors.push_back(where + ": internal error while reading the task (please report): " + e.what());
     }
     if (errors.empty()) errors = validate_task(t, where);
     if (errors.empty()) {
+      const std::vector<std::string> w = task_warnings(t, where);
+      warnings.insert(warnings.end(), w.begin(), w.end());
       suite.tasks.push_back(std::move(t));
       suite.origins.push_back(where);
+      suite.warnings.insert(suite.warnings.end(), warnings.begin(), warnings.end());
     }
     suite.errors.insert(suite.errors.end(), errors.begin(), errors.end());
   };
@@ -439,6 +450,7 @@ void append(task_suite& into, task_suite&& from) {
     into.origins.push_back(std::move(from.origins[i]));
   }
   into.errors.insert(into.errors.end(), from.errors.begin(), from.errors.end());
+  into.warnings.insert(into.warnings.end(), from.warnings.begin(), from.warnings.end());
 }
 
 bool read_whole_file(const fs::path& p, std::string& out) {

@@ -206,6 +206,19 @@ std::vector<std::string> substitute_placeholders(task& t, const site_urls& sites
   return left;
 }
 
+std::vector<std::string> task_warnings(const task& t, const std::string& origin) {
+  std::vector<std::string> out;
+  const std::pair<const char*, const std::optional<std::string>*> difficulties[] = {
+      {"reasoning_difficulty", &t.reasoning_difficulty},
+      {"visual_difficulty", &t.visual_difficulty},
+      {"overall_difficulty", &t.overall_difficulty}};
+  for (const auto& [name, value] : difficulties)
+    if (*value && *value != "easy" && *value != "medium" && *value != "hard")
+      out.push_back(origin + ": " + name + ": unknown difficulty " + quote_for_detail(**value) +
+                    " (easy, medium, hard; kept as given: no evaluator reads it)");
+  return out;
+}
+
 std::vector<std::string> validate_task(const task& t, const std::string& origin) {
   std::vector<std::string> errors;
   auto err = [&](const std::string& field, const std::string& what) {
@@ -224,13 +237,6 @@ std::vector<std::string> validate_task(const task& t, const std::string& origin)
   if (trimmed(t.intent).empty()) err("intent", "empty");
   if (t.viewport_size && (t.viewport_size->width <= 0 || t.viewport_size->height <= 0))
     err("viewport_size", "width and height must be > 0");
-  const std::pair<const char*, const std::optional<std::string>*> difficulties[] = {
-      {"reasoning_difficulty", &t.reasoning_difficulty},
-      {"visual_difficulty", &t.visual_difficulty},
-      {"overall_difficulty", &t.overall_difficulty}};
-  for (const auto& [name, value] : difficulties)
-    if (*value && *value != "easy" && *value != "medium" && *value != "hard")
-      err(name, "unknown difficulty " + quote_for_detail(**value) + " (valid: easy, medium, hard)");
 
   const task_eval& e = t.eval;
   if (e.eval_types.empty()) err("eval.eval_types", "empty (valid: " + list_names(k_eval_types) + ")");

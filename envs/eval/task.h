@@ -115,6 +115,10 @@ struct task_suite {
   std::vector<task> tasks;           // the tasks that loaded without error, in order
   std::vector<std::string> origins;  // per task: "dir/12.json" or "file.raw.json[3]"
   std::vector<std::string> errors;   // every problem, "ORIGIN: field: what is wrong"
+  // What VisualWebArena tolerates and kvarena accepts too, "ORIGIN: field: what": a default
+  // filled in (viewport_size without a height: 720, as VWA), a field no VWA script reads
+  // holding an unknown value (difficulty "mediun"). The task loads.
+  std::vector<std::string> warnings;
   bool ok() const { return errors.empty(); }
 };
 
@@ -138,6 +142,9 @@ bool write_task_file(const std::string& path, const task& t, std::string* err);
 // sites, url_note, difficulty, the references each eval type needs, required_values
 // conditions that parse, placeholders that are known. Messages "ORIGIN: field: what".
 std::vector<std::string> validate_task(const task& t, const std::string& origin);
+// The warnings of a loaded task (task_suite::warnings): difficulty values outside easy,
+// medium, hard (no VisualWebArena script reads them).
+std::vector<std::string> task_warnings(const task& t, const std::string& origin);
 
 // Duplicate task_id across a suite; one message per duplicate naming both origins.
 std::vector<std::string> check_duplicate_ids(const std::vector<task>& tasks,

@@ -1,0 +1,125 @@
+// test-task-verdict.cpp: `kvarena tasks validate`'s verdicts (tasks/task-verdict.h) on task
+// objects in VisualWebArena's raw format: full, degraded (a fuzzy_match without an LLM
+// judge, a func: helper kvarena lacks, a JavaScript locator), cannot_run (a site kvarena has
+// no stand-in for, page_image_query), and with --require-oracle the project's own rules as
+// refusals; then the command itself on a small raw file (summary, --json, exit status).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "eval/task.h"
+#include "task-verdict.h"
+#include "test-util.h"
+
+namespace kvarena::tasks {
+namespace {
+
+// A VWA-style task: classifieds, string_match exact, with `extra` fields spliced in and
+// `eval` replaced when given.
+std::string raw_task(int id, const std::string& extra = "", const std::string& eval = "") {
+  return R"({"task_id": )" + std::to_string(id) + R"(, "sites": ["classifieds"], "require_login": true,
+    "storage_state": "./.auth/classifieds_state.json", "start_url": "__CLASSIFIEDS__", "intent": "What is it?",
+    "require_reset": false, "viewport_size": {"width": 1280, "height": 2048}, )" + extra + R"( "eval": )" +
+         (eval.empty() ? R"({"eval_types": ["string_match"], "reference_answers": {"exact_match": "blue"},
+    "reference_url": "", "program_html": [], "string_note": "", "reference_answer_raw_annotation": "blue"})"
+                       : eval) +
+         "}";
+}
+
+task_verdict verdict(const std::string& json, bool require_oracle = false) {
+  task_suite s = parse_tasks(json, "t.raw.json[0]");
+  EXPECT_TRUE(s.ok()) << (s.errors.empty() ? "" : s.errors[0]);
+  if (s.tasks.empty()) return {verdict_kind::refused, {}};
+  return verdict_for(s.tasks[0], s.origins[0], {require_oracle, false});
+}
+
+std::string texts(const task_verdict& v) {
+  std::string s;
+  for (const verdict_reason& r : v.reasons) s += std::string(verdict_name(r.kind)) + ": " + r.text + "\n";
+  return s;
+}
+
+TEST(TaskVerdict, AStringMatchTaskOnAKvarenaSiteRunsFully) {
+  const task_verdict v = verdict(raw_task(1));
+  EXPECT_EQ(v.kind, verdict_kind::full) << texts(v);
+  EXPECT_TRUE(v.reasons.empty());
+}
+
+TEST(TaskVerdict, DegradedPartsAreNamed) {
+  // fuzzy_match N/A: VWA asks an LLM judge.
+  task_verdict v = verdict(raw_task(2, "", R"({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"},
+    "reference_url": "", "program_html": [], "string_note": "not possible"})"));
+  EXPECT_EQ(v.kind, verdict_kind::degraded) << texts(v);
+  EXPECT_NE(texts(v).find("fuzzy_match N/A: VWA asks an LLM judge"), std::string::npos) << texts(v);
+  // A func: helper kvarena does not have, and a lambda: locator (JavaScript).
+  v = verdict(raw_task(3, "", R"J({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+    "program_html": [{"url": "func:reddit_get_latest_comment_content_by_username(__page__, 'u')", "locator": "",
+                      "required_contents": {"must_include": ["x"]}},
+                     {"url": "last", "locator": "lambda:(() => document.title)()",
+                      "required_contents": {"exact_match": "y"}}]})J"));
+  EXPECT_EQ(v.kind, verdict_kind::degraded) << texts(v);
+  ASSERT_EQ(v.reasons.size(), 2u) << texts(v);
+  EXPECT_NE(v.reasons[0].text.find("func:reddit_get_latest_comment_content_by_username: no such helper"),
+            std::string::npos);
+  EXPECT_NE(v.reasons[1].text.find("JavaScript, which the text browser does not run"), std::string::npos);
+}
+
+TEST(TaskVerdict, CannotRunSaysWhatItNeeds) {
+  // A site kvarena has no stand-in for (VWA reddit tasks name wikipedia), and page_image_query,
+  // beside a degraded part: the worst class decides, each reason keeps its own class.
+  std::string json = raw_task(4, "", R"({"eval_types": ["string_match", "page_image_query"],
+    "reference_answers": {"fuzzy_match": "N/A"}, "reference_url": "", "program_html": [], "string_note": "no",
+    "page_image_query": [{"eval_image_url": "x", "eval_vqa": [{"question": "q", "answer": "a"}]}]})");
+  const std::string one = R"("sites": ["classifieds"])";
+  json.replace(json.find(one), one.size(), R"("sites": ["classifieds", "wikipedia"])");
+  const task_verdict v = verdict(json);
+  EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
+  ASSERT_EQ(v.reasons.size(), 3u) << texts(v);
+  EXPECT_EQ(v.reasons[0].kind, verdict_kind::cannot_run);
+  EXPECT_NE(v.reasons[0].text.find("site 'wikipedia'"), std::string::npos);
+  EXPECT_NE(v.reasons[0].text.find("--sites-url wikipedia=URL"), std::string::npos);
+  EXPECT_EQ(v.reasons[1].kind, verdict_kind::cannot_run);
+  EXPECT_NE(v.reasons[1].text.find("page_image_query"), std::string::npos);
+  EXPECT_EQ(v.reasons[2].kind, verdict_kind::degraded);
+}
+
+TEST(TaskVerdict, RequireOracleRefusesWhatTheProjectsSuitesMayNotLack) {
+  const task_verdict v = verdict(raw_task(5), true);
+  EXPECT_EQ(v.kind, verdict_kind::refused) << texts(v);
+  EXPECT_NE(texts(v).find("kvarena: missing (every task needs the kvarena extension with an oracle plan)"),
+            std::string::npos)
+      << texts(v);
+}
+
+// The command: one raw file with a full, a degraded and an unloadable task.
+TEST(TaskVerdict, ValidateCommandSummaryJsonAndExitStatus) {
+  const auto dir = test::temp_dir("validate");
+  const std::string ok_file = (dir / "ok.raw.json").string(), bad_file = (dir / "bad.raw.json").string();
+  std::ofstream(ok_file) << "[" + raw_task(1) + "," +
+                                raw_task(2, R"("overall_difficulty": "hrad",)",
+                                         R"({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"},
+    "reference_url": "", "program_html": [], "string_note": "no such item"})") +
+                                "]";
+  std::ofstream(bad_file) << "[" + raw_task(1) + R"(, {"task_id": 9, "sites": ["classifieds"]}])";
+  auto run = [&](const std::string& args, std::string* out) {
+    const std::string o = (dir / "out.txt").string();
+    const int st = std::system((std::string(KVARENA_BIN) + " tasks validate " + args + " >" + o + " 2>/dev/null").c_str());
+    *out = test::read_file(o);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  std::string out;
+  EXPECT_EQ(run(ok_file, &out), 0);
+  EXPECT_NE(out.find("2 tasks: 1 run fully, 1 degraded, 0 cannot run, 0 refused (1 warnings)"), std::string::npos)
+      << out;
+  EXPECT_EQ(run("--json " + ok_file, &out), 0);
+  EXPECT_NE(out.find(R"("task_id":1,"verdict":"full","reasons":[])"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("task_id":2,"verdict":"degraded")"), std::string::npos) << out;
+  EXPECT_EQ(run(bad_file, &out), 1);
+  EXPECT_NE(out.find("2 tasks: 1 run fully, 0 degraded, 0 cannot run, 1 refused"), std::string::npos) << out;
+  EXPECT_EQ(run("--require-oracle " + ok_file, &out), 1);  // no oracle plans
+}
+
+}  // namespace
+}  // namespace kvarena::tasks
