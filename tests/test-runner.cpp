@@ -456,7 +456,9 @@ TEST_F(Runner, BadFlagsFailWithClearMessages) {
     run_result r = run(c.args);
     EXPECT_EQ(r.rc, c.rc);
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
-    if (c.rc == 2) EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+    if (c.rc == 2) {
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+    }
   }
 }
 
