@@ -12,7 +12,7 @@
 #   scripts/train/train.sh --smoke     # tiny data + model, ~1 min: the pipeline end to end
 #                                      # (ctest label `train`; exit 77 = skipped, no torch)
 # Environment: KVARENA (the binary, default build/kvarena), DATA (~/.cache/kvarena-train/data),
-# CKPT (~/.cache/kvarena-train/ckpt), THREADS (2).
+# CKPT (~/.cache/kvarena-train/ckpt), THREADS (2), SITE_SEEDS (2-61).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PY=/usr/bin/python3  # Debian's interpreter: the one that sees python3-torch
@@ -49,7 +49,10 @@ if [ "$SMOKE" = 1 ]; then
   EXPORT=()
 else
   DATA="${DATA:-$HOME/.cache/kvarena-train/data}"; CKPT="${CKPT:-$HOME/.cache/kvarena-train/ckpt}"
-  SITE_SEEDS=2-61; VOCAB=4096; DOCS=(--niah 6000 --kv 3000 --max-doc-tokens 4096)
+  # SITE_SEEDS: the shipped model's data is 2-61; a larger set (2-301: 5x the trajectories,
+  # fewer chances to memorise one site's ids and names) goes in its own DATA folder, with the
+  # tokenizer.{gguf,json} copied in first so the token ids stay those of the checkpoint.
+  SITE_SEEDS="${SITE_SEEDS:-2-61}"; VOCAB=4096; DOCS=(--niah 6000 --kv 3000 --max-doc-tokens 4096)
   # The shipped model's recipe (models/README.md): sizes and schedule are read from the
   # checkpoint or the committed weights when training resumes.
   MODEL=(--dim 256 --layers 6 --heads 4 --kv-heads 2 --ffn 704 --rope-base 100000
