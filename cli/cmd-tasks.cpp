@@ -3,6 +3,7 @@
 //                                              the files there with what would be written)
 //   validate DIR... [--require-oracle] [--json]  per task: full, degraded, cannot_run or
 //                                              refused, with reasons; exit 1 when any is refused
+//   evaluators                                 what the evaluators support (types, keys, locators, helpers)
 //   list DIR                                   a table: id, sites, eval types, difficulty, intent
 //   oracle --suite DIR [--env-url URL] [-j N] [--task ID]...
 //                                              the scripted oracle through the env API; JSON
@@ -26,6 +27,7 @@
 #include "generator/generate.h"
 #include "oracle-agent.h"
 #include "server/env-server.h"
+#include "sites/site-eval-helpers.h"
 #include "suite-check.h"
 #include "task-verdict.h"
 
@@ -148,6 +150,25 @@ int run_validate(const validate_args& a) {
   return refused_total ? 1 : 0;
 }
 
+// What the evaluators support, and how (the same facts task-verdict.h judges tasks by).
+int run_evaluators() {
+  std::printf(
+      "string_match    exact_match, must_include (|OR| alternatives), must_exclude, one_of, required_values\n"
+      "                (<, <=, ==, >=, > on numbers, |OR|): as VisualWebArena scores them\n"
+      "                fuzzy_match (a list, or N/A with string_note): VWA asks an LLM judge; here the\n"
+      "                deterministic judge (token match) decides: tasks using it are `degraded`\n"
+      "url_match       reference_url alternatives (|OR|), url_note EXACT (default) or GOLD in PRED\n"
+      "program_html    targets: url (last, a URL, func:helper(...)), locator: \"\" (the page),\n"
+      "                document.querySelector(S).outerText|textContent|innerText|value,\n"
+      "                document.body.innerText, func:helper(...); other JavaScript, lambda: and\n"
+      "                prep_actions need a JavaScript browser (not built yet): `degraded`\n"
+      "page_image_query eval_vqa / eval_fuzzy_image_match: not supported (`cannot_run`)\n"
+      "func: helpers  ");
+  for (const std::string& n : sites::site_eval_helpers().names()) std::printf(" %s", n.c_str());
+  std::printf("\n(kvarena tasks validate FILE says which tasks use what.)\n");
+  return 0;
+}
+
 int run_list(const std::string& dir) {
   auto r = tasks::check_suite(dir, false);
   for (const std::string& e : r.errors) std::fprintf(stderr, "%s\n", e.c_str());
@@ -226,6 +247,9 @@ void add_tasks_command(CLI::App& app, command_fn& run) {
                 "(long-horizon: memory facts)");
   val->add_flag("--json", va->json, "One JSON object per task and line: suite, origin, task_id, verdict, reasons");
   val->callback([&run, va] { run = [va] { return run_validate(*va); }; });
+
+  auto* evs = tasks_cmd->add_subcommand("evaluators", "What the evaluators support (eval types, keys, locators, helpers)");
+  evs->callback([&run] { run = [] { return run_evaluators(); }; });
 
   auto* lst = tasks_cmd->add_subcommand("list", "Table of a suite's tasks");
   auto dir = std::make_shared<std::string>();

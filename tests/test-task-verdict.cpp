@@ -121,5 +121,16 @@ TEST(TaskVerdict, ValidateCommandSummaryJsonAndExitStatus) {
   EXPECT_EQ(run("--require-oracle " + ok_file, &out), 1);  // no oracle plans
 }
 
+// `kvarena tasks evaluators`: every eval type and the helpers the sites register.
+TEST(TaskVerdict, EvaluatorsCommandListsTypesAndHelpers) {
+  const auto dir = test::temp_dir("evaluators");
+  const std::string o = (dir / "out.txt").string();
+  ASSERT_EQ(std::system((std::string(KVARENA_BIN) + " tasks evaluators >" + o).c_str()), 0);
+  const std::string out = test::read_file(o);
+  for (const char* want : {"string_match", "url_match", "program_html", "page_image_query", "fuzzy_match",
+                           "reddit_get_post_url", "shopping_get_latest_order_url"})
+    EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+}
+
 }  // namespace
 }  // namespace kvarena::tasks
