@@ -74,6 +74,7 @@ class cuda_backend_sequence final : public sequence {
   void append_decode(int32_t token) override {
     const auto t0 = std::chrono::steady_clock::now();
     if (batched_) {
+      session_.check_room(1);  // a full context fails this sequence alone, not its batch
       shared_->batcher->decode(this, token);  // run_batch: this sequence's step, batched with others'
       report(true, 1, t0);
       return;
