@@ -244,8 +244,7 @@ void episode_runner::collect() {
   if (session_) r_.peak_kv_logical_bytes = std::max(r_.peak_kv_logical_bytes, session_->memory().kv_logical_peak_bytes);
   // The process's resident high-water since run_episode reset it; on a GPU backend the
   // device's allocated high-water (memory_stats::peak_total_bytes there) is added.
-  r_.peak_process_bytes = process_peak_rss_bytes();
-  if (session_ && std::string(session_->backend()) != "cpu") r_.peak_process_bytes += session_->memory().peak_total_bytes;
+  r_.peak_process_bytes = session_ ? process_peak_bytes(*session_) : process_peak_rss_bytes();
   r_.kv_trace = meter_.trace();
 }
 

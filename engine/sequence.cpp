@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine-error.h"
+#include "process-memory.h"
 #include "session.h"
 #include "tokenizer.h"
 
@@ -129,6 +130,12 @@ void check_backend(std::string_view name) {
 
 std::unique_ptr<sequence> make_sequence(std::string_view backend, const model& m, const session_options& opt) {
   return find_backend(backend).make(m, opt);
+}
+
+size_t process_peak_bytes(const sequence& s) {
+  size_t b = process_peak_rss_bytes();
+  if (std::string_view(s.backend()) != "cpu") b += s.memory().peak_total_bytes;
+  return b;
 }
 
 }  // namespace kvarena

@@ -105,4 +105,9 @@ std::vector<std::string> backend_names();
 void check_backend(std::string_view name);
 std::unique_ptr<sequence> make_sequence(std::string_view backend, const model& m, const session_options& opt);
 
+// The process's resident high-water since the last reset_process_peak() (process-memory.h),
+// plus, on a device backend, the device's allocated high-water (memory().peak_total_bytes):
+// the peak_process_bytes of a task or a bench run.
+size_t process_peak_bytes(const sequence& s);
+
 }  // namespace kvarena

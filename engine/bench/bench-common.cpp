@@ -5,11 +5,8 @@
 #include <chrono>
 #include <cmath>
 
-#include <cstring>
 
 #include "engine-error.h"
-#include "process-memory.h"
-#include "sequence.h"
 #include "tokenizer.h"
 
 namespace kvarena {
@@ -25,12 +22,6 @@ session_options bench_session_options(const kv_policy_spec& p, const bench_commo
   so.kv_overlap = p.overlap;
   so.track_confidence = track_confidence;
   return so;
-}
-
-size_t bench_process_peak(const sequence& s) {
-  size_t b = process_peak_rss_bytes();
-  if (std::strcmp(s.backend(), "cpu") != 0) b += s.memory().peak_total_bytes;
-  return b;
 }
 
 bool policy_uses_confidence(const kv_policy_spec& p) { return policy_confidence_threshold(p).has_value(); }

@@ -30,10 +30,6 @@ struct bench_common {
 session_options bench_session_options(const kv_policy_spec& p, const bench_common& common, int64_t n_ctx,
                                       bool track_confidence = false);
 
-// The process's resident high-water since the bench run called reset_process_peak()
-// (process-memory.h); on a GPU backend plus the device's allocated high-water.
-size_t bench_process_peak(const sequence& s);
-
 // Whether the policy gates its budget on confidence (its registry entry names a
 // confidence_option: confkv's tau), and that threshold, resolved (nullopt when it does not).
 bool policy_uses_confidence(const kv_policy_spec& p);

@@ -48,7 +48,7 @@ bench_memory_result run_bench_memory(const model& m, const tokenizer& tok, const
   r.peak_kv_bytes = mem.kv_peak_bytes;
   r.peak_kv_host_bytes = mem.kv_host_peak_bytes;
   r.peak_kv_logical_bytes = mem.kv_logical_peak_bytes;
-  r.peak_process_bytes = bench_process_peak(s);
+  r.peak_process_bytes = process_peak_bytes(s);
   r.final_kv_bytes = mem.kv_bytes;
   r.confidence_mean = stat_mean(conf);
   if (gated && !conf.empty()) r.confident_fraction = double(confident) / double(conf.size());

@@ -32,7 +32,7 @@ struct bench_memory_result {
   size_t peak_kv_bytes = 0;
   size_t peak_kv_host_bytes = 0;
   size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h: the most after any forward call
-  size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
+  size_t peak_process_bytes = 0;     // process_peak_bytes over this policy's run
   size_t final_kv_bytes = 0;
   int64_t kept_tokens_max = 0;             // over steps and layers
   double confidence_mean = 0;

@@ -158,7 +158,7 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
     }
   }
   r.accuracy = double(n_correct) / double(r.grid.size());
-  r.peak_process_bytes = bench_process_peak(s);
+  r.peak_process_bytes = process_peak_bytes(s);
   return r;
 }
 

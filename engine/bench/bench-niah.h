@@ -39,7 +39,7 @@ struct bench_niah_result {
   size_t peak_kv_bytes = 0;       // the most over all cells
   size_t peak_kv_host_bytes = 0;
   size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h, the most over all cells
-  size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
+  size_t peak_process_bytes = 0;     // process_peak_bytes over this policy's run
   int64_t decode_steps = 0;          // teacher-forced prompt decode steps over all cells
   int64_t confident_steps = 0;       // of which the gate called confident (c >= tau; gated policies)
 };

@@ -37,7 +37,7 @@ bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& token
   r.peak_kv_bytes = mem.kv_peak_bytes;
   r.peak_kv_host_bytes = mem.kv_host_peak_bytes;
   r.peak_kv_logical_bytes = mem.kv_logical_peak_bytes;
-  r.peak_process_bytes = bench_process_peak(s);
+  r.peak_process_bytes = process_peak_bytes(s);
   r.tok_s = ms > 0 ? 1000.0 * double(r.n_tokens) / ms : 0.0;
   return r;
 }

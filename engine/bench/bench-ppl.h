@@ -17,7 +17,7 @@ struct bench_ppl_result {
   size_t peak_kv_bytes = 0;
   size_t peak_kv_host_bytes = 0;
   size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h
-  size_t peak_process_bytes = 0;     // bench_process_peak over this policy's run
+  size_t peak_process_bytes = 0;     // process_peak_bytes over this policy's run
   double tok_s = 0;             // scored tokens per second (forward calls included)
 };
 
