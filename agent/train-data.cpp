@@ -172,6 +172,58 @@ std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode
   return out;
 }
 
+std::optional<std::string> crop_observation(const std::string& obs, int64_t element_id, int64_t before,
+                                            int64_t after) {
+  std::vector<std::string_view> lines;
+  for (size_t a = 0; a <= obs.size();) {
+    size_t e = obs.find('\n', a);
+    if (e == std::string::npos) e = obs.size();
+    lines.emplace_back(obs.data() + a, e - a);
+    a = e + 1;
+  }
+  size_t body = 0;  // first line after the header's blank line
+  while (body < lines.size() && !lines[body].empty()) ++body;
+  body = std::min(body + 1, lines.size());
+  std::string mark = "[";  // built by appends: GCC 12 warns falsely on "[" + std::string
+  mark += std::to_string(element_id);
+  mark += "] ";
+  for (size_t i = body; i < lines.size(); ++i) {
+    std::string_view l = lines[i];
+    l.remove_prefix(std::min(l.find_first_not_of('\t'), l.size()));
+    if (l.substr(0, mark.size()) != mark) continue;
+    const size_t from = std::max<size_t>(body, i - std::min<size_t>(i, static_cast<size_t>(std::max<int64_t>(0, before))));
+    const size_t to = std::min(lines.size(), i + 1 + static_cast<size_t>(std::max<int64_t>(0, after)));
+    std::string out;
+    for (size_t j = 0; j < body; ++j) out.append(lines[j]).push_back('\n');
+    for (size_t j = from; j < to; ++j) out.append(lines[j]).push_back('\n');
+    if (!out.empty() && to == lines.size()) out.pop_back();  // the observation's own end
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t seed, const tokenizer* tok,
+                                                 int64_t max_obs_tokens) {
+  trajectory cropped = tr;
+  std::vector<char> keep(tr.steps.size(), 0);
+  uint64_t st = mix(seed ^ 0x63726F70ull);
+  for (size_t i = 0; i < tr.steps.size(); ++i) {
+    const agent_action a = extract_agent_action(compact_reply(tr.steps[i].action));
+    if (!a.ok() || a.parsed.act.element_id < 0) continue;
+    st = mix(st + i);
+    const int64_t before = 2 + static_cast<int64_t>(st % 23), after = 2 + static_cast<int64_t>((st >> 20) % 23);
+    std::optional<std::string> c = crop_observation(tr.steps[i].observation, a.parsed.act.element_id, before, after);
+    if (!c) continue;
+    cropped.steps[i].observation = std::move(*c);
+    keep[i] = 1;
+  }
+  std::vector<train_sequence> all = render_trajectory(cropped, history_mode::last, tok, max_obs_tokens);
+  std::vector<train_sequence> out;
+  for (size_t i = 0; i < all.size() && i < keep.size(); ++i)
+    if (keep[i]) out.push_back(std::move(all[i]));
+  return out;
+}
+
 train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words) { return niah_documents_from(seed, n, max_words, {}); }
 
 train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs) {
@@ -207,7 +259,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   fs::create_directories(opt.out_dir);
   train_data_summary sum;
 
-  train_dataset last{"agent-last", {}}, full{"agent-full", {}}, corpus{"corpus", {}};
+  train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
   std::set<std::string> pages_seen;
   std::vector<std::string> pages;
   for (size_t k = 0; k < opt.site_seeds.size(); ++k) {
@@ -226,6 +278,9 @@ train_data_summary write_train_data(const train_data_options& opt) {
         last.sequences.push_back(std::move(q));
       for (train_sequence& q : render_trajectory(tr, history_mode::full, opt.tok, opt.max_obs_tokens))
         full.sequences.push_back(std::move(q));
+      for (train_sequence& q : render_cropped_steps(tr, opt.seed ^ mix(s * 1000003 + crop.sequences.size()), opt.tok,
+                                                    opt.max_obs_tokens))
+        crop.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
       steps += static_cast<int64_t>(tr.steps.size());
@@ -248,7 +303,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   train_dataset kv = kv_documents(opt.seed, opt.n_kv, std::max<int64_t>(8, opt.max_doc_tokens / 14));
   log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
 
-  const std::vector<const train_dataset*> sets = {&last, &full, &niah, &kv, &corpus};
+  const std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
   for (const train_dataset* d : sets) sum.sequences.push_back({d->name, static_cast<int64_t>(d->sequences.size())});
   if (!opt.tok) {
     const fs::path f = fs::path(opt.out_dir) / "corpus.txt";

@@ -7,6 +7,10 @@
 //                           code (conversation.h) in the compact prompt style and ChatML,
 //                           one sequence per step (last) or per episode (full); the
 //                           replies and their end marker are the loss targets
+//   agent-crop              the steps of agent-last whose action names an element, with the
+//                           observation cut to a few lines around that element's line (the
+//                           same reply): more practice per token at reading an element's
+//                           id and copying names from the objective
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
 //                           filler from seeds the bench does not use), 256..max_doc_tokens
 //   kv                      key-value retrieval documents ("key K: value V" lines, a query)
@@ -19,6 +23,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +90,18 @@ train_data_summary write_train_data(const train_data_options& opt);
 // are cut to max_obs_tokens first, as the agent cuts them.
 std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode mode, const tokenizer* tok,
                                               int64_t max_obs_tokens);
+
+// The observation cut to its header (up to the first blank line) and the lines from `before`
+// lines before the line of element [element_id] to `after` lines after it; nullopt when the
+// observation has no such line.
+std::optional<std::string> crop_observation(const std::string& observation, int64_t element_id, int64_t before,
+                                            int64_t after);
+
+// agent-crop's sequences of one trajectory: history mode last, each step whose action names
+// an element on its page, its observation cropped around it with 2..24 lines on each side
+// drawn from `seed`.
+std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t seed, const tokenizer* tok,
+                                                 int64_t max_obs_tokens);
 
 // The documents alone (deterministic for a seed), for tests.
 train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words);

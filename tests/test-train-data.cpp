@@ -86,6 +86,48 @@ TEST(TrainData, ConversationGivesTheAgentTheSameTextAsTheTrainingData) {
   EXPECT_EQ(data_text, agent_text + "<|im_end|>");
 }
 
+// An observation in the text browser's format, and its crops written out by hand.
+const char* k_page =
+    "Tab 0 (current): Shop\n"
+    "\n"
+    "[1] RootWebArea 'Shop' focused: True\n"
+    "\t[12] link 'One Stop Market'\n"
+    "\t[55] search ''\n"
+    "\t\t[58] searchbox 'Search' required: False\n"
+    "\t\t[59] button 'Search'\n"
+    "\t[158] link 'Next'";
+
+TEST(TrainData, CropKeepsTheHeaderAndTheLinesAroundTheElement) {
+  EXPECT_EQ(crop_observation(k_page, 58, 1, 1).value(),
+            "Tab 0 (current): Shop\n\n\t[55] search ''\n\t\t[58] searchbox 'Search' required: False\n"
+            "\t\t[59] button 'Search'\n");
+  // Clipped at the body's first line and at the end (no newline added after the last line).
+  EXPECT_EQ(crop_observation(k_page, 12, 5, 0).value(),
+            "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True\n\t[12] link 'One Stop Market'\n");
+  EXPECT_EQ(crop_observation(k_page, 158, 0, 4).value(), "Tab 0 (current): Shop\n\n\t[158] link 'Next'");
+  // [5] is a prefix of nothing here: "[58]" is not "[5]"; an absent id gives nothing.
+  EXPECT_FALSE(crop_observation(k_page, 5, 3, 3).has_value());
+  EXPECT_FALSE(crop_observation(k_page, 8, 3, 3).has_value());
+}
+
+TEST(TrainData, CroppedStepsAreTheElementStepsWithTheirOwnReplies) {
+  trajectory t;
+  t.intent = "Search for kettles.";
+  t.steps.push_back({k_page, "http://localhost/", "type [58] [kettle] [1]"});
+  t.steps.push_back({k_page, "http://localhost/?q=kettle", "scroll [down]"});
+  t.steps.push_back({k_page, "http://localhost/?q=kettle", "click [158]"});
+  t.steps.push_back({k_page, "http://localhost/?q=kettle&p=2", "stop [done]"});
+  const std::vector<train_sequence> seqs = render_cropped_steps(t, 7, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 2u);  // the scroll and the stop name no element
+  EXPECT_EQ(joined(seqs[0], true), "```type [58] [kettle] [1]```|<|im_end|>|");
+  EXPECT_EQ(joined(seqs[1], true), "```click [158]```|<|im_end|>|");
+  // The second keeps the previous actions of the whole trajectory, as agent-last does.
+  EXPECT_NE(joined(seqs[1], false).find("PREVIOUS ACTIONS:\ntype [58] [kettle] [1]\nscroll [down]"), std::string::npos)
+      << joined(seqs[1], false);
+  EXPECT_NE(joined(seqs[1], false).find("[158] link 'Next'"), std::string::npos);
+  EXPECT_EQ(render_cropped_steps(t, 7, nullptr, 0).size(), 2u);
+}
+
 TEST(TrainData, NiahDocumentsHideTheAnswerOnceAndAreDeterministic) {
   const train_dataset a = niah_documents(5, 20, 300);
   const train_dataset b = niah_documents(5, 20, 300);

@@ -101,14 +101,17 @@ class Packer:
 
     def rows(self, R, T):
         """R rows of T + 1 tokens: (tokens int64 (R, T+1), label weight float32 (R, T),
-        label is-target float32 (R, T), filled token count)."""
+        label is-target float32 (R, T), filled token count, document index int64 (R, T+1),
+        position in the document int64 (R, T+1)); padding is one more document."""
         tok = np.zeros((R, T + 1), np.int64)
+        seg = np.zeros((R, T + 1), np.int64)
+        posn = np.zeros((R, T + 1), np.int64)
         w = np.zeros((R, T + 1), np.float32)
         tgt = np.zeros((R, T + 1), np.float32)
         filled = 0
         for r in range(R):
             self._refill(T + 1)
-            pos, first = 0, True
+            pos, first, doc = 0, True, 0
             while pos < T + 1:
                 if first:
                     item = self.pool.pop(0)
@@ -124,10 +127,15 @@ class Packer:
                 tok[r, pos:pos + n] = t
                 tgt[r, pos:pos + n] = m
                 w[r, pos:pos + n] = np.where(m == 1, 1.0, self.ctx_weight)
+                seg[r, pos:pos + n] = doc
+                doc += 1
+                posn[r, pos:pos + n] = np.arange(n)
                 if not first:
                     w[r, pos] = tgt[r, pos] = 0.0  # no loss across a document boundary
                 pos += n
                 first = False
                 self._refill(T + 1)
+            seg[r, pos:] = doc
+            posn[r, pos:] = np.arange(T + 1 - pos)
             filled += pos
-        return tok, w[:, 1:], tgt[:, 1:], filled
+        return tok, w[:, 1:], tgt[:, 1:], filled, seg, posn

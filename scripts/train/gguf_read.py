@@ -67,3 +67,25 @@ def read_gguf(path, want_tensors=True):
             a = np.frombuffer(buf, dtype=dt, count=n, offset=base + off)
             tensors[name] = a.astype(np.float32).reshape(list(reversed(ne)))
     return meta, tensors
+
+
+def tokenizer_from_gguf(meta):
+    """The tokenizer.json dict (gguf_write.set_tokenizer's input) of a GGUF's tokenizer.ggml.*
+    keys, so that training can go on from a model file alone; None if it has no tokens."""
+    if "tokenizer.ggml.tokens" not in meta:
+        return None
+    tok = {"model": meta.get("tokenizer.ggml.model", "gpt2"), "tokens": list(meta["tokenizer.ggml.tokens"])}
+    if "tokenizer.ggml.pre" in meta:
+        tok["pre"] = meta["tokenizer.ggml.pre"]
+    if "tokenizer.ggml.token_type" in meta:
+        tok["token_types"] = list(meta["tokenizer.ggml.token_type"])
+    if "tokenizer.ggml.merges" in meta:
+        tok["merges"] = list(meta["tokenizer.ggml.merges"])
+    for key in ("bos", "eos"):
+        if f"tokenizer.ggml.{key}_token_id" in meta:
+            tok[key + "_token_id"] = int(meta[f"tokenizer.ggml.{key}_token_id"])
+    if "tokenizer.ggml.add_bos_token" in meta:
+        tok["add_bos"] = bool(meta["tokenizer.ggml.add_bos_token"])
+    if "tokenizer.chat_template" in meta:
+        tok["chat_template"] = meta["tokenizer.chat_template"]
+    return tok

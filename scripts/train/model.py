@@ -66,16 +66,21 @@ def rope_tables(n, head_dim, base, pos0=0):
 
 
 def apply_rope(x, cos, sin):
-    """x: (B, T, H, hd); pairs (2i, 2i+1) rotate by theta_i."""
+    """x: (B, T, H, hd); pairs (2i, 2i+1) rotate by theta_i. cos/sin: (T, hd/2) for
+    positions 0..T-1, or (B, T, hd/2) gathered per token (packed documents)."""
     B, T, H, hd = x.shape
     xp = x.view(B, T, H, hd // 2, 2)
     x0, x1 = xp[..., 0], xp[..., 1]
-    c, s = cos[:T, None, :], sin[:T, None, :]
+    if cos.dim() == 3:
+        c, s = cos[:, :, None, :], sin[:, :, None, :]
+    else:
+        c, s = cos[:T, None, :], sin[:T, None, :]
     return torch.stack((x0 * c - x1 * s, x0 * s + x1 * c), dim=-1).view(B, T, H, hd)
 
 
 def causal_attention(q, k, v, scale, mask, chunk=0):
-    """q: (B, KVH, G, T, hd), k/v: (B, KVH, T, hd); mask: (T, T) additive (0 / -inf).
+    """q: (B, KVH, G, T, hd), k/v: (B, KVH, T, hd); mask: (T, T) or (B, 1, 1, T, T)
+    additive (0 / -inf).
     chunk > 0 splits the queries into blocks that skip the keys after the block."""
     B, KVH, G, T, hd = q.shape
     if chunk <= 0 or chunk >= T:
@@ -87,7 +92,7 @@ def causal_attention(q, k, v, scale, mask, chunk=0):
         b = min(T, a + chunk)
         qb = q[:, :, :, a:b].reshape(B, KVH, G * (b - a), hd)
         s = torch.matmul(qb, k[:, :, :b].transpose(-1, -2)).view(B, KVH, G, b - a, b)
-        p = torch.softmax(s * scale + mask[a:b, :b], dim=-1)
+        p = torch.softmax(s * scale + mask[..., a:b, :b], dim=-1)
         outs.append(torch.matmul(p.view(B, KVH, G * (b - a), b), v[:, :, :b]).view(B, KVH, G, b - a, hd))
     return torch.cat(outs, dim=3)
 
@@ -153,8 +158,16 @@ class Llama(nn.Module):
             self._tables = {T: (cos, sin, mask)}  # one length at a time
         return self._tables[T]
 
-    def hidden(self, tokens):
+    def hidden(self, tokens, seg=None, pos=None):
+        """tokens: (B, T). seg/pos (B, T), optional: the packed document of each token and
+        its position in it; a token then attends only to earlier tokens of its own
+        document and is rotated by its own position, as if each document ran alone."""
         cos, sin, mask = self._rope_mask(tokens.shape[1])
+        if seg is not None:
+            same = seg[:, :, None] == seg[:, None, :]                      # (B, T, T)
+            allowed = same & (mask == 0)                                   # and causal
+            mask = torch.zeros(same.shape).masked_fill_(~allowed, float("-inf"))[:, None, None]
+            cos, sin = cos[pos], sin[pos]                                  # (B, T, hd/2)
         x = self.tok_embd(tokens)
         for layer in self.layers:
             x = layer(x, cos, sin, mask, self.attn_chunk)
@@ -164,8 +177,8 @@ class Llama(nn.Module):
         w = self.tok_embd.weight if self.output is None else self.output.weight
         return F.linear(h, w)
 
-    def forward(self, tokens):
-        return self.logits(self.hidden(tokens))
+    def forward(self, tokens, seg=None, pos=None):
+        return self.logits(self.hidden(tokens, seg, pos))
 
     # GGUF naming: name -> parameter.
     def gguf_params(self):

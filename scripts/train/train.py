@@ -67,6 +67,13 @@ def parse_args(argv=None):
     a("--beta2", type=float, default=0.95)
     a("--clip", type=float, default=1.0)
     a("--ctx-weight", type=float, default=0.1, help="loss weight of context (non-target) tokens")
+    a("--no-doc-mask", dest="doc_mask", action="store_false",
+      help="let packed documents attend to the ones before them in their row (the first round did)")
+    a("--eval-data", help="train-data folder of site seeds never trained on: held-out reply exact-match "
+      "(heldout.py) every --eval-every steps, into CKPT/eval.csv and the recipe")
+    a("--eval-every", type=int, default=200)
+    a("--eval-n", type=int, default=150, help="held-out sequences per evaluation")
+    a("--eval-only", action="store_true", help="evaluate the checkpoint (or --init-gguf) on --eval-data and exit")
     a("--seed", type=int, default=1, help="init seed")
     a("--data-seed", type=int, default=1)
     a("--ckpt-minutes", type=float, default=5)
@@ -117,8 +124,9 @@ def make_optimizer(a, model):
                              lr=a.lr, betas=(0.9, a.beta2), eps=1e-8)
 
 
-def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip):
-    """One optimizer step over the rows; returns (weighted loss, target loss)."""
+def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip, seg=None, pos=None):
+    """One optimizer step over the rows; returns (weighted loss, target loss). seg/pos
+    (R, T+1): packed documents attend only within themselves (see Llama.hidden)."""
     for g in opt.param_groups:
         g["lr"] = lr
     opt.zero_grad(set_to_none=True)
@@ -128,7 +136,11 @@ def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip):
         x = torch.from_numpy(tok[r0:r0 + micro_rows])
         wt = torch.from_numpy(w[r0:r0 + micro_rows]).reshape(-1)
         tt = torch.from_numpy(tgt[r0:r0 + micro_rows]).reshape(-1)
-        logits = model(x[:, :-1])
+        if seg is None:
+            logits = model(x[:, :-1])
+        else:
+            logits = model(x[:, :-1], torch.from_numpy(seg[r0:r0 + micro_rows, :-1]),
+                           torch.from_numpy(pos[r0:r0 + micro_rows, :-1]))
         ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
         loss = (ce * wt).sum() / max(wsum, 1e-9)
         loss.backward()
@@ -165,7 +177,14 @@ def load_tokenizer(a, ckpt_tok=None):
                 return json.load(f), p
     if a.tokenizer:
         raise SystemExit(f"tokenizer {a.tokenizer} not found")
-    return ckpt_tok, "checkpoint" if ckpt_tok else None
+    if ckpt_tok:
+        return ckpt_tok, "checkpoint"
+    if a.init_gguf and os.path.exists(a.init_gguf):  # the model file's own vocabulary
+        from gguf_read import read_gguf, tokenizer_from_gguf
+        tok = tokenizer_from_gguf(read_gguf(a.init_gguf, want_tensors=False)[0])
+        if tok:
+            return tok, a.init_gguf
+    return None, None
 
 
 def recipe_of(st):
@@ -180,6 +199,7 @@ def recipe_of(st):
         "final_loss": round(h[-1]["loss"], 4) if h else None,
         "final_target_loss": round(h[-1]["target_loss"], 4) if h else None,
         "hparams": st["hparams"], "parent": st.get("parent"), "torch_version": torch.__version__,
+        "heldout": st.get("evals", [])[-10:],
     }
 
 
@@ -243,6 +263,20 @@ def main(argv=None):
             model.c.n_ctx = a.n_ctx
         tok, _ = load_tokenizer(a, st.get("tokenizer"))
         return export(a, st, model, tok)
+
+    if a.eval_only:
+        if not a.eval_data:
+            raise SystemExit("--eval-only needs --eval-data DIR")
+        if st:
+            model = Llama(LlamaConfig(**st["config"]))
+            model.load_state_dict(st["model"])
+        else:
+            model, _ = load_gguf_model(a.init_gguf)
+        from heldout import load_heldout, evaluate
+        r = evaluate(model, load_heldout(a.eval_data), a.eval_n)
+        r["model"] = f"checkpoint step {st['step']}" if st else a.init_gguf
+        print(json.dumps(r))
+        return
 
     if not a.data:
         raise SystemExit("--data DIR is required for training")
@@ -319,6 +353,25 @@ def main(argv=None):
     if not os.path.exists(csv):
         with open(csv, "w") as f:
             f.write("step,tokens,target_tokens,ctx,rows,loss,target_loss,lr,tok_per_s,fill,wall_s\n")
+    heldout = None
+    if a.eval_data:
+        from heldout import load_heldout, evaluate
+        heldout = load_heldout(a.eval_data)
+        ecsv = os.path.join(a.ckpt_dir, "eval.csv")
+        if not os.path.exists(ecsv):
+            with open(ecsv, "w") as f:
+                f.write("step,tokens,n,exact,token_acc,target_loss\n")
+
+    def run_eval():
+        t0 = time.time()
+        r = evaluate(model, heldout, a.eval_n)
+        r.update(step=st["step"], tokens=st["tokens"])
+        st.setdefault("evals", []).append(r)
+        log(f"held-out step {r['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
+            f"target_loss {r['target_loss']:.3f} (n {r['n']}, {time.time() - t0:.0f} s)")
+        with open(ecsv, "a") as f:
+            f.write(f"{r['step']},{r['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},{r['target_loss']:.4f}\n")
+
     t_start = time.time()
     wall0 = st["wall"]
     last_ckpt = time.time()
@@ -333,9 +386,11 @@ def main(argv=None):
         T = ctx_at(sched, st["step"] / a.max_steps)
         R = max(1, a.tokens_per_step // T)
         model.attn_chunk = auto_chunk(a, T)
-        tk, w, tg, filled = packer.rows(R, T)
+        tk, w, tg, filled, seg, pos = packer.rows(R, T)
+        if not a.doc_mask:
+            seg = pos = None
         lr = lr_at(a, st["step"])
-        loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip)
+        loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip, seg, pos)
         st["step"] += 1
         st["tokens"] += R * T
         st["target_tokens"] += int(tg.sum())
@@ -358,9 +413,13 @@ def main(argv=None):
                                  for k in ("step", "tokens", "target_tokens", "ctx", "rows", "loss", "target_loss",
                                            "lr", "tok_per_s", "fill", "wall_s")) + "\n")
             acc = {"loss": 0.0, "tloss": 0.0, "n": 0, "tok": 0, "fill": 0, "t": time.time()}
+        if heldout is not None and st["step"] % a.eval_every == 0:
+            run_eval()
         if time.time() - last_ckpt >= a.ckpt_minutes * 60:
             checkpoint()
             last_ckpt = time.time()
+    if heldout is not None and (not st.get("evals") or st["evals"][-1]["step"] != st["step"]):
+        run_eval()
     checkpoint()
     if a.export:
         export(a, st, model, tok)

@@ -12,7 +12,8 @@
 #   scripts/train/train.sh --smoke     # tiny data + model, ~1 min: the pipeline end to end
 #                                      # (ctest label `train`; exit 77 = skipped, no torch)
 # Environment: KVARENA (the binary, default build/kvarena), DATA (~/.cache/kvarena-train/data),
-# CKPT (~/.cache/kvarena-train/ckpt), THREADS (2), SITE_SEEDS (2-61).
+# CKPT (~/.cache/kvarena-train/ckpt), THREADS (2), SITE_SEEDS (2-61), HELDOUT_SEEDS (900-903),
+# EVAL_DATA (DATA-heldout).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 PY=/usr/bin/python3  # Debian's interpreter: the one that sees python3-torch
@@ -49,10 +50,10 @@ if [ "$SMOKE" = 1 ]; then
   EXPORT=()
 else
   DATA="${DATA:-$HOME/.cache/kvarena-train/data}"; CKPT="${CKPT:-$HOME/.cache/kvarena-train/ckpt}"
-  # SITE_SEEDS: the shipped model's data is 2-61; a larger set (2-301: 5x the trajectories,
-  # fewer chances to memorise one site's ids and names) goes in its own DATA folder, with the
-  # tokenizer.{gguf,json} copied in first so the token ids stay those of the checkpoint.
-  SITE_SEEDS="${SITE_SEEDS:-2-61}"; VOCAB=4096; DOCS=(--niah 6000 --kv 3000 --max-doc-tokens 4096)
+  # SITE_SEEDS: the first round's data is 2-61; another set (e.g. 62-301: new site content,
+  # fewer chances to memorise one site's ids and names) goes in its own DATA folder, which
+  # then uses the shipped file's vocabulary (see TOKENIZER below).
+  SITE_SEEDS="${SITE_SEEDS:-2-61}"; HELDOUT_SEEDS="${HELDOUT_SEEDS:-900-903}"; VOCAB=4096; DOCS=(--niah 6000 --kv 3000 --max-doc-tokens 4096)
   # The shipped model's recipe (models/README.md): sizes and schedule are read from the
   # checkpoint or the committed weights when training resumes.
   MODEL=(--dim 256 --layers 6 --heads 4 --kv-heads 2 --ffn 704 --rope-base 100000
@@ -65,23 +66,43 @@ else
 fi
 mkdir -p "$DATA"
 
-if [ ! -f "$DATA/corpus.txt" ]; then
+# The vocabulary: the one learnt from DATA's text (a new model), or, when training goes on
+# from the shipped weights and DATA has none of its own, the shipped file's (token ids must
+# stay those of its embeddings; then no corpus.txt / tokenizer step is needed).
+TOKENIZER="$DATA/tokenizer.gguf"
+if [ "$SMOKE" = 0 ] && [ ! -f "$TOKENIZER" ] && [ -f "$ROOT/models/kvarena-agent.gguf" ]; then
+  TOKENIZER="$ROOT/models/kvarena-agent.gguf"
+  echo "[train.sh] vocabulary of $TOKENIZER" >&2
+fi
+if [ ! -f "$TOKENIZER" ] && [ ! -f "$DATA/corpus.txt" ]; then
   echo "[train.sh] training text (site seeds $SITE_SEEDS)" >&2
   "$KVARENA" train-data --out "$DATA" --site-seeds "$SITE_SEEDS" "${DOCS[@]}" >/dev/null || [ $? = 4 ]
 fi
-if [ ! -f "$DATA/tokenizer.gguf" ]; then
+if [ ! -f "$TOKENIZER" ]; then
   echo "[train.sh] tokenizer (vocab $VOCAB)" >&2
   "$KVARENA" train-tokenizer --input "$DATA/corpus.txt" --vocab "$VOCAB" --out "$DATA/tokenizer" -q >/dev/null
 fi
 if [ ! -f "$DATA/tokens/agent-last.idx" ]; then
   echo "[train.sh] token files" >&2
-  "$KVARENA" train-data --out "$DATA" --site-seeds "$SITE_SEEDS" "${DOCS[@]}" --tokenizer "$DATA/tokenizer.gguf" \
+  "$KVARENA" train-data --out "$DATA" --site-seeds "$SITE_SEEDS" "${DOCS[@]}" --tokenizer "$TOKENIZER" \
     >/dev/null || [ $? = 4 ]  # 4: the oracle failed a few tasks (left out)
+fi
+# Held-out replies (heldout.py): agent steps on site seeds neither training nor the
+# committed suites (seed 1) use; the learning curve's measure between episode runs.
+EVAL=()
+if [ "$SMOKE" = 0 ]; then
+  EVAL_DATA="${EVAL_DATA:-$DATA-heldout}"
+  if [ ! -f "$EVAL_DATA/tokens/agent-last.idx" ]; then
+    echo "[train.sh] held-out steps (site seeds $HELDOUT_SEEDS)" >&2
+    "$KVARENA" train-data --out "$EVAL_DATA" --site-seeds "$HELDOUT_SEEDS" --niah 0 --kv 0 --tokenizer "$TOKENIZER" \
+      >/dev/null || [ $? = 4 ]
+  fi
+  EVAL=(--eval-data "$EVAL_DATA" --eval-every 150 --eval-n 150)
 fi
 
 echo "[train.sh] train ($MINUTES min budget, checkpoints in $CKPT)" >&2
 "$PY" "$ROOT/scripts/train/train.py" --data "$DATA" --ckpt-dir "$CKPT" --threads "$THREADS" \
-  --minutes "$MINUTES" "${MODEL[@]}" "${EXTRA[@]}"
+  --minutes "$MINUTES" "${MODEL[@]}" "${EVAL[@]}" "${EXTRA[@]}"
 "$PY" "$ROOT/scripts/train/train.py" --export-only --ckpt-dir "$CKPT" --export "$OUT" --name kvarena-agent "${EXPORT[@]}"
 echo "[train.sh] exported $OUT; engine vs PyTorch logits:" >&2
 cmp="$("$PY" "$ROOT/scripts/train/compare_engine.py" "$OUT" --n 48 --kvarena "$KVARENA")"
