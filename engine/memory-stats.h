@@ -1,5 +1,6 @@
 // memory-stats.h: what a session holds in memory, in bytes, as sessions and benchmarks
-// report it. Live values plus the peaks seen since the session started.
+// report it. Live values plus the peaks seen since the sequence started (reset() starts a
+// new one, with new peaks).
 #pragma once
 #include <cstddef>
 

@@ -34,16 +34,16 @@ forward_options forward_opts(const session_options& o) {
   f.max_tokens = o.n_ctx;
   f.reference = o.reference;
   f.gelu_f16_table = o.gelu_f16_table;
-  f.kv_round_f16 = o.kv_round_f16;
   return f;
 }
 
-// The policy runtime for a session with a kv_policy (nullptr without one); the model
-// shape is the session's to fill in.
+// The KV runtime of a session: its policy, or without one the plain cache (`full` over
+// an F32 store); the model shape is the session's to fill in.
 std::unique_ptr<kv_runtime> make_runtime(const model& m, const session_options& o) {
-  if (o.kv_policy.empty()) return nullptr;
   kv_runtime_config rc;
-  rc.policy = o.kv_policy;
+  rc.policy = o.kv_policy.empty() ? "full" : o.kv_policy;
+  rc.f32 = o.kv_policy.empty();
+  rc.reference = o.reference;
   rc.options = o.kv;
   rc.options.n_layers = m.config.n_layers;
   rc.options.n_heads = m.config.n_heads;
@@ -68,8 +68,8 @@ session::session(const model& m, const session_options& opt)
   state_->kvr = make_runtime(m, opt_);
 }
 
-const kv_runtime* session::kv() const { return state_->kvr.get(); }
-const kv_policy* session::policy() const { return state_->kvr ? &state_->kvr->policy() : nullptr; }
+const kv_runtime* session::kv() const { return opt_.kv_policy.empty() ? nullptr : state_->kvr.get(); }
+const kv_policy* session::policy() const { return opt_.kv_policy.empty() ? nullptr : &state_->kvr->policy(); }
 
 void session::append(std::span<const int32_t> tokens) { append_tokens(tokens, false); }
 
@@ -97,12 +97,11 @@ void session::append_tokens(std::span<const int32_t> tokens, bool decode) {
 void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
   const int64_t n = int64_t(tokens.size());
   const int64_t V = model_.config.n_vocab;
-  kv_runtime* kvr = state_->kvr.get();
-  const int64_t chunk = kvr ? std::min(state_->options().max_chunk, kvr->max_chunk())
-                            : state_->options().max_chunk;
+  kv_runtime& kvr = *state_->kvr;
+  const int64_t chunk = std::min(state_->options().max_chunk, kvr.max_chunk());
   // A decode step's confidence is that of the logits it produces: a policy gated on it
   // trims this step's cache with it (kv_runtime::end_forward).
-  const bool want_conf = decode && (opt_.track_confidence || (kvr && kvr->needs().logits_confidence));
+  const bool want_conf = decode && (opt_.track_confidence || kvr.needs().logits_confidence);
   for (int64_t i0 = 0; i0 < n; i0 += chunk) {
     const int64_t k = std::min(chunk, n - i0);
     const bool final_chunk = i0 + k == n;
@@ -115,27 +114,12 @@ void session::forward_chunks(std::span<const int32_t> tokens, bool decode) {
     step_signals sig;
     sig.decode = decode;
     const auto t0 = std::chrono::steady_clock::now();
-    if (kvr) kvr->begin_forward(sig, n_past_, k);
+    kvr.begin_forward(sig, n_past_, k);
     forward(model_, *state_, tokens.data() + i0, k, n_past_, mode, out);
     n_past_ += k;
     const float conf = want_conf && final_chunk ? confidence_from_logits(logits(), V) : -1.f;
     const double ms = ms_since(t0);
-    if (kvr) {
-      last_step_ = kvr->end_forward(ms, conf);
-    } else {
-      const int64_t step = last_step_.step + 1;
-      last_step_ = {};
-      last_step_.step = step;
-      last_step_.decode = decode;
-      last_step_.n_tokens = k;
-      last_step_.seq_len = n_past_;
-      last_step_.confidence = conf;
-      last_step_.kept.assign(size_t(model_.config.n_layers), n_past_);
-      last_step_.kv_device_bytes = state_->kv.bytes();
-      last_step_.kv_logical_bytes = size_t(n_past_) * state_->kv.bytes_per_token();  // F32, all layers
-      peak_logical_plain_ = std::max(peak_logical_plain_, last_step_.kv_logical_bytes);
-      last_step_.ms = ms;
-    }
+    last_step_ = kvr.end_forward(ms, conf);
     if (on_step_) on_step_(last_step_);
   }
 }
@@ -151,28 +135,20 @@ const float* session::logits() const {
 void session::reset() {
   n_past_ = 0;
   all_logits_.clear();
-  state_->kv.clear();
-  peak_logical_plain_ = 0;
-  if (state_->kvr) state_->kvr->reset();
+  state_->kvr->reset();
   last_step_ = {};
 }
 
 memory_stats session::memory() const {
   memory_stats m;
   m.weights_bytes = weights_bytes_;
-  if (const kv_runtime* r = state_->kvr.get()) {
-    m.kv_bytes = r->device_bytes();
-    m.kv_peak_bytes = r->peak_device_bytes();
-    m.kv_host_bytes = r->host_bytes();
-    m.kv_host_peak_bytes = r->peak_host_bytes();
-    m.kv_logical_bytes = r->logical_bytes();
-    m.kv_logical_peak_bytes = r->peak_logical_bytes();
-  } else {
-    m.kv_bytes = state_->kv.bytes();
-    m.kv_peak_bytes = state_->kv.peak_bytes();
-    m.kv_logical_bytes = size_t(n_past_) * state_->kv.bytes_per_token();
-    m.kv_logical_peak_bytes = peak_logical_plain_;
-  }
+  const kv_runtime* r = state_->kvr.get();
+  m.kv_bytes = r->device_bytes();
+  m.kv_peak_bytes = r->peak_device_bytes();
+  m.kv_host_bytes = r->host_bytes();
+  m.kv_host_peak_bytes = r->peak_host_bytes();
+  m.kv_logical_bytes = r->logical_bytes();
+  m.kv_logical_peak_bytes = r->peak_logical_bytes();
   m.scratch_bytes = state_->scratch_bytes() + (logits_.size() + all_logits_.capacity()) * sizeof(float);
   m.peak_total_bytes = m.weights_bytes + m.kv_peak_bytes + m.scratch_bytes;
   return m;

@@ -31,13 +31,13 @@ struct session_options {
   bool all_logits = false;      // keep the logits of every appended position (all_logits())
   bool reference = false;       // plain-loop reference kernels (tests)
   bool gelu_f16_table = false;  // ggml's F16-rounded GELU (tests that match llama.cpp)
-  // KV-cache policy. "": the plain F32 cache (the path compared with llama.cpp);
-  // full|window|h2o|confkv|confkv-l|freekv: the kv_store (FP16, INT8 with confkv --kv-int8)
-  // under that policy. kv: its options (the session fills in the model shape).
+  // KV-cache policy. "": no policy, the plain cache: `full` over an F32 kv_store (the path
+  // compared with llama.cpp); full|window|h2o|confkv|confkv-l|freekv: the kv_store (FP16,
+  // INT8 with confkv --kv-int8) under that policy. kv: its options (the session fills in
+  // the model shape). Every path runs the same store and attention kernel.
   std::string kv_policy;
   kv_policy_options kv;
   bool kv_overlap = true;         // freekv: speculative recall overlapped on a worker thread
-  bool kv_round_f16 = false;      // plain cache only: store K/V rounded through FP16 (tests)
   bool track_confidence = false;  // confidence of every decode step even if the policy ignores it
   // Sequences of the process (the runner's --batch N items) whose decode steps a device
   // backend may run together as one batched forward call (decode-batcher.h); 1: alone.
@@ -79,12 +79,13 @@ class session final : public sequence {
   memory_stats memory() const override;
 
   // The KV policy's per-step signals: the last forward call, and a callback run after
-  // every forward call (decode step or prefill chunk). Without a policy only step, decode,
-  // n_tokens, seq_len, confidence (when tracked), kept and kv_device_bytes are filled.
+  // every forward call (decode step or prefill chunk); without a policy, those of the
+  // plain cache (`full` over F32).
   const kv_step_stats& last_step() const override { return last_step_; }
   void on_step(std::function<void(const kv_step_stats&)> fn) override { on_step_ = std::move(fn); }
   const kv_policy* policy() const;  // nullptr without one
   const kv_runtime* kv() const;     // the policy's cache (store, host pool); nullptr without one
+                                    // (the plain cache is internal)
 
  private:
   const model& model_;
@@ -95,7 +96,6 @@ class session final : public sequence {
   int64_t n_past_ = 0;
   size_t weights_bytes_ = 0;
   kv_step_stats last_step_;
-  size_t peak_logical_plain_ = 0;  // without a policy: the most logical bytes of the F32 cache
   std::function<void(const kv_step_stats&)> on_step_;
   // Checks the ids and the context, then runs the tokens (decode: one token gating the policy).
   void append_tokens(std::span<const int32_t> tokens, bool decode);

@@ -4,7 +4,8 @@
 //    every position of a 64-token sequence, within the tolerances stated per type below;
 //  - against our own plain reference path (ref kernels + ref attention), every arch/type;
 //  - chunked prefill (chunks of 1, 7, 64) vs one chunk vs token-by-token decode;
-//  - attention kernel vs ref::attend over GQA shapes and odd head sizes;
+//  - the attention kernel over F32 spans (the plain cache) vs ref::kv_attend over GQA shapes
+//    and odd head sizes;
 //  - a llama2.c checkpoint vs the GGUF with the same weights;
 //  - loader errors: unknown architecture, wrong shape, missing tensor.
 #include <gtest/gtest.h>
@@ -14,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "attention-cpu.h"
+#include "kv/kv-attention-cpu.h"
 #include "cpu-kernels.h"
 #include "engine-error.h"
 #include "forward-fixture.h"
@@ -236,14 +237,29 @@ TEST_P(ForwardArch, LastLogitsMatchAllLogitsAndThreadsAgree) {
 INSTANTIATE_TEST_SUITE_P(Forward, ForwardArch, ::testing::ValuesIn(arch_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
-// ---- attention kernel vs reference ----
+// ---- the attention kernel over F32 spans (the plain cache) vs its reference ----
 
 struct attn_case {
   int64_t n_heads, n_kv_heads, head_dim, n_tokens, n_q;
   int threads;
 };
 
-TEST(Attention, MatchesReference) {
+// One F32 span per KV head over k, v: (n_kv_heads, stride) floats, token t of head g at
+// g * stride + t * head_dim.
+std::vector<kv_attn_head> f32_heads(const std::vector<float>& k, const std::vector<float>& v, int64_t n_kv,
+                                    int64_t stride, int64_t n_tokens) {
+  std::vector<kv_attn_head> heads(static_cast<size_t>(n_kv));
+  for (int64_t g = 0; g < n_kv; ++g) {
+    kv_span s;
+    s.n = n_tokens;
+    s.k32 = k.data() + g * stride;
+    s.v32 = v.data() + g * stride;
+    heads[size_t(g)].spans.push_back(s);
+  }
+  return heads;
+}
+
+TEST(Attention, F32SpansMatchReference) {
   const attn_case cases[] = {
       {4, 4, 16, 1, 1, 1},   {4, 4, 16, 37, 1, 2},   {12, 4, 64, 300, 1, 2},  {12, 4, 64, 300, 300, 2},
       {8, 2, 4, 50, 17, 2},  {6, 2, 80, 129, 33, 3}, {2, 1, 128, 70, 70, 1},  {14, 2, 64, 100, 40, 2},
@@ -255,21 +271,21 @@ TEST(Attention, MatchesReference) {
   for (const auto& name : cpu_kernel_variants_supported()) {
     set_cpu_kernel_variant(name);
     for (const auto& c : cases) {
-      const int64_t capacity = c.n_tokens + 13;  // head_stride larger than the valid tokens
+      const int64_t capacity = c.n_tokens + 13;  // head stride larger than the valid tokens
       std::vector<float> k(size_t(c.n_kv_heads * capacity * c.head_dim)), v(k.size());
       for (auto& x : k) x = nd(rng);
       for (auto& x : v) x = nd(rng);
       const int64_t q_stride = c.n_heads * c.head_dim + 5;  // rows with padding
       std::vector<float> q(size_t(c.n_q * q_stride));
       for (auto& x : q) x = 2.0f * nd(rng);
-      kv_view view{k.data(), v.data(), c.n_kv_heads, c.head_dim, capacity * c.head_dim, c.n_tokens};
+      const auto heads = f32_heads(k, v, c.n_kv_heads, capacity * c.head_dim, c.n_tokens);
       const float scale = 1.0f / std::sqrt(float(c.head_dim));
       const int64_t out_stride = c.n_heads * c.head_dim;
       std::vector<float> out(size_t(c.n_q * out_stride), NAN), want(out.size(), NAN);
       thread_pool pool(c.threads);
-      attention_scratch scratch(c.threads, c.n_tokens + 3, c.head_dim, c.n_heads / c.n_kv_heads);
-      attend(pool, view, q.data(), q_stride, c.n_q, c.n_heads, scale, out.data(), out_stride, scratch);
-      ref::attend(view, q.data(), q_stride, c.n_q, c.n_heads, scale, want.data(), out_stride);
+      kv_attend_scratch scratch;
+      kv_attend(pool, heads, c.head_dim, q.data(), q_stride, c.n_q, c.n_heads, scale, out.data(), out_stride, scratch);
+      ref::kv_attend(heads, c.head_dim, q.data(), q_stride, c.n_q, c.n_heads, scale, want.data(), out_stride);
       const auto d = compare(out, want);
       EXPECT_LE(d.max_abs_diff, 1e-5) << name << ": heads " << c.n_heads << "/" << c.n_kv_heads
                                       << " head_dim " << c.head_dim << " tokens " << c.n_tokens
@@ -288,15 +304,14 @@ TEST(Attention, CausalMaskIgnoresLaterKeys) {
   for (auto* b : {&k, &v, &q}) {
     for (auto& x : *b) x = nd(rng);
   }
-  kv_view view{k.data(), v.data(), G, hd, n * hd, n};
   thread_pool pool(2);
-  attention_scratch scratch(2, n, hd, H / G);
+  kv_attend_scratch scratch;
   std::vector<float> a(q.size()), b(q.size());
-  attend(pool, view, q.data(), H * hd, n, H, 0.25f, a.data(), H * hd, scratch);
+  kv_attend(pool, f32_heads(k, v, G, n * hd, n), hd, q.data(), H * hd, n, H, 0.25f, a.data(), H * hd, scratch);
   for (int64_t g = 0; g < G; ++g) {
     for (int64_t d = 0; d < hd; ++d) k[size_t((g * n + n - 1) * hd + d)] += 5.0f;  // last token only
   }
-  attend(pool, view, q.data(), H * hd, n, H, 0.25f, b.data(), H * hd, scratch);
+  kv_attend(pool, f32_heads(k, v, G, n * hd, n), hd, q.data(), H * hd, n, H, 0.25f, b.data(), H * hd, scratch);
   for (int64_t i = 0; i < (n - 1) * H * hd; ++i) ASSERT_EQ(a[size_t(i)], b[size_t(i)]) << i;
   bool last_changed = false;
   for (int64_t i = (n - 1) * H * hd; i < n * H * hd; ++i) last_changed |= a[size_t(i)] != b[size_t(i)];
@@ -311,10 +326,9 @@ TEST(Attention, LargeScoresStayFinite) {
     for (int64_t d = 0; d < hd; ++d) v[size_t(t * hd + d)] = float(t);
   }
   std::vector<float> q(static_cast<size_t>(hd), 25.0f), out(static_cast<size_t>(hd));
-  kv_view view{k.data(), v.data(), 1, hd, n * hd, n};
   thread_pool pool(1);
-  attention_scratch scratch(1, n, hd, 1);
-  attend(pool, view, q.data(), hd, 1, 1, 1.0f, out.data(), hd, scratch);
+  kv_attend_scratch scratch;
+  kv_attend(pool, f32_heads(k, v, 1, n * hd, n), hd, q.data(), hd, 1, 1, 1.0f, out.data(), hd, scratch);
   for (float x : out) EXPECT_NEAR(x, 4.0f, 1e-4);  // equal scores: mean of 0..8
 }
 

@@ -97,23 +97,33 @@ class KvRuntime : public ::testing::TestWithParam<model_arch> {
   std::vector<int32_t> prompt_, forced_;
 };
 
-TEST_P(KvRuntime, FullEqualsPlainForward) {
-  session_options plain = opts("");
-  plain.kv_round_f16 = true;
-  session ref(*m_, plain);
+TEST_P(KvRuntime, PlainF32MatchesItsReferenceAndFullFp16StaysWithinFp16) {
+  // The plain cache (no policy: `full` over an F32 store) with the optimised kernels, the
+  // same with the plain-loop references (ref matmuls, ref::kv_attend in double), and `full`
+  // over the FP16 store.
+  session_options ref_opts = opts("");
+  ref_opts.reference = true;
+  session ref(*m_, ref_opts);
   session f32(*m_, opts(""));
   session full(*m_, opts("full"));
-  const auto a = run(ref, prompt_, forced_), b = run(full, prompt_, forced_), c = run(f32, prompt_, forced_);
+  const auto a = run(ref, prompt_, forced_), b = run(f32, prompt_, forced_), c = run(full, prompt_, forced_);
   const int64_t n = int64_t(a.size());
   float scale = 1.f;  // the largest logit magnitude
   for (float x : a) scale = std::max(scale, std::fabs(x));
-  const float same = max_abs_diff(a.data(), b.data(), n), f16 = max_abs_diff(c.data(), b.data(), n);
-  std::printf("full vs plain (same FP16 values): %.3g; vs plain F32: %.3g; max |logit| %.3g\n", same, f16, scale);
-  // Same values, two attention implementations: only summation order differs.
+  const float same = max_abs_diff(a.data(), b.data(), n), f16 = max_abs_diff(b.data(), c.data(), n);
+  std::printf("plain F32 vs its reference: %.3g; full FP16 vs plain F32: %.3g; max |logit| %.3g\n", same, f16, scale);
+  // Same values, two implementations: only summation order differs.
   EXPECT_LT(same, 5e-6f * scale);
-  // FP16 storage against the F32 pass: the stated bound for FP16 KV.
+  // FP16 storage against the F32 pass: the stated bound for FP16 KV, and not zero (the
+  // two stores do differ).
   EXPECT_LT(f16, 1e-3f * scale);
+  EXPECT_GT(f16, 0.f);
   EXPECT_EQ(full.memory().kv_host_bytes, 0u);
+  // The plain cache reports its F32 bytes: 2 * head_dim * 4 per token, layer and KV head.
+  const model_config& mc = m_->config;
+  EXPECT_EQ(f32.memory().kv_logical_bytes,
+            size_t(f32.n_past() * mc.n_layers * mc.n_kv_heads * 2 * mc.head_dim * 4));
+  EXPECT_EQ(f32.policy(), nullptr);
 }
 
 // Budgets per policy, small enough that every one of them evicts on this sequence.

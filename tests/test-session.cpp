@@ -153,19 +153,27 @@ TEST_F(Session, MemoryIsAccounted) {
   EXPECT_EQ(m0.kv_bytes, 0u);
   s.append(std::vector<int32_t>(10, 3));
   const memory_stats m1 = s.memory();
-  // 2 layers x 2 KV heads x 16 dims x (K, V) x 4 bytes = 512 bytes per token, 256 allocated.
-  EXPECT_EQ(m1.kv_bytes, 256u * 512u);
+  // The plain cache is `full` over an F32 kv_store. Per token, layer and KV head it holds
+  // K and V (2 x 16 dims x 4 bytes) + position, score, mass (3 x 4 bytes) = 140 bytes; 2
+  // layers x 2 KV heads = 560 bytes per token. Room for 32 tokens at first (blocks of 32).
+  EXPECT_EQ(m1.kv_bytes, 32u * 560u);
+  // Logical bytes count only the live tokens' F32 K and V: 10 x 4 x 128.
+  EXPECT_EQ(m1.kv_logical_bytes, 10u * 4u * 128u);
   EXPECT_EQ(m1.scratch_bytes, m0.scratch_bytes);
-  s.append(std::vector<int32_t>(300, 3));  // grows to 512 tokens
+  s.append(std::vector<int32_t>(300, 3));  // chunks of 64: grows by a quarter, blocks of 32
   const memory_stats m2 = s.memory();
-  EXPECT_EQ(m2.kv_bytes, 512u * 512u);
+  // 74 -> 96, 138 -> 160, 202 -> 224, 266 -> 288 (a quarter over 224 is 280), 310 -> 384 (360).
+  EXPECT_EQ(m2.kv_bytes, 384u * 560u);
+  EXPECT_EQ(m2.kv_logical_bytes, 310u * 4u * 128u);
   EXPECT_GE(m2.kv_peak_bytes, m2.kv_bytes);
   EXPECT_EQ(m2.peak_total_bytes, m2.weights_bytes + m2.kv_peak_bytes + m2.scratch_bytes);
   sampler g;
   for (int i = 0; i < 5; ++i) s.decode_next(g);
   EXPECT_EQ(s.memory().scratch_bytes, m2.scratch_bytes);  // decode allocates no scratch
-  s.reset();
-  EXPECT_EQ(s.memory().kv_peak_bytes, m2.kv_peak_bytes);  // peaks survive reset
+  s.reset();  // a new sequence: its cache and its peaks start again
+  EXPECT_EQ(s.memory().kv_bytes, 0u);
+  EXPECT_EQ(s.memory().kv_peak_bytes, 0u);
+  EXPECT_EQ(s.memory().kv_logical_peak_bytes, 0u);
 }
 
 // Greedy continuation of {1, 2, 3} without any stop: the reference for the tests below.

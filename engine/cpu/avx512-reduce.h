@@ -1,5 +1,5 @@
 // avx512-reduce.h: horizontal sums of AVX-512 accumulators shared by the AVX-512 kernels
-// (attention-cpu.cpp with target attributes, kv-attention-cpu-avx512.cpp and
+// (kv-attention-cpu-avx512.cpp and
 // kv-page-bounds-avx512.cpp compiled with -mavx512f). x86-64 GCC/Clang only.
 #pragma once
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -32,11 +32,10 @@ void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int6
     float* qkv = st.q.data();  // (n, QKV): q | k | v per row
     ops.matmul(L.wqkv, st.xn.data(), n, qkv);
     ops.add_bias(qkv, QKV, L.bqkv, n, QKV);
-    detail::store_kv(st, l, pos0, n, qkv + D, qkv + D + KV, QKV);
+    detail::store_kv(st, l, qkv + D, qkv + D + KV, QKV);
     const int64_t r0 = detail::first_attention_row(st, last_layer, mode, n);
-    if (r0 < 0) return;          // only the KV was needed
     float* att = st.att.data();  // (n - r0, D)
-    detail::attend_layer(ops, st, l, pos0, n, r0, qkv + r0 * QKV, QKV, c.n_heads, scale, att, D);
+    detail::attend_layer(st, l, n, r0, qkv + r0 * QKV, QKV, scale, att, D);
     if (last_layer && mode == logits_mode::none) return;
 
     const int64_t rk = last_layer && mode == logits_mode::last ? n - 1 : 0;

@@ -32,11 +32,10 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     ops.add_bias(k, KV, L.bk, n, KV);
     ops.add_bias(v, KV, L.bv, n, KV);
     ops.rope(q, D, k, KV, n, c, pos0, st.rope_cs.data());
-    detail::store_kv(st, l, pos0, n, k, v, KV);
+    detail::store_kv(st, l, k, v, KV);
     const int64_t r0 = detail::first_attention_row(st, last_layer, mode, n);
-    if (r0 < 0) return;          // only the KV was needed
     float* att = st.att.data();  // (n - r0, D)
-    detail::attend_layer(ops, st, l, pos0, n, r0, q + r0 * D, D, c.n_heads, scale, att, D);
+    detail::attend_layer(st, l, n, r0, q + r0 * D, D, scale, att, D);
     if (last_layer && mode == logits_mode::none) return;
 
     // In the last layer only the rows whose logits are wanted go on (as llama.cpp does).

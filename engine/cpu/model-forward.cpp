@@ -11,12 +11,8 @@
 namespace kvarena {
 
 forward_state::forward_state(const model& m, const forward_options& opt)
-    : pool(opt.n_threads),
-      kv(m.config.n_layers, m.config.n_kv_heads, m.config.head_dim, opt.max_tokens),
-      attn(opt.n_threads, opt.max_tokens, m.config.head_dim, m.config.n_heads / m.config.n_kv_heads),
-      opt_(opt) {
+    : pool(opt.n_threads), opt_(opt) {
   const auto& c = m.config;
-  kv.set_round_f16(opt.kv_round_f16);
   KV_ASSERT(opt.max_chunk >= 1 && opt.max_tokens >= 1);
   const size_t C = size_t(opt.max_chunk);
   x.resize(C * size_t(c.dim));
@@ -38,14 +34,14 @@ forward_state::forward_state(const model& m, const forward_options& opt)
 size_t forward_state::scratch_bytes() const {
   size_t n = 0;
   for (const auto* b : {&x, &xn, &q, &k, &v, &att, &tmp, &gate, &up, &rope_cs}) n += b->size();
-  return n * sizeof(float) + attn.bytes();
+  return n * sizeof(float);
 }
 
 void forward(const model& m, forward_state& st, const int32_t* tokens, int64_t n, int64_t pos0,
              logits_mode mode, float* logits) {
   KV_ASSERT(n >= 1 && n <= st.options().max_chunk);
   KV_ASSERT(pos0 >= 0 && pos0 + n <= st.options().max_tokens);
-  if (!st.kvr) st.kv.reserve(pos0 + n);
+  KV_ASSERT(st.kvr);
   if (m.config.arch == model_arch::gpt2) {
     detail::forward_gpt2(m, st, tokens, n, pos0, mode, logits);
   } else {
@@ -306,40 +302,20 @@ void forward_ops::rope(float* q, int64_t ldq, float* k, int64_t ldk, int64_t n,
   });
 }
 
-void forward_ops::attend(const kv_view& view, const float* q, int64_t q_stride, int64_t n_q,
-                         int64_t n_heads, float scale, float* out, int64_t out_stride,
-                         attention_scratch& scratch) {
-  if (opt_.reference) {
-    ref::attend(view, q, q_stride, n_q, n_heads, scale, out, out_stride);
-  } else {
-    kvarena::attend(pool_, view, q, q_stride, n_q, n_heads, scale, out, out_stride, scratch);
-  }
-}
-
 namespace detail {
 
-void store_kv(forward_state& st, int64_t l, int64_t pos0, int64_t n, const float* k, const float* v,
-              int64_t ld) {
-  if (st.kvr) {
-    st.kvr->append(l, k, v, ld);
-  } else {
-    st.kv.store(l, pos0, n, k, v, ld);
-  }
+void store_kv(forward_state& st, int64_t l, const float* k, const float* v, int64_t ld) {
+  st.kvr->append(l, k, v, ld);
 }
 
 int64_t first_attention_row(const forward_state& st, bool last_layer, logits_mode mode, int64_t n) {
   if (!last_layer || mode == logits_mode::all) return 0;
-  if (st.kvr) return st.kvr->needs_all_rows() ? 0 : n - 1;  // the policy runs in every layer
-  return mode == logits_mode::none ? -1 : n - 1;
+  return st.kvr->needs_all_rows() ? 0 : n - 1;
 }
 
-void attend_layer(forward_ops& ops, forward_state& st, int64_t l, int64_t pos0, int64_t n, int64_t r0,
-                  const float* q, int64_t ldq, int64_t n_heads, float scale, float* out, int64_t ldo) {
-  if (st.kvr) {
-    st.kvr->attend(st.pool, l, q, ldq, n - r0, scale, out, ldo);
-  } else {
-    ops.attend(st.kv.view(l, pos0 + n), q, ldq, n - r0, n_heads, scale, out, ldo, st.attn);
-  }
+void attend_layer(forward_state& st, int64_t l, int64_t n, int64_t r0, const float* q, int64_t ldq, float scale,
+                  float* out, int64_t ldo) {
+  st.kvr->attend(st.pool, l, q, ldq, n - r0, scale, out, ldo);
 }
 
 void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,

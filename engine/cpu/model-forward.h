@@ -3,7 +3,7 @@
 // writing logits for the last token, for every token, or none (a prefill chunk that is not
 // the last). One file per architecture: model-forward-llama.cpp (llama, qwen2),
 // model-forward-gpt2.cpp. forward_state holds everything a sequence needs between calls
-// (KV cache, thread pool, scratch sized once for the largest chunk), so a decode step
+// (KV cache: kv_runtime, thread pool, scratch sized once for the largest chunk), so a decode step
 // allocates nothing. Not here: sampling, tokens -> text, chunking (session does those).
 #pragma once
 #include <cstdint>
@@ -12,8 +12,6 @@
 #include <utility>
 #include <vector>
 
-#include "attention-cpu.h"
-#include "kv-cache-simple.h"
 #include "kv/kv-runtime.h"
 #include "model.h"
 #include "thread-pool.h"
@@ -32,8 +30,6 @@ struct forward_options {
   // GELU rounded through F16 like ggml's lookup table (fp16(gelu(fp16(x)))): only for
   // comparing with llama.cpp at F32 tolerance; the default is the exact tanh formula.
   bool gelu_f16_table = false;
-  // Plain cache only: keys/values rounded through FP16 (compares with the kv_store's FP16).
-  bool kv_round_f16 = false;
 };
 
 // Per-sequence state of the forward pass. Buffers are (max_chunk, width) row-major.
@@ -47,9 +43,8 @@ class forward_state {
   size_t scratch_bytes() const;  // activations + attention scratch (not the KV cache)
 
   thread_pool pool;
-  kv_cache_simple kv;                 // the plain F32 cache (no policy)
-  std::unique_ptr<kv_runtime> kvr;    // the KV store under a policy; when set, kv is unused
-  attention_scratch attn;
+  std::unique_ptr<kv_runtime> kvr;    // the KV cache: the store under the session's policy
+                                      // (without one, `full` over an F32 store)
   std::vector<float> x;     // (max_chunk, dim) residual stream
   std::vector<float> xn;    // (max_chunk, dim) normed input of a sublayer
   std::vector<float> q;     // llama: (max_chunk, dim) queries; gpt2: (max_chunk, dim + 2*kv_dim) q|k|v
@@ -107,8 +102,6 @@ class forward_ops {
   // NEOX halves as the config says. cs from rope_cos_sin (the reference path ignores it).
   void rope(float* q, int64_t ldq, float* k, int64_t ldk, int64_t n, const model_config& c,
             int64_t pos0, const float* cs);
-  void attend(const kv_view& view, const float* q, int64_t q_stride, int64_t n_q, int64_t n_heads,
-              float scale, float* out, int64_t out_stride, attention_scratch& scratch);
 
  private:
   template <typename F>
@@ -119,16 +112,16 @@ class forward_ops {
 };
 
 namespace detail {
-// The chunk's keys/values of layer l into the sequence's cache (policy runtime or plain).
-void store_kv(forward_state& st, int64_t l, int64_t pos0, int64_t n, const float* k, const float* v,
-              int64_t ld);
-// The first row of the chunk whose attention layer l needs, or -1 for none (the last layer
-// of a non-final prefill chunk only stores its KV, unless a policy must see the attention).
+// The chunk's keys/values of layer l into the sequence's KV cache: (n, kv_dim) rows, ld apart.
+void store_kv(forward_state& st, int64_t l, const float* k, const float* v, int64_t ld);
+// The first row of the chunk whose attention layer l needs: every row but in the last layer,
+// where only the logits' rows are (all rows when the policy ranks by every row's attention;
+// at least one, since attention runs the policy for the layer).
 int64_t first_attention_row(const forward_state& st, bool last_layer, logits_mode mode, int64_t n);
 // Attention of the chunk's rows [r0, n) (q points at row r0) over layer l's cache into
 // out: (n - r0, n_heads*head_dim), rows ldo apart.
-void attend_layer(forward_ops& ops, forward_state& st, int64_t l, int64_t pos0, int64_t n, int64_t r0,
-                  const float* q, int64_t ldq, int64_t n_heads, float scale, float* out, int64_t ldo);
+void attend_layer(forward_state& st, int64_t l, int64_t n, int64_t r0, const float* q, int64_t ldq, float scale,
+                  float* out, int64_t ldo);
 void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
                    int64_t pos0, logits_mode mode, float* logits);
 void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int64_t n,

@@ -3,7 +3,8 @@
 // cpu-kernels picks its "avx512" variant, for head_dim % 16 == 0. FP16 rows are read with
 // cvtph, INT8 rows with cvtepi8 times the block's per-channel scale; at most 4 rows read the
 // span directly (each element converted once), more rows share a chunk dequantised once into
-// an F32 tile.
+// an F32 tile. F32 rows (an F32 store) are read directly, or, for scores of many rows,
+// through a transposed key tile (qk_transposed).
 #include "kv-attention-cpu.h"
 
 #include <algorithm>
@@ -148,6 +149,50 @@ void pv_rows(const Src& v, int64_t n, const float* P, int64_t ld_p, int64_t n_ro
   }
 }
 
+// F32 keys and many rows (prefill over the plain cache): the chunk's n <= 32 keys transposed
+// once into tile (hd, 32) (zeros past n), then per row two 16-key accumulators over d, a
+// broadcast query scalar each: every FMA serves 16 keys and no horizontal sum is needed.
+constexpr int64_t k_transposed_min_rows = 8;
+constexpr int64_t k_tile_keys = 32;
+
+void qk_transposed(const float* k, int64_t n, const float* q, int64_t n_rows, int64_t hd, float* S,
+                   int64_t ld_s, float* tile) {
+  for (int64_t d = 0; d < hd; ++d) {
+    float* row = tile + d * k_tile_keys;
+    for (int64_t j = 0; j < n; ++j) row[j] = k[j * hd + d];
+    for (int64_t j = n; j < k_tile_keys; ++j) row[j] = 0.0f;
+  }
+  const __mmask16 m0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  const __mmask16 m1 = n <= 16 ? __mmask16(0) : n >= 32 ? __mmask16(0xFFFF) : __mmask16((1u << (n - 16)) - 1);
+  int64_t r = 0;
+  for (; r + 4 <= n_rows; r += 4) {
+    __m512 acc[4][2];
+    for (int i = 0; i < 4; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int64_t d = 0; d < hd; ++d) {
+      const __m512 b0 = _mm512_loadu_ps(tile + d * k_tile_keys), b1 = _mm512_loadu_ps(tile + d * k_tile_keys + 16);
+      for (int i = 0; i < 4; ++i) {
+        const __m512 a = _mm512_set1_ps(q[(r + i) * hd + d]);
+        acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+        acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+      }
+    }
+    for (int i = 0; i < 4; ++i) {
+      _mm512_mask_storeu_ps(S + (r + i) * ld_s, m0, acc[i][0]);
+      _mm512_mask_storeu_ps(S + (r + i) * ld_s + 16, m1, acc[i][1]);
+    }
+  }
+  for (; r < n_rows; ++r) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    for (int64_t d = 0; d < hd; ++d) {
+      const __m512 a = _mm512_set1_ps(q[r * hd + d]);
+      a0 = _mm512_fmadd_ps(a, _mm512_loadu_ps(tile + d * k_tile_keys), a0);
+      a1 = _mm512_fmadd_ps(a, _mm512_loadu_ps(tile + d * k_tile_keys + 16), a1);
+    }
+    _mm512_mask_storeu_ps(S + r * ld_s, m0, a0);
+    _mm512_mask_storeu_ps(S + r * ld_s + 16, m1, a1);
+  }
+}
+
 // tile: (n, hd) = rows [0, n) of src.
 template <class Src>
 void dequant_tile(const Src& src, int64_t n, int64_t hd, float* tile) {
@@ -163,6 +208,9 @@ void qk(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int
     const src_i8 k{sp.kq + a * hd, sp.block + a, sp.k_scale, hd};
     if (n_rows <= k_direct_max_rows) return qk_rows(k, n, q, n_rows, hd, S, ld_s);
     dequant_tile(k, n, hd, tile);
+  } else if (sp.k32) {  // F32 rows need no dequantised tile; many rows share a transposed one
+    if (n_rows >= k_transposed_min_rows) return qk_transposed(sp.k32 + a * hd, n, q, n_rows, hd, S, ld_s, tile);
+    return qk_rows(src_f32{sp.k32 + a * hd, hd}, n, q, n_rows, hd, S, ld_s);
   } else {
     const src_f16 k{sp.k16 + a * hd, hd};
     if (n_rows <= k_direct_max_rows) return qk_rows(k, n, q, n_rows, hd, S, ld_s);
@@ -177,6 +225,8 @@ void pv(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int
     const src_i8 v{sp.vq + a * hd, sp.block + a, sp.v_scale, hd};
     if (n_rows <= k_direct_max_rows) return pv_rows(v, n, P, ld_p, n_rows, hd, o);
     dequant_tile(v, n, hd, tile);
+  } else if (sp.v32) {
+    return pv_rows(src_f32{sp.v32 + a * hd, hd}, n, P, ld_p, n_rows, hd, o);
   } else {
     const src_f16 v{sp.v16 + a * hd, hd};
     if (n_rows <= k_direct_max_rows) return pv_rows(v, n, P, ld_p, n_rows, hd, o);

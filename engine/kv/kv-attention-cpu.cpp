@@ -10,7 +10,7 @@
 //    stored local probabilities into the exact global ones the mass needs. A head with one
 //    range is finished by its item.
 //  * Block mode (prefill): a work item is (g, block of queries) over every token the block
-//    sees, scores in per-thread scratch, largest blocks first (as attention-cpu.cpp does).
+//    sees, scores in per-thread scratch, largest blocks first.
 //    Rows are whole, so probabilities are final in the item; mass from several blocks of
 //    one head goes into per-thread sums that a second run adds to the spans.
 // Rows of an item: r = (i - i0) * G + hh for query i and query head g * G + hh.
@@ -18,7 +18,7 @@
 // kernels compute scores (qk) and add P V to the rows' outputs (pv). The AVX-512 kernels
 // (kv-attention-cpu-avx512.cpp, head_dim % 16 == 0) read FP16 and INT8 rows straight from
 // the span for up to 4 rows and share a dequantised F32 tile beyond; the generic kernels
-// here always use the tile. Softmax is cpu-kernels' own, so KVARENA_CPU_VARIANT and
+// here always use the tile (for F32 keys a transposed one, whose loops vectorise). Softmax is cpu-kernels' own, so KVARENA_CPU_VARIANT and
 // set_cpu_kernel_variant switch all of it.
 #include "kv-attention-cpu.h"
 
@@ -58,12 +58,16 @@ kv_attn_head kv_attn_head_from_view(const kv_head_view& v, bool with_mass) {
   f16.n = v.n_fp16;
   f16.k16 = v.k16;
   f16.v16 = v.v16;
+  f16.k32 = v.k32;
+  f16.v32 = v.v32;
   f16.mass = with_mass && v.mass ? v.mass + v.n_int8 : nullptr;
   if (v.n_fp16b > 0) {  // the FP16 ring's wrapped part
     kv_span& f16b = h.spans[2];
     f16b.n = v.n_fp16b;
     f16b.k16 = v.k16b;
     f16b.v16 = v.v16b;
+    f16b.k32 = v.k32b;
+    f16b.v32 = v.v32b;
     f16b.mass = with_mass && v.mass ? v.mass + v.n_int8 + v.n_fp16 : nullptr;
   }
   return h;
@@ -117,6 +121,8 @@ void dequant_rows(const kv_span& sp, bool value, int64_t a, int64_t n, int64_t h
       const float* s = scale + int64_t(sp.block[a + j]) * hd;
       for (int64_t c = 0; c < hd; ++c) dst[j * hd + c] = float(x[j * hd + c]) * s[c];
     }
+  } else if (sp.k32) {
+    std::memcpy(dst, (value ? sp.v32 : sp.k32) + a * hd, size_t(n * hd) * sizeof(float));
   } else {
     const uint16_t* h = (value ? sp.v16 : sp.k16) + a * hd;
     for (int64_t i = 0; i < n * hd; ++i) dst[i] = fp16_to_fp32(h[i]);
@@ -125,6 +131,22 @@ void dequant_rows(const kv_span& sp, bool value, int64_t a, int64_t n, int64_t h
 
 void qk_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int64_t n_rows,
                 float* S, int64_t ld_s, float* tile) {
+  if (sp.k32) {  // F32 keys: transposed into the tile (hd, k_chunk), the sums over d run
+                 // across the chunk's keys at once (loops the compiler vectorises)
+    const float* k = sp.k32 + a * hd;
+    for (int64_t d = 0; d < hd; ++d)
+      for (int64_t j = 0; j < k_chunk; ++j) tile[d * k_chunk + j] = j < n ? k[j * hd + d] : 0.0f;
+    for (int64_t r = 0; r < n_rows; ++r) {
+      float acc[k_chunk] = {};
+      for (int64_t d = 0; d < hd; ++d) {
+        const float x = q[r * hd + d];
+        const float* kt = tile + d * k_chunk;
+        for (int64_t j = 0; j < k_chunk; ++j) acc[j] += x * kt[j];
+      }
+      std::memcpy(S + r * ld_s, acc, size_t(n) * sizeof(float));
+    }
+    return;
+  }
   dequant_rows(sp, false, a, n, hd, tile);
   for (int64_t r = 0; r < n_rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
@@ -136,11 +158,12 @@ void qk_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float
 
 void pv_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int64_t ld_p,
                 int64_t n_rows, float* o, float* tile) {
-  dequant_rows(sp, true, a, n, hd, tile);
+  const float* vt = sp.v32 ? sp.v32 + a * hd : tile;  // F32 values are read in place
+  if (!sp.v32) dequant_rows(sp, true, a, n, hd, tile);
   for (int64_t r = 0; r < n_rows; ++r)
     for (int64_t j = 0; j < n; ++j) {
       const float p = P[r * ld_p + j];
-      for (int64_t c = 0; c < hd; ++c) o[r * hd + c] += p * tile[j * hd + c];
+      for (int64_t c = 0; c < hd; ++c) o[r * hd + c] += p * vt[j * hd + c];
     }
 }
 
@@ -441,7 +464,7 @@ void kv_attend(thread_pool& pool, const std::vector<kv_attn_head>& heads, int64_
     int64_t t = 0, i = plan[g].span0;
     for (const kv_span& s : heads[size_t(g)].spans) {
       KV_ASSERT(s.n >= 0);
-      KV_ASSERT(s.n == 0 || (s.kq ? s.vq && s.block && s.k_scale && s.v_scale : s.k16 && s.v16));
+      KV_ASSERT(s.n == 0 || (s.kq ? s.vq && s.block && s.k_scale && s.v_scale : (s.k16 && s.v16) || (s.k32 && s.v32)));
       scratch.span_start[size_t(i++)] = t;
       t += s.n;
     }
@@ -525,6 +548,9 @@ void kv_attend(const std::vector<kv_attn_head>& heads, int64_t head_dim, const f
           if (s.kq) {
             K.push_back(double(s.kq[t * hd + c]) * s.k_scale[int64_t(s.block[t]) * hd + c]);
             V.push_back(double(s.vq[t * hd + c]) * s.v_scale[int64_t(s.block[t]) * hd + c]);
+          } else if (s.k32) {
+            K.push_back(s.k32[t * hd + c]);
+            V.push_back(s.v32[t * hd + c]);
           } else {
             K.push_back(fp16_to_fp32(s.k16[t * hd + c]));
             V.push_back(fp16_to_fp32(s.v16[t * hd + c]));

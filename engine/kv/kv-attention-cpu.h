@@ -1,5 +1,5 @@
-// kv-attention-cpu.h: the CPU attention kernel over the kv_store's memory: FP16 rows and
-// INT8 rows (per-channel scale per block of 32 tokens) dequantised inside the kernel, GQA
+// kv-attention-cpu.h: the CPU attention kernel over the kv_store's memory: FP16 rows (F32
+// rows in an F32 store) and INT8 rows (per-channel scale per block of 32 tokens) dequantised inside the kernel, GQA
 // (query head h reads KV head h / group), and, only when asked, the per-key attention
 // probability mass the eviction policies rank by. A KV head's tokens come as an ordered
 // list of spans (the store's INT8 segment, its FP16 segment, FreeKV's page slots), all in
@@ -15,11 +15,13 @@
 
 namespace kvarena {
 
-// One contiguous run of n tokens of one KV head, FP16 or INT8.
+// One contiguous run of n tokens of one KV head: FP16, F32 or INT8 (exactly one kind set).
 struct kv_span {
   int64_t n = 0;
   const uint16_t* k16 = nullptr;     // fp16: (n, head_dim) keys, token-major
   const uint16_t* v16 = nullptr;     // fp16: (n, head_dim) values
+  const float* k32 = nullptr;        // f32 (the F32 store): (n, head_dim) keys
+  const float* v32 = nullptr;        // f32: (n, head_dim) values
   const int8_t* kq = nullptr;        // int8 (when set): (n, head_dim) keys
   const int8_t* vq = nullptr;        // int8: (n, head_dim) values
   const int32_t* block = nullptr;    // int8: (n,) scale block of each token

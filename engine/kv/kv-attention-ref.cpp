@@ -17,12 +17,16 @@ void load(const kv_head_view& v, int64_t t, bool value, float* dst) {
     const int8_t* q = (value ? v.v_q : v.k_q) + t * d;
     const float* s = (value ? v.v_scale : v.k_scale) + int64_t(v.block[t]) * d;
     for (int64_t c = 0; c < d; ++c) dst[c] = float(q[c]) * s[c];
-  } else if (t < v.n_int8 + v.n_fp16) {
-    const uint16_t* h = (value ? v.v16 : v.k16) + (t - v.n_int8) * d;
-    for (int64_t c = 0; c < d; ++c) dst[c] = fp16_to_fp32(h[c]);
-  } else {  // the FP16 ring's wrapped part
-    const uint16_t* h = (value ? v.v16b : v.k16b) + (t - v.n_int8 - v.n_fp16) * d;
-    for (int64_t c = 0; c < d; ++c) dst[c] = fp16_to_fp32(h[c]);
+  } else {
+    const bool wrapped = t >= v.n_int8 + v.n_fp16;  // the ring's second part
+    const int64_t r = t - v.n_int8 - (wrapped ? v.n_fp16 : 0);
+    if (v.k32) {  // an F32 store
+      const float* x = wrapped ? (value ? v.v32b : v.k32b) : (value ? v.v32 : v.k32);
+      for (int64_t c = 0; c < d; ++c) dst[c] = x[r * d + c];
+    } else {
+      const uint16_t* h = wrapped ? (value ? v.v16b : v.k16b) : (value ? v.v16 : v.k16);
+      for (int64_t c = 0; c < d; ++c) dst[c] = fp16_to_fp32(h[r * d + c]);
+    }
   }
 }
 }  // namespace

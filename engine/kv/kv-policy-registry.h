@@ -30,7 +30,7 @@ namespace kvarena {
 // and its options (the shape fields stay 0: the session fills them in from the model).
 struct kv_policy_spec {
   std::string text;            // as the user wrote it (labels in logs)
-  std::string name;            // a registered policy; "" = the plain F32 cache
+  std::string name;            // a registered policy; "" = no policy (the plain cache: full over F32)
   kv_policy_options options;
   bool overlap = true;         // freekv: speculative recall overlapped with compute
 };

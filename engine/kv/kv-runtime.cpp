@@ -73,6 +73,8 @@ kv_store_config kv_runtime::store_config() const {
   sc.group = n_heads_ / n_kv_;
   sc.int8 = o.int8 && kv_policy_supports_int8(cfg_.policy);  // the registry: which policies take --kv-int8
   sc.fp16_window = o.int8_window;
+  sc.f32 = cfg_.f32;
+  if (sc.f32 && sc.int8) throw engine_error("an F32 KV store cannot hold INT8 tokens (drop --kv-int8)");
   return sc;
 }
 
@@ -175,7 +177,11 @@ class kv_eviction_runtime final : public kv_runtime {
     const bool mass = needs_.attention_mass;
     if (mass) store_.clear_mass(layer);
     for (int64_t g = 0; g < n_kv_; ++g) heads_[g] = kv_attn_head_from_view(store_.head_view(layer, g), mass);
-    kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
+    if (cfg_.reference) {
+      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo);
+    } else {
+      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
+    }
     if (!needs_.logits_confidence) select_layer(layer);  // gated policies: in end_forward
     track();
   }
@@ -186,7 +192,10 @@ class kv_eviction_runtime final : public kv_runtime {
 std::unique_ptr<kv_runtime> make_kv_runtime(const kv_runtime_config& cfg) {
   // The kind follows what the policy needs: a host pool means retrieval.
   const bool retrieval = make_kv_policy(cfg.policy, cfg.options)->needs().host_offload;
-  if (retrieval) return make_kv_retrieval_runtime(cfg);
+  if (retrieval) {
+    if (cfg.f32) throw engine_error("policy " + cfg.policy + " keeps its pages in FP16: no F32 store");
+    return make_kv_retrieval_runtime(cfg);
+  }
   return std::make_unique<kv_eviction_runtime>(cfg);
 }
 

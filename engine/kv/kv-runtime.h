@@ -53,6 +53,9 @@ struct kv_runtime_config {
   kv_policy_options options;    // shape fields must be set
   int64_t max_chunk = 512;      // most tokens one forward call appends
   bool overlap = true;          // freekv: speculative recall on the worker thread (false: waited for at once)
+  bool f32 = false;             // the store's recent tokens in F32 (eviction policies without INT8):
+                                // `full` so is the policy-free reference cache
+  bool reference = false;       // eviction kind: ref::kv_attend's plain loops instead of the kernel
 };
 
 // One sequence's KV cache under a policy. Two kinds behind one interface, chosen by the

@@ -46,6 +46,8 @@ kv_store::kv_store(const kv_store_config& cfg) : cfg_(cfg) {
   KV_ASSERT(cfg.n_layers > 0 && cfg.n_kv_heads > 0 && cfg.head_dim > 0 && cfg.group > 0);
   KV_ASSERT(cfg.layer_capacity.empty() || int64_t(cfg.layer_capacity.size()) == cfg.n_layers);
   KV_ASSERT(!cfg.int8 || (cfg.head_dim % kv_int8_block == 0 && cfg.fp16_window >= 0));
+  KV_ASSERT(!(cfg.int8 && cfg.f32));
+  row_words_ = cfg.head_dim * (cfg.f32 ? 2 : 1);
   layers_.resize(size_t(cfg.n_layers));
   for (int64_t l = 0; l < cfg.n_layers; ++l) {
     layers_[l].heads.resize(size_t(cfg.n_kv_heads));
@@ -74,7 +76,7 @@ void kv_store::resize_buf(buf<T>& b, int64_t elems, int64_t keep_elems, int64_t 
 }
 
 void kv_store::resize_fp16(head_store& h, int64_t tokens) {
-  const int64_t d = cfg_.head_dim;
+  const int64_t d = row_words_;
   if (tokens * d == h.k16.alloc) return;
   resize_buf(h.k16, tokens * d, h.n_fp16 * d, h.r0 * d);
   resize_buf(h.v16, tokens * d, h.n_fp16 * d, h.r0 * d);
@@ -85,7 +87,7 @@ void kv_store::resize_fp16(head_store& h, int64_t tokens) {
 // before it is overwritten: ascending when moving down, descending when moving up.
 void kv_store::move_fp16(head_store& h, int64_t dst, int64_t src, int64_t n) {
   if (n <= 0 || dst == src) return;
-  const int64_t d = cfg_.head_dim, A = h.k16.alloc / d;
+  const int64_t d = row_words_, A = h.k16.alloc / d;
   KV_ASSERT(dst >= 0 && src >= 0 && std::max(dst, src) + n <= A);  // rows stay distinct mod A
   fp16_tokens_moved_ += n;
   for (int64_t done = 0; done < n;) {
@@ -108,14 +110,14 @@ void kv_store::move_fp16(head_store& h, int64_t dst, int64_t src, int64_t n) {
 
 // Makes room for n_int8 + n_fp16 tokens (contents of the current counts are kept).
 void kv_store::ensure_tokens(layer_store& L, head_store& h, int64_t n8, int64_t n16) {
-  const int64_t d = cfg_.head_dim, n = n8 + n16, cur = h.n_int8 + h.n_fp16;
+  const int64_t d = cfg_.head_dim, w = row_words_, n = n8 + n16, cur = h.n_int8 + h.n_fp16;
   if (n > h.pos.alloc) {
     int64_t a = kv_store_grown_tokens(h.pos.alloc, n, L.capacity);
     resize_buf(h.pos, a, cur);
     resize_buf(h.score, a, cur);
     resize_buf(h.mass, a, cur);
   }
-  if (n16 * d > h.k16.alloc) resize_fp16(h, kv_store_grown_tokens(h.k16.alloc / d, n16, L.capacity));
+  if (n16 * w > h.k16.alloc) resize_fp16(h, kv_store_grown_tokens(h.k16.alloc / w, n16, L.capacity));
   if (n8 * d > h.k_q.alloc) {
     int64_t a = kv_store_grown_tokens(h.k_q.alloc / d, n8, L.capacity);
     resize_buf(h.k_q, a * d, h.n_int8 * d);
@@ -141,7 +143,7 @@ void kv_store::shrink_if_sparse(layer_store& L, head_store& h) {
     resize_buf(h.score, target(n), n);
     resize_buf(h.mass, target(n), n);
   }
-  if (h.n_fp16 * 2 * d < h.k16.alloc && target(h.n_fp16) * d < h.k16.alloc)
+  if (h.n_fp16 * 2 * row_words_ < h.k16.alloc && target(h.n_fp16) * row_words_ < h.k16.alloc)
     resize_fp16(h, target(h.n_fp16));
   if (h.n_int8 * 2 * d < h.k_q.alloc && target(h.n_int8) * d < h.k_q.alloc) {
     resize_buf(h.k_q, target(h.n_int8) * d, h.n_int8 * d);
@@ -165,16 +167,21 @@ void kv_store::append(int64_t layer, int64_t pos0, int64_t n, const float* k, co
     const int64_t cur = h.n_int8 + h.n_fp16;
     KV_ASSERT(L.capacity == 0 || cur + n <= L.capacity);  // the policy evicts before appending
     ensure_tokens(L, h, h.n_int8, h.n_fp16 + n);
-    const int64_t A = h.k16.alloc / d;
+    const int64_t w = row_words_, A = h.k16.alloc / w;
     for (int64_t t = 0; t < n; ++t) {
       const float* kr = k + t * ld + g * d;
       const float* vr = v + t * ld + g * d;
       const int64_t row = (h.r0 + h.n_fp16 + t) % A;
-      uint16_t* kd = h.k16.p.get() + row * d;
-      uint16_t* vd = h.v16.p.get() + row * d;
-      for (int64_t c = 0; c < d; ++c) {
-        kd[c] = fp32_to_fp16(kr[c]);
-        vd[c] = fp32_to_fp16(vr[c]);
+      uint16_t* kd = h.k16.p.get() + row * w;
+      uint16_t* vd = h.v16.p.get() + row * w;
+      if (cfg_.f32) {
+        std::memcpy(kd, kr, size_t(d) * sizeof(float));
+        std::memcpy(vd, vr, size_t(d) * sizeof(float));
+      } else {
+        for (int64_t c = 0; c < d; ++c) {
+          kd[c] = fp32_to_fp16(kr[c]);
+          vd[c] = fp32_to_fp16(vr[c]);
+        }
       }
       h.pos.p[cur + t] = int32_t(pos0 + t);
       h.score.p[cur + t] = 0.f;
@@ -231,7 +238,7 @@ void kv_store::compact_fp16(head_store& h, const int32_t* kept, int64_t m, int64
     const int64_t b = n16 - tail;
     if (a <= tail) {
       move_fp16(h, b - a, 0, a);
-      h.r0 = (h.r0 + b - a) % (h.k16.alloc / cfg_.head_dim);
+      h.r0 = (h.r0 + b - a) % (h.k16.alloc / row_words_);
     } else {
       move_fp16(h, a, b, tail);
     }
@@ -302,7 +309,7 @@ void kv_store::apply(int64_t layer, const keep_decision& d) {
 kv_head_view kv_store::head_view(int64_t layer, int64_t head) {
   head_store& h = layers_[layer].heads[head];
   kv_head_view v;
-  const int64_t d = cfg_.head_dim, A = h.k16.alloc / d;
+  const int64_t d = cfg_.head_dim, w = row_words_, A = h.k16.alloc / w;
   v.n_int8 = h.n_int8;
   v.n_fp16 = std::min(h.n_fp16, A - h.r0);  // up to the end of the ring buffer
   v.n_fp16b = h.n_fp16 - v.n_fp16;
@@ -312,9 +319,16 @@ kv_head_view kv_store::head_view(int64_t layer, int64_t head) {
   v.block = h.block.p.get();
   v.k_scale = h.k_scale.p.get();
   v.v_scale = h.v_scale.p.get();
-  v.k16 = h.k16.p.get() + h.r0 * d;
-  v.v16 = h.v16.p.get() + h.r0 * d;
-  if (v.n_fp16b > 0) v.k16b = h.k16.p.get(), v.v16b = h.v16.p.get();
+  if (cfg_.f32) {  // the ring's words are floats (new[] aligns them for float)
+    auto as_f32 = [](const uint16_t* p) { return reinterpret_cast<const float*>(p); };
+    v.k32 = as_f32(h.k16.p.get() + h.r0 * w);
+    v.v32 = as_f32(h.v16.p.get() + h.r0 * w);
+    if (v.n_fp16b > 0) v.k32b = as_f32(h.k16.p.get()), v.v32b = as_f32(h.v16.p.get());
+  } else {
+    v.k16 = h.k16.p.get() + h.r0 * d;
+    v.v16 = h.v16.p.get() + h.r0 * d;
+    if (v.n_fp16b > 0) v.k16b = h.k16.p.get(), v.v16b = h.v16.p.get();
+  }
   v.pos = h.pos.p.get();
   v.mass = h.mass.p.get();
   return v;
@@ -343,7 +357,8 @@ int64_t kv_store::n_kept(int64_t layer, int64_t head) const {
 kv_head_counts kv_store::counts(int64_t layer, int64_t head) const {
   const head_store& h = layers_[layer].heads[head];
   kv_head_counts c;
-  c.fp16 = h.n_fp16, c.int8 = h.n_int8, c.int8_blocks = h.n_blocks;
+  (cfg_.f32 ? c.f32 : c.fp16) = h.n_fp16;
+  c.int8 = h.n_int8, c.int8_blocks = h.n_blocks;
   return c;
 }
 std::vector<int32_t> kv_store::kept_positions(int64_t layer, int64_t head) const {
@@ -364,7 +379,7 @@ size_t kv_store::recount_device_bytes() const {
 }
 
 size_t kv_store::fp16_token_bytes() const {
-  return size_t(cfg_.head_dim) * 2 * 2 + sizeof(int32_t) + 2 * sizeof(float);
+  return size_t(row_words_) * 2 * 2 + sizeof(int32_t) + 2 * sizeof(float);
 }
 size_t kv_store::int8_token_bytes() const {
   return size_t(cfg_.head_dim) * 2 + 2 * sizeof(int32_t) + 2 * sizeof(float);

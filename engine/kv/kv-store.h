@@ -5,7 +5,9 @@
 // frozen block scale: nothing is ever re-quantised). The FP16 payload of a head is a ring
 // buffer, so dropping a prefix of it, a hole right after a short kept prefix (sinks + sliding
 // window) or freezing its oldest block costs O(tokens before the hole), not O(all tokens).
-// Byte accounting is of these buffers (the ring changes no allocation size).
+// Byte accounting is of these buffers (the ring changes no allocation size). With
+// kv_store_config::f32 the recent segment holds F32 rows instead (the same ring, rows twice
+// as wide): the policy-free reference cache, `full` without rounding.
 // Not here: which tokens stay (kv-policy.h), the FreeKV host pool (kv-host-pool.h), the
 // attention itself (kv-attention-ref.h now, the backend kernels later).
 #pragma once
@@ -40,6 +42,11 @@ struct kv_head_view {
   const uint16_t* v16 = nullptr;    // (n_fp16, head_dim)
   const uint16_t* k16b = nullptr;   // (n_fp16b, head_dim) the FP16 tokens after those of k16
   const uint16_t* v16b = nullptr;   // (n_fp16b, head_dim)
+  // An F32 store (kv_store_config::f32) sets these instead of k16..v16b: same shapes, float.
+  const float* k32 = nullptr;
+  const float* v32 = nullptr;
+  const float* k32b = nullptr;
+  const float* v32b = nullptr;
   const int32_t* pos = nullptr;     // (n(),) original positions, ascending
   float* mass = nullptr;            // (n(),) the kernel adds attention mass here
                                     // (summed over the group's query heads and the queries)
@@ -68,6 +75,7 @@ struct kv_store_config {
   std::vector<int64_t> layer_capacity;  // (n_layers,) max kept tokens per head; empty: unbounded
   bool int8 = false;                    // older tokens in INT8 (head_dim % 32 == 0)
   int64_t fp16_window = 128;            // with int8: the W most recent kept tokens stay FP16
+  bool f32 = false;                     // the recent segment in F32, not FP16 (not with int8)
 };
 
 class kv_store {
@@ -107,7 +115,8 @@ class kv_store {
   size_t device_bytes() const { return device_bytes_; }   // allocated now, all buffers
   size_t recount_device_bytes() const;  // walks every buffer: must equal device_bytes()
   size_t peak_device_bytes() const { return peak_device_bytes_; }
-  // Bytes one kept FP16 token of one head holds (k, v, position, score, mass).
+  // Bytes one kept recent-segment token (FP16, or F32 in an F32 store) of one head holds
+  // (k, v, position, score, mass).
   size_t fp16_token_bytes() const;
   size_t int8_token_bytes() const;  // without its share of the block scales
   // FP16 tokens copied within the ring by compaction and INT8 blocking so far (appends and
@@ -126,8 +135,9 @@ class kv_store {
     buf<int8_t> k_q, v_q;       // (alloc_tokens, head_dim)
     buf<int32_t> block;         // (alloc_tokens,)
     buf<float> k_scale, v_scale;  // (alloc_blocks, head_dim)
-    buf<uint16_t> k16, v16;     // (alloc_tokens16, head_dim) ring: FP16 token f at row
-                                // (r0 + f) mod alloc_tokens16
+    buf<uint16_t> k16, v16;     // (alloc_tokens16, row_words_) ring: FP16 token f at row
+                                // (r0 + f) mod alloc_tokens16; F32 store: a row's words
+                                // are its head_dim floats
     buf<int32_t> pos;           // (alloc_tokens,) INT8 segment then FP16 segment, dense
     buf<float> score, mass;     // (alloc_tokens,)
     int64_t n_int8 = 0, n_fp16 = 0, n_blocks = 0;
@@ -153,6 +163,7 @@ class kv_store {
   void track(int64_t delta_bytes);
 
   kv_store_config cfg_;
+  int64_t row_words_ = 0;            // 16-bit words of one ring row: head_dim (FP16), 2 * head_dim (F32)
   std::vector<layer_store> layers_;  // (n_layers,)
   size_t device_bytes_ = 0, peak_device_bytes_ = 0;
   int64_t fp16_tokens_moved_ = 0;
