@@ -18,7 +18,8 @@
 // kernels compute scores (qk) and add P V to the rows' outputs (pv). The AVX-512 kernels
 // (kv-attention-cpu-avx512.cpp, head_dim % 16 == 0) read FP16 and INT8 rows straight from
 // the span for up to 4 rows and share a dequantised F32 tile beyond; the generic kernels
-// here always use the tile (for F32 keys a transposed one, whose loops vectorise). Softmax is cpu-kernels' own, so KVARENA_CPU_VARIANT and
+// here use a tile too: keys transposed (scores summed across keys, loops that vectorise),
+// values dequantised row by row (F32 values are read in place). Softmax is cpu-kernels' own, so KVARENA_CPU_VARIANT and
 // set_cpu_kernel_variant switch all of it.
 #include "kv-attention-cpu.h"
 
@@ -129,31 +130,38 @@ void dequant_rows(const kv_span& sp, bool value, int64_t a, int64_t n, int64_t h
   }
 }
 
+// tile: (hd, k_chunk) = keys [a, a + n) of sp as F32, transposed (column j is key a + j),
+// zeros past n.
+void keys_transposed(const kv_span& sp, int64_t a, int64_t n, int64_t hd, float* tile) {
+  for (int64_t j = n; j < k_chunk; ++j)
+    for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = 0.0f;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t t = a + j;
+    if (sp.kq) {
+      const float* scale = sp.k_scale + int64_t(sp.block[t]) * hd;
+      for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = float(sp.kq[t * hd + d]) * scale[d];
+    } else if (sp.k32) {
+      for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = sp.k32[t * hd + d];
+    } else {
+      for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = fp16_to_fp32(sp.k16[t * hd + d]);
+    }
+  }
+}
+
+// Scores through the transposed tile: per row, the sums over d run across the chunk's keys
+// at once (loops the compiler vectorises; a dot product per key would not).
 void qk_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int64_t n_rows,
                 float* S, int64_t ld_s, float* tile) {
-  if (sp.k32) {  // F32 keys: transposed into the tile (hd, k_chunk), the sums over d run
-                 // across the chunk's keys at once (loops the compiler vectorises)
-    const float* k = sp.k32 + a * hd;
-    for (int64_t d = 0; d < hd; ++d)
-      for (int64_t j = 0; j < k_chunk; ++j) tile[d * k_chunk + j] = j < n ? k[j * hd + d] : 0.0f;
-    for (int64_t r = 0; r < n_rows; ++r) {
-      float acc[k_chunk] = {};
-      for (int64_t d = 0; d < hd; ++d) {
-        const float x = q[r * hd + d];
-        const float* kt = tile + d * k_chunk;
-        for (int64_t j = 0; j < k_chunk; ++j) acc[j] += x * kt[j];
-      }
-      std::memcpy(S + r * ld_s, acc, size_t(n) * sizeof(float));
+  keys_transposed(sp, a, n, hd, tile);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    float acc[k_chunk] = {};
+    for (int64_t d = 0; d < hd; ++d) {
+      const float x = q[r * hd + d];
+      const float* kt = tile + d * k_chunk;
+      for (int64_t j = 0; j < k_chunk; ++j) acc[j] += x * kt[j];
     }
-    return;
+    std::memcpy(S + r * ld_s, acc, size_t(n) * sizeof(float));
   }
-  dequant_rows(sp, false, a, n, hd, tile);
-  for (int64_t r = 0; r < n_rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      float s = 0.0f;
-      for (int64_t c = 0; c < hd; ++c) s += q[r * hd + c] * tile[j * hd + c];
-      S[r * ld_s + j] = s;
-    }
 }
 
 void pv_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int64_t ld_p,
