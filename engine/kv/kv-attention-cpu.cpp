@@ -32,6 +32,7 @@
 #include "cpu-kernels.h"
 #include "engine-error.h"
 #include "ggml-types.h"
+#include "kv-attention-generic.h"
 
 namespace kvarena {
 
@@ -43,6 +44,15 @@ void qk(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int
 void pv(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int64_t ld_p,
         int64_t n_rows, float* o, float* tile);
 }  // namespace kv_attention_avx512
+
+// The portable kernels built for AVX2 (kv-attention-cpu-avx2.cpp: the same floats, 8 wide).
+namespace kv_attention_avx2 {
+bool built();  // false where that file is compiled without AVX2
+void qk(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int64_t n_rows, float* S,
+        int64_t ld_s, float* tile);
+void pv(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int64_t ld_p,
+        int64_t n_rows, float* o, float* tile);
+}  // namespace kv_attention_avx2
 
 kv_attn_head kv_attn_head_from_view(const kv_head_view& v, bool with_mass) {
   kv_attn_head h;
@@ -85,7 +95,7 @@ namespace {
 
 using head_plan = kv_attend_scratch::head_plan;
 
-constexpr int64_t k_chunk = 32;              // tokens per chunk: a (32, 128) F32 tile is 16 KiB
+constexpr int64_t k_chunk = k_generic_chunk; // tokens per chunk (32): a (32, 128) F32 tile is 16 KiB
 constexpr int64_t k_split_max_queries = 16;  // split mode: at most this many queries ...
 constexpr int64_t k_split_max_scores = int64_t(1) << 23;  // ... and scores (floats) per call
 constexpr int64_t k_min_split = 256;         // tokens per range at least (merge overhead)
@@ -111,73 +121,12 @@ struct chunk_kernels {
              int64_t n_rows, float* o, float* tile);
 };
 
-// ---- generic kernels: dequantise the chunk into the tile, plain loops ----------------------
-
-// dst: (n, hd) = keys (or values) [a, a + n) of sp as F32.
-void dequant_rows(const kv_span& sp, bool value, int64_t a, int64_t n, int64_t hd, float* dst) {
-  if (sp.kq) {
-    const int8_t* x = (value ? sp.vq : sp.kq) + a * hd;
-    const float* scale = value ? sp.v_scale : sp.k_scale;
-    for (int64_t j = 0; j < n; ++j) {
-      const float* s = scale + int64_t(sp.block[a + j]) * hd;
-      for (int64_t c = 0; c < hd; ++c) dst[j * hd + c] = float(x[j * hd + c]) * s[c];
-    }
-  } else if (sp.k32) {
-    std::memcpy(dst, (value ? sp.v32 : sp.k32) + a * hd, size_t(n * hd) * sizeof(float));
-  } else {
-    const uint16_t* h = (value ? sp.v16 : sp.k16) + a * hd;
-    for (int64_t i = 0; i < n * hd; ++i) dst[i] = fp16_to_fp32(h[i]);
-  }
-}
-
-// tile: (hd, k_chunk) = keys [a, a + n) of sp as F32, transposed (column j is key a + j),
-// zeros past n.
-void keys_transposed(const kv_span& sp, int64_t a, int64_t n, int64_t hd, float* tile) {
-  for (int64_t j = n; j < k_chunk; ++j)
-    for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = 0.0f;
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t t = a + j;
-    if (sp.kq) {
-      const float* scale = sp.k_scale + int64_t(sp.block[t]) * hd;
-      for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = float(sp.kq[t * hd + d]) * scale[d];
-    } else if (sp.k32) {
-      for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = sp.k32[t * hd + d];
-    } else {
-      for (int64_t d = 0; d < hd; ++d) tile[d * k_chunk + j] = fp16_to_fp32(sp.k16[t * hd + d]);
-    }
-  }
-}
-
-// Scores through the transposed tile: per row, the sums over d run across the chunk's keys
-// at once (loops the compiler vectorises; a dot product per key would not).
-void qk_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* q, int64_t n_rows,
-                float* S, int64_t ld_s, float* tile) {
-  keys_transposed(sp, a, n, hd, tile);
-  for (int64_t r = 0; r < n_rows; ++r) {
-    float acc[k_chunk] = {};
-    for (int64_t d = 0; d < hd; ++d) {
-      const float x = q[r * hd + d];
-      const float* kt = tile + d * k_chunk;
-      for (int64_t j = 0; j < k_chunk; ++j) acc[j] += x * kt[j];
-    }
-    std::memcpy(S + r * ld_s, acc, size_t(n) * sizeof(float));
-  }
-}
-
-void pv_generic(const kv_span& sp, int64_t a, int64_t n, int64_t hd, const float* P, int64_t ld_p,
-                int64_t n_rows, float* o, float* tile) {
-  const float* vt = sp.v32 ? sp.v32 + a * hd : tile;  // F32 values are read in place
-  if (!sp.v32) dequant_rows(sp, true, a, n, hd, tile);
-  for (int64_t r = 0; r < n_rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      const float p = P[r * ld_p + j];
-      for (int64_t c = 0; c < hd; ++c) o[r * hd + c] += p * vt[j * hd + c];
-    }
-}
+// ---- generic kernels: kv-attention-generic.h (also built for AVX2) -------------------------
 
 chunk_kernels pick_kernels(int64_t hd) {
   if (hd % 16 == 0 && kv_attention_avx512::built() && cpu_kernel_variant() == "avx512")
     return {kv_attention_avx512::qk, kv_attention_avx512::pv};
+  if (kv_attention_avx2::built() && cpu_kernel_variant() == "avx2") return {kv_attention_avx2::qk, kv_attention_avx2::pv};
   return {qk_generic, pv_generic};
 }
 
