@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "browser/http-fetch.h"
 #include "eval/page-probe.h"
 #include "sites/http-server.h"
 #include "sites/site-eval-helpers.h"
@@ -183,6 +184,30 @@ TEST(VwaHelpers, RestHelpersAgainstTheLocalShoppingSite) {
   auto url = call("shopping_get_sku_product_page_url", page, {sku}, urls);
   ASSERT_TRUE(url);
   EXPECT_EQ(url->rfind(shop + "/catalog/product/view/id/", 0), 0u) << *url;
+}
+
+// The order helpers on the local shopping site's order page (Magento's table markup).
+TEST(VwaHelpers, OrderHelpersOnTheLocalShoppingSite) {
+  sites::sites_server server(sites::sites_options{});
+  server.start();
+  auto order = server.store().query("main", "shopping",
+                                    "SELECT o.number, i.sku, i.qty, i.name, u.username FROM orders o JOIN order_items i ON "
+                                    "i.order_id = o.id JOIN users u ON u.id = o.user_id ORDER BY o.id, i.id LIMIT 1");
+  ASSERT_EQ(order.size(), 1u);
+  const sites::site_store::cookie c = server.store().login("main", "shopping", order[0]["username"].get<std::string>());
+  http_client http;
+  http.add_cookie("Set-Cookie: " + c.name + "=" + c.value + "; Path=" + c.path);
+  http_request get;
+  get.url = server.site_urls("main").at("shopping") + "/orders/" + order[0]["number"].get<std::string>();
+  http_response res = http.fetch(get);
+  ASSERT_EQ(res.status, 200) << res.body.substr(0, 300);
+  html_page page;
+  page.html = res.body;
+  const std::string sku = order[0]["sku"].get<std::string>();
+  EXPECT_EQ(call("shopping_get_order_product_quantity", page, {"__page__", sku}), std::to_string(order[0]["qty"].get<int>()));
+  EXPECT_NE(call("shopping_get_order_product_name_list", page, {"__page__"})->find(order[0]["name"].get<std::string>()),
+            std::string::npos);
+  EXPECT_EQ(call("shopping_get_order_product_option", page, {"__page__", sku, "Size"}), "");
 }
 
 }  // namespace

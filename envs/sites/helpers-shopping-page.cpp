@@ -89,8 +89,9 @@ std::optional<std::string> quantity(const eval_helper_call& c) {
     std::vector<std::string> skus = want.find("|OR|") != std::string::npos ? split(want, " |OR| ") : std::vector{want};
     for (const ordered_product& p : order_products(c.page)) {
       if (std::find(skus.begin(), skus.end(), trim(cell(p, "sku"))) == skus.end()) continue;
-      std::string qty = cell(p, "qty");
-      std::string rest = trim(qty.size() > 7 ? qty.substr(7) : "");
+      std::string qty = trim(cell(p, "qty"));
+      // Magento: "Ordered2" (VWA: int(qty[7:])); the local shopping site: "2".
+      std::string rest = trim(qty.rfind("Ordered", 0) == 0 ? qty.substr(7) : qty);
       auto n = js_parse_int(rest);
       if (!n || std::to_string(*n) != rest) return "0";  // int() would raise: VWA's catch gives 0
       return std::to_string(*n);
