@@ -61,7 +61,8 @@ TEST(TaskVerdict, WhatEachPartNeedsAndWhatMakesItRun) {
     "reference_url": "", "program_html": [], "string_note": "not possible"})");
   task_verdict v = verdict(na);
   EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
-  EXPECT_NE(texts(v).find("needs --judge-url"), std::string::npos) << texts(v);
+  EXPECT_NE(texts(v).find("needs an LLM judge, as VisualWebArena scores it: give --judge-url URL"), std::string::npos)
+      << texts(v);
   verdict_options with_judge;
   with_judge.judge = true;
   EXPECT_EQ(verdict_with(na, with_judge).kind, verdict_kind::full);
