@@ -1,7 +1,8 @@
 // image-ssim.h: images for eval_fuzzy_image_match (VisualWebArena's image_utils.
 // get_image_ssim): PNG and JPEG decoded to 8-bit grayscale (libpng, libjpeg; PIL's "L"
 // weights), both resized to the larger width and height (Lanczos-3, as PIL's LANCZOS;
-// an image already that size is kept as is, as PIL does), then the mean structural
+// an image already that size is kept as is, as PIL does; kvarena resizes the grey image,
+// PIL the colour one, which differs by rounding only), then the mean structural
 // similarity of scikit-image's structural_similarity defaults: 7x7 uniform windows, sample
 // covariance (N/(N-1)), K1 0.01, K2 0.03, data range 255, the mean over every window that
 // lies inside the image.
