@@ -60,6 +60,11 @@ TEST(VwaHelpers, OrderPage) {
   EXPECT_EQ(call("shopping_get_order_product_option", page, {"__page__", "B00MXUFL0E", "Size"}), "12 Count (Pack of 1)");
   EXPECT_EQ(call("shopping_get_order_product_option", page, {"__page__", "B00MXUFL0E", "Flavor"}), "");
   EXPECT_EQ(call("shopping_get_order_product_option", page, {"__page__", "B07ZD2PB9F", "Size"}), "");
+  const nlohmann::json all = nlohmann::json::parse(*call("shopping_get_all_product_order", page, {"__page__"}));
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0]["qty"], "Ordered2");
+  EXPECT_EQ(all[0]["options"]["Color"], "Red");
+  EXPECT_FALSE(all[1].contains("options"));
   page.html = "<p>not an order</p>";  // VWA's JavaScript throws; its catch gives "" / 0
   EXPECT_EQ(call("shopping_get_order_product_name_list", page, {"__page__"}), "");
   EXPECT_EQ(call("shopping_get_order_product_quantity", page, {"__page__", "B00MXUFL0E"}), "0");
@@ -108,6 +113,13 @@ TEST(VwaHelpers, RedditCommentTree) {
   EXPECT_EQ(call("reddit_get_latest_comment_content_by_username", page, {"__page__", me}), "my newest reply");
   EXPECT_EQ(call("reddit_get_parent_comment_username_of_latest_comment_by_username", page, {"__page__", me}), "bob");
   EXPECT_EQ(call("reddit_get_latest_comment_content_by_username", page, {"__page__", "nobody"}), "");
+  const nlohmann::json obj =
+      nlohmann::json::parse(*call("reddit_get_parent_comment_obj_of_latest_comment_by_username", page, {"__page__", me}));
+  EXPECT_EQ(obj["username"], "bob");
+  EXPECT_EQ(obj["content"], "bob's reply");
+  const nlohmann::json tree = nlohmann::json::parse(*call("reddit_get_post_comment_tree", page, {"__page__"}));
+  EXPECT_EQ(tree["children"].size(), 2u);  // the two top-level comments
+  EXPECT_EQ(tree["children"][0]["children"][1]["username"], "bob");
   page.html = "<main id=\"main\"><p>no comments</p></main>";  // .fg-inherit missing: VWA gives ""
   EXPECT_EQ(call("reddit_get_latest_comment_content_by_username", page, {"__page__", me}), "");
   EXPECT_EQ(call("reddit_get_parent_comment_username_of_latest_comment_by_username", page, {"__page__", me}), "");
@@ -147,6 +159,7 @@ TEST(VwaHelpers, RestHelpersAgainstAFakeMagento) {
   html_page page;
   const std::string shop = magento.base_url();
   EXPECT_EQ(call("shopping_get_latest_order_url", page, {}, urls), shop + "/sales/order/view/order_id/191/");
+  EXPECT_EQ(call("shopping_get_auth_token", page, {}, urls), "tok");
   EXPECT_EQ(call("shopping_get_sku_latest_review_author", page, {"B09S3PK7R3"}, urls), "Emma");
   EXPECT_EQ(call("shopping_get_sku_latest_review_rating", page, {"B09S3PK7R3"}, urls), "100");
   EXPECT_EQ(call("shopping_get_sku_latest_review_text", page, {"B09S3PK7R3"}, urls), "Loved it");

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "browser/html-document.h"
 #include "helper-dom.h"
 #include "site-helpers-vwa.h"
@@ -140,9 +142,44 @@ std::optional<std::string> gitlab_member_role(const eval_helper_call& c) {
   return "";
 }
 
+nlohmann::json node_json(const comment_node& n, bool children) {
+  nlohmann::json j = {{"username", n.username}, {"content", n.content}, {"time", n.time_s}};
+  if (children) {
+    j["children"] = nlohmann::json::array();
+    for (const comment_node& c : n.children) j["children"].push_back(node_json(c, true));
+  }
+  return j;
+}
+
+// The tree and the two comment objects as JSON ({} where VWA gives {}); time in seconds.
+std::optional<std::string> tree_json(const eval_helper_call& c) {
+  try {
+    return node_json(comment_tree(c.page), true).dump();
+  } catch (const std::exception&) {
+    return "{}";
+  }
+}
+
+std::optional<std::string> comment_obj(const eval_helper_call& c, bool parent) {
+  try {
+    comment_node tree = comment_tree(c.page);
+    const comment_node* best = nullptr;
+    double t = -std::numeric_limits<double>::infinity();
+    if (parent) parent_of_latest(tree, arg(c, 1), &best, &t);
+    else latest_by(tree, arg(c, 1), &best, &t);
+    return best ? node_json(*best, false).dump() : "{}";
+  } catch (const std::exception&) {
+    return "{}";
+  }
+}
+
 }  // namespace
 
 void register_reddit_helpers(eval_helper_registry& r) {
+  r.add("reddit_get_post_comment_tree", tree_json);
+  r.add("reddit_get_latest_comment_obj_by_username", [](const eval_helper_call& c) { return comment_obj(c, false); });
+  r.add("reddit_get_parent_comment_obj_of_latest_comment_by_username",
+        [](const eval_helper_call& c) { return comment_obj(c, true); });
   r.add("reddit_get_latest_comment_content_by_username", latest_comment_content);
   r.add("reddit_get_parent_comment_username_of_latest_comment_by_username", parent_username);
 }

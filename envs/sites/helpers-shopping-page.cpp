@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "browser/html-document.h"
 #include "helper-dom.h"
 #include "site-helpers-vwa.h"
@@ -182,7 +184,22 @@ std::optional<std::string> rating_percent(const eval_helper_call& c) {
 
 }  // namespace
 
+// Every product of the order page as JSON, VWA's list of dicts ([] when none).
+std::optional<std::string> all_products(const eval_helper_call& c) {
+  nlohmann::json out = nlohmann::json::array();
+  try {
+    for (const ordered_product& p : order_products(c.page)) {
+      nlohmann::json o(p.cells);
+      if (!p.options.empty()) o["options"] = p.options;
+      out.push_back(o);
+    }
+  } catch (const std::exception&) {
+  }
+  return out.dump();
+}
+
 void register_shopping_page_helpers(eval_helper_registry& r) {
+  r.add("shopping_get_all_product_order", all_products);
   r.add("shopping_get_order_product_name_list", name_list);
   r.add("shopping_get_order_product_quantity", quantity);
   r.add("shopping_get_order_product_option", option);

@@ -109,6 +109,7 @@ std::optional<std::string> product_page_url(const eval_helper_call& c) {
 }  // namespace
 
 void register_shopping_rest_helpers(eval_helper_registry& r) {
+  r.add("shopping_get_auth_token", [](const eval_helper_call& c) { return std::optional<std::string>(admin_token(c.site_url("shopping"))); });
   r.add("shopping_get_latest_order_url", latest_order_url);
   r.add("shopping_get_sku_latest_review_author",
         [](const eval_helper_call& c) { return latest_review_field(c, "nickname"); });

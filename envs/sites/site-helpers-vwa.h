@@ -17,8 +17,13 @@
 //                                                           from the post's comment tree
 //   gitlab_get_project_memeber_role(__page__, 'U')          the member's max role, or ""
 //   get_query_text_lowercase(__page__, 'S')                 get_query_text, lower-cased
+//   shopping_get_all_product_order(__page__), reddit_get_post_comment_tree(__page__),
+//   reddit_get_latest_comment_obj_by_username(__page__, 'U'),
+//   reddit_get_parent_comment_obj_of_latest_comment_by_username(__page__, 'U')
+//                                                           VWA's dicts and lists, as JSON
 // Through the shopping site's REST API (Magento's; the local shopping site answers it
 // too), the site's URL from the episode's site map ("shopping"):
+//   shopping_get_auth_token()                       the admin token itself
 //   shopping_get_latest_order_url()                 newest order's admin view URL
 //   shopping_get_sku_latest_review_author('SKU')    newest review's nickname, or ""
 //   shopping_get_sku_latest_review_rating('SKU')    its rating in percent, or ""
@@ -26,7 +31,8 @@
 //   shopping_get_sku_latest_review_title('SKU')     its title, or ""
 //   shopping_get_sku_product_page_url('SKU')        the product page URL, or ""
 // The API is entered as VisualWebArena's shopping_site_admin account (admin /
-// admin1234), the account its Magento images and the local site have.
+// admin1234), the account its Magento images and the local site have. llm_fuzzy_match and
+// llm_ua_match are the fuzzy judge (eval/eval-judge.h), not func: helpers.
 #pragma once
 #include "eval/page-probe.h"
 
