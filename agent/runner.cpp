@@ -184,7 +184,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   std::unique_ptr<env_server> local;
   std::string url = cfg_.env_url;
   if (url.empty()) {
-    local = tasks::start_local_env_server(std::max(cfg_.jobs, cfg_.batch), cfg_.site_seed);
+    local = tasks::start_local_env_server(std::max(cfg_.jobs, cfg_.batch), cfg_.site_seed, cfg_.judge, cfg_.vqa_url);
     url = local->base_url();
   }
   env_client client(url, cfg_.env);

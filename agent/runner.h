@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "agent-loop.h"
+#include "eval/eval-judge.h"
 #include "bench/bench-common.h"
 #include "client/env-client.h"
 #include "eval/task.h"
@@ -81,6 +82,8 @@ struct runner_config {
   int batch = 1;
   std::string env_url;                 // "" = start an env server with in-process sites
   env_client_options env;              // timeouts and retries of env calls
+  std::shared_ptr<fuzzy_judge> judge;  // fuzzy_match judge of the in-process env server (no env_url)
+  std::string vqa_url;                 // its page_image_query eval_vqa endpoint
   std::optional<shard_spec> shard;     // nullopt: every item
   run_output output;                   // results file and run name (resolve_run_output)
   bool resume = false;

@@ -1,4 +1,5 @@
-// cmd-env-server.cpp: `kvarena env-server [--port 8090] [--host 127.0.0.1] [--sites-url URL]`:
+// cmd-env-server.cpp: `kvarena env-server [--port 8090] [--host 127.0.0.1] [--sites-url URL]
+// [--site NAME=URL]... [--judge-url URL | --judge-model FILE]` (eval-flags.h):
 // serves the env HTTP API (envs/server/env-server.h) until Ctrl-C / SIGTERM. Prints its
 // base URL on stdout (port 0 picks a free port and the line shows it); hints on stderr.
 // Without --sites-url the sites run in-process and every session gets its own tenant;
@@ -12,6 +13,7 @@
 #include <pthread.h>
 
 #include "cli-commands.h"
+#include "eval-flags.h"
 #include "server/env-server.h"
 
 namespace kvarena::cli {
@@ -26,6 +28,7 @@ struct env_server_args {
   int threads = 8;
   int max_sessions = 256;
   double idle_timeout_s = 1800;
+  eval_flags eval;
 };
 
 int run_env_server(const env_server_args& a) {
@@ -43,6 +46,9 @@ int run_env_server(const env_server_args& a) {
   opt.http.threads = a.threads;
   opt.sites.external_url = a.sites_url;
   opt.sites.seed = a.seed;
+  opt.sites.site_urls = parse_site_flags(a.eval.sites);
+  opt.vqa_url = a.eval.vqa_url;
+  opt.judge = make_judge(a.eval);  // loads a --judge-model before the server starts
   opt.max_sessions = static_cast<size_t>(a.max_sessions);
   opt.idle_timeout = std::chrono::milliseconds(static_cast<long long>(a.idle_timeout_s * 1000));
   env_server server(opt);
@@ -57,6 +63,10 @@ int run_env_server(const env_server_args& a) {
                "kvarena env-server: serving the env API on %s (%s).\n"
                "Check it with: curl %s/v1/health. Ctrl-C to stop.\n",
                server.base_url().c_str(), sites.c_str(), server.base_url().c_str());
+  std::fprintf(stderr, "kvarena env-server: fuzzy_match judge: %s\n",
+               opt.judge ? opt.judge->name().c_str()
+                         : "none (VisualWebArena/WebArena tasks that need one are scored unsupported; "
+                           "kvarena's suites use the deterministic judge)");
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
@@ -83,6 +93,7 @@ void add_env_server_command(CLI::App& app, command_fn& run) {
   sub->add_option("--max-sessions", a->max_sessions, "Sessions open at once at most")->check(CLI::PositiveNumber);
   sub->add_option("--idle-timeout", a->idle_timeout_s, "Seconds after which an untouched session is closed (0 = never)")
       ->check(CLI::NonNegativeNumber);
+  add_eval_flags(sub, a->eval);
   sub->callback([&run, a] { run = [a] { return run_env_server(*a); }; });
 }
 

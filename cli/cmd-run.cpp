@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "cli-commands.h"
+#include "eval-flags.h"
 #include "default-model.h"
 #include "engine-error.h"
 #include "gguf-reader.h"
@@ -45,6 +46,7 @@ namespace {
 constexpr int k_exit_items_failed = 4;
 
 struct run_args {
+  eval_flags eval;  // --judge-url / --judge-model / --site NAME=URL (eval-flags.h)
   std::string suite;
   std::string agent = "model";
   std::string model;
@@ -189,6 +191,12 @@ runner_config make_config(const run_args& a) {
                                 ": --batch N already runs N items at once; give one of them");
   c.batch = a.batch;
   c.env_url = a.env_url;
+  c.agent_cfg.env.sites = parse_site_flags(a.eval.sites);  // every session's overrides
+  if ((a.eval.has_judge() || !a.eval.vqa_url.empty()) && !a.env_url.empty())
+    throw usage_error("--judge-url / --judge-model judge in the env server this run starts; with --env-url the "
+                      "server scores: give the judge to `kvarena env-server`");
+  c.judge = make_judge(a.eval);
+  c.vqa_url = a.eval.vqa_url;
   c.env.tries = a.env_tries;
   c.env.backoff_ms = a.env_backoff_ms;
   c.env.total_timeout_ms = a.env_timeout_ms;
@@ -319,6 +327,7 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = all)")->check(CLI::NonNegativeNumber)->group(ag);
   const char* eg = "Env";
   sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites)")->group(eg);
+  add_eval_flags(sub, a->eval, eg);
   sub->add_option("--site-seed", a->site_seed, "Content seed of the in-process sites (the committed suites use 1; "
                                               "suites for another seed: kvarena tasks generate --seed S)")
       ->capture_default_str()->group(eg);

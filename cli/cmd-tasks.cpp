@@ -1,8 +1,11 @@
 // cmd-tasks.cpp: `kvarena tasks generate|validate|list|oracle` (tasks/ does the work).
 //   generate --out tasks [--seed 1] [--check]  write the suites (or, with --check, compare
 //                                              the files there with what would be written)
-//   validate DIR... [--require-oracle] [--json]  per task: full, degraded, cannot_run or
-//                                              refused, with reasons; exit 1 when any is refused
+//   validate DIR... [--require-oracle] [--json] [--browser chromium] [--judge-url URL |
+//            --judge-model FILE] [--vqa-url URL] [--site NAME=URL]...
+//                                              per task: full, degraded, cannot_run or refused,
+//                                              with reasons, given what the run would have;
+//                                              exit 1 when any is refused
 //   evaluators                                 what the evaluators support (types, keys, locators, helpers)
 //   list DIR                                   a table: id, sites, eval types, difficulty, intent
 //   oracle --suite DIR [--env-url URL] [-j N] [--task ID]...
@@ -24,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli-commands.h"
+#include "eval-flags.h"
 #include "generator/generate.h"
 #include "oracle-agent.h"
 #include "server/env-server.h"
@@ -87,6 +91,8 @@ struct validate_args {
   std::vector<std::string> dirs;
   bool require_oracle = false;
   bool json = false;
+  std::string browser = "text";
+  eval_flags eval;  // what the run would have: a judge, a VQA endpoint, site URLs
 };
 
 // The origin of a loader message "ORIGIN: field: what" (origins hold no ": ").
@@ -102,6 +108,10 @@ int run_validate(const validate_args& a) {
     tasks::verdict_options o;
     o.require_oracle = a.require_oracle;
     o.require_memory = a.require_oracle && is_long_horizon(dir);
+    o.judge = a.eval.has_judge();
+    o.vqa = !a.eval.vqa_url.empty();
+    o.chromium = a.browser == "chromium";
+    for (const auto& [name, url] : parse_site_flags(a.eval.sites)) o.site_urls.insert(name);
     std::map<std::string, std::vector<std::string>> refused;  // origin -> the loader's messages
     for (const std::string& e : s.errors) refused[origin_of(e)].push_back(e.substr(std::min(e.size(), origin_of(e).size() + 2)));
     std::map<tasks::verdict_kind, int> count;
@@ -155,14 +165,18 @@ int run_evaluators() {
   std::printf(
       "string_match    exact_match, must_include (|OR| alternatives), must_exclude, one_of, required_values\n"
       "                (<, <=, ==, >=, > on numbers, |OR|): as VisualWebArena scores them\n"
-      "                fuzzy_match (a list, or N/A with string_note): VWA asks an LLM judge; here the\n"
-      "                deterministic judge (token match) decides: tasks using it are `degraded`\n"
+      "                fuzzy_match (a list, or N/A with string_note): asked of an LLM judge, as VWA:\n"
+      "                --judge-url URL (OpenAI-compatible) or --judge-model FILE.gguf; without one\n"
+      "                VWA/WebArena tasks are `cannot_run` (kvarena's own suites: the deterministic judge)\n"
       "url_match       reference_url alternatives (|OR|), url_note EXACT (default) or GOLD in PRED\n"
       "program_html    targets: url (last, a URL, func:helper(...)), locator: \"\" (the page),\n"
       "                document.querySelector(S).outerText|textContent|innerText|value,\n"
       "                document.body.innerText, func:helper(...); other JavaScript, lambda: and\n"
-      "                prep_actions need a JavaScript browser (not built yet): `degraded`\n"
-      "page_image_query eval_vqa / eval_fuzzy_image_match: not supported (`cannot_run`)\n"
+      "                prep_actions need --browser chromium (`cannot_run` on the text browser)\n"
+      "page_image_query eval_vqa: --vqa-url URL (an OpenAI-compatible vision endpoint), else `cannot_run`;\n"
+      "                eval_fuzzy_image_match: SSIM of the page's images with the references (> 0.8)\n"
+      "sites           classifieds, shopping, reddit served locally; any of classifieds, shopping,\n"
+      "                shopping_admin, reddit, gitlab, wikipedia, map, homepage by --site NAME=URL\n"
       "func: helpers  ");
   for (const std::string& n : sites::site_eval_helpers().names()) std::printf(" %s", n.c_str());
   std::printf("\n(kvarena tasks validate FILE says which tasks use what.)\n");
@@ -246,6 +260,10 @@ void add_tasks_command(CLI::App& app, command_fn& run) {
                 "The project's suites: every task needs its oracle plan, local sites and its own placeholders "
                 "(long-horizon: memory facts)");
   val->add_flag("--json", va->json, "One JSON object per task and line: suite, origin, task_id, verdict, reasons");
+  val->add_option("--browser", va->browser, "The browser the tasks would run in: text, or chromium (JavaScript)")
+      ->check(CLI::IsMember({"text", "chromium"}))
+      ->capture_default_str();
+  add_eval_flags(val, va->eval, "What the run would have");
   val->callback([&run, va] { run = [va] { return run_validate(*va); }; });
 
   auto* evs = tasks_cmd->add_subcommand("evaluators", "What the evaluators support (eval types, keys, locators, helpers)");

@@ -7,6 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
   libboost-dev libcurl4-openssl-dev libgumbo-dev libsqlite3-dev sqlite3
+  libpng-dev libjpeg-dev  # eval_fuzzy_image_match: PNG and JPEG decoding
   clang libclang-rt-14-dev
   # the single-node Slurm cluster of the `slurm` test (specs/cluster.md)
   slurmctld slurmd slurm-client munge

@@ -188,8 +188,11 @@ std::string oracle_summary_json(const std::string& suite, const oracle_suite_res
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-std::unique_ptr<env_server> start_local_env_server(int sessions, uint64_t site_seed) {
+std::unique_ptr<env_server> start_local_env_server(int sessions, uint64_t site_seed,
+                                                   std::shared_ptr<fuzzy_judge> judge, const std::string& vqa_url) {
   env_server_options o;
+  o.judge = std::move(judge);
+  o.vqa_url = vqa_url;
   o.sites.seed = site_seed;
   o.http.host = "127.0.0.1";
   o.http.port = 0;

@@ -2,9 +2,12 @@
 #include "task-verdict.h"
 
 #include <algorithm>
+#include <cctype>
+#include <regex>
 #include <string_view>
 
 #include "eval/eval-locator.h"
+#include "eval/evaluator.h"
 #include "eval/eval-text.h"
 #include "sites/site-eval-helpers.h"
 #include "suite-check.h"
@@ -36,6 +39,17 @@ struct collector {
   }
 };
 
+// page_image_query: eval_fuzzy_image_match is scored here (SSIM); eval_vqa needs a VQA
+// endpoint. Queries are raw JSON in eval.extra.
+void add_image_query_reasons(const task_eval& e, const verdict_options& o, collector& c) {
+  auto it = e.extra.find("page_image_query");
+  const std::string raw = it == e.extra.end() ? "" : it->second;
+  static const std::regex k_vqa(R"re("eval_vqa"\s*:\s*\[\s*\{)re");  // a non-empty list
+  if (std::regex_search(raw, k_vqa) && !o.vqa)
+    c.add(verdict_kind::cannot_run, "page_image_query eval_vqa: needs a vision-language model: give --vqa-url URL "
+                                    "(an OpenAI-compatible vision endpoint)");
+}
+
 }  // namespace
 
 const char* verdict_name(verdict_kind k) {
@@ -56,25 +70,28 @@ task_verdict verdict_for(const task& t, const std::string& origin, const verdict
     if (c.v.kind == verdict_kind::refused) return c.v;
   }
   for (const std::string& s : t.sites)
-    if (!local_site(s))
+    if (!local_site(s) && !o.site_urls.count(s))
       c.add(verdict_kind::cannot_run, "site '" + s + "': not one of kvarena's sites (classifieds, shopping, reddit); "
-                                      "runs with the real site's URL (kvarena env-server --sites-url " + s + "=URL)");
+                                      "runs with the real site's URL (--site " + s + "=URL)");
+  // Tabs and pages of sites not in `sites` (VWA opens them without logging in).
+  std::vector<std::string> texts = {t.start_url, t.eval.reference_url.value_or("")};
+  if (t.eval.program_html)
+    for (const program_html_target& tg : *t.eval.program_html) texts.push_back(tg.url);
+  for (const std::string& text : texts)
+    for (const std::string& ph : find_placeholders(text)) {
+      std::string site = ph.size() > 4 ? ph.substr(2, ph.size() - 4) : ph;
+      for (char& ch : site) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (site == "homepage" || local_site(site) || o.site_urls.count(site) ||
+          std::find(t.sites.begin(), t.sites.end(), site) != t.sites.end())
+        continue;
+      c.add(verdict_kind::cannot_run, "page on site '" + site + "' (" + ph + "): not served locally; runs with "
+                                      "the real site's URL (--site " + site + "=URL)");
+    }
   const task_eval& e = t.eval;
   const eval_helper_registry& helpers = sites::site_eval_helpers();
-  for (const std::string& type : e.eval_types) {
-    if (type == "page_image_query")
-      c.add(verdict_kind::cannot_run, "page_image_query: needs a vision-language model or image matching "
-                                      "(eval_vqa / eval_fuzzy_image_match); kvarena scores it as unsupported");
-  }
-  if (e.reference_answers && e.reference_answers->fuzzy_match) {
-    if (e.reference_answers->fuzzy_match->is_na())
-      c.add(verdict_kind::degraded, "string_match fuzzy_match N/A: VWA asks an LLM judge whether the answer says the "
-                                    "task cannot be done; kvarena's deterministic judge decides until a judge is "
-                                    "configured");
-    else
-      c.add(verdict_kind::degraded, "string_match fuzzy_match: VWA asks an LLM judge; kvarena's deterministic judge "
-                                    "decides (token match) until a judge is configured");
-  }
+  for (const std::string& type : e.eval_types)
+    if (type == "page_image_query") add_image_query_reasons(e, o, c);
+  if (uses_fuzzy_judge(t) && !o.judge) c.add(verdict_kind::cannot_run, k_needs_judge);
   if (e.program_html)
     for (const program_html_target& tg : *e.program_html) {
       for (const std::string* text : {&tg.url, &tg.locator}) {
@@ -83,11 +100,12 @@ task_verdict verdict_for(const task& t, const std::string& origin, const verdict
           c.add(verdict_kind::degraded, "func:" + h + ": no such helper in kvarena; the target scores 0 (VWA: None)");
       }
       const parsed_locator pl = parse_locator(tg.locator);
-      if (pl.kind == locator_kind::javascript || pl.kind == locator_kind::lambda_js)
-        c.add(verdict_kind::degraded, "program_html locator " + quote_for_detail(tg.locator, 60) +
-                                          ": JavaScript, which the text browser does not run (scored as empty text)");
-      if (tg.prep_actions && !tg.prep_actions->empty())
-        c.add(verdict_kind::degraded, "program_html prep_actions: JavaScript, which the text browser does not run");
+      if (!o.chromium && (pl.kind == locator_kind::javascript || pl.kind == locator_kind::lambda_js))
+        c.add(verdict_kind::cannot_run, "program_html locator " + quote_for_detail(tg.locator, 60) +
+                                            ": JavaScript, which the text browser does not run: needs --browser chromium");
+      if (!o.chromium && tg.prep_actions && !tg.prep_actions->empty())
+        c.add(verdict_kind::cannot_run, "program_html prep_actions: JavaScript, which the text browser does not run: "
+                                        "needs --browser chromium");
     }
   return c.v;
 }

@@ -5,12 +5,14 @@
 //               VWA's site content, so they run against those sites by URL
 //               (kvarena env-server --sites-url classifieds=URL,...)
 //   degraded    it runs, but a part is scored differently from VisualWebArena (each named)
-//   cannot_run  it needs what kvarena lacks here (each reason says what would make it run)
+//   cannot_run  it needs what was not configured (each reason says what would make it run:
+//               --site NAME=URL, --judge-url / --judge-model, --vqa-url, --browser chromium)
 // A task that does not load is `refused` (the loader's errors; the CLI's business).
 // With require_oracle (the project's own suites, CI) a missing or broken oracle plan, a
 // non-local site or a placeholder of another task's site are refusals, as check_suite says.
 // Not here: loading (envs/eval/task.h), the oracle (oracle-agent.h).
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,11 @@ struct task_verdict {
 struct verdict_options {
   bool require_oracle = false;  // the project's suites: plans, local sites, own placeholders
   bool require_memory = false;  // the long-horizon suite: memory facts too
+  // What `kvarena tasks validate` was told is available (the flags of run / env-server):
+  bool judge = false;               // --judge-url or --judge-model: fuzzy_match runs
+  bool vqa = false;                 // --vqa-url: eval_vqa runs
+  bool chromium = false;            // --browser chromium: JavaScript locators, prep_actions
+  std::set<std::string> site_urls;  // --site NAME=URL: sites served elsewhere
 };
 
 // The worst class of any reason decides. origin: for refusal messages ("file.json[3]").

@@ -1,8 +1,9 @@
 // test-task-verdict.cpp: `kvarena tasks validate`'s verdicts (tasks/task-verdict.h) on task
-// objects in VisualWebArena's raw format: full, degraded (a fuzzy_match without an LLM
-// judge, a func: helper kvarena lacks, a JavaScript locator), cannot_run (a site kvarena has
-// no stand-in for, page_image_query), and with --require-oracle the project's own rules as
-// refusals; then the command itself on a small raw file (summary, --json, exit status).
+// objects in VisualWebArena's raw format: full, degraded (a func: helper kvarena lacks),
+// cannot_run (a fuzzy_match without a judge, a JavaScript locator without Chromium, a site
+// without its URL, eval_vqa without --vqa-url) and what makes each run, and with
+// --require-oracle the project's own rules as refusals; then the command itself on a small
+// raw file (summary, --json, exit status, the judge flag).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -47,28 +48,47 @@ TEST(TaskVerdict, AStringMatchTaskOnAKvarenaSiteRunsFully) {
   EXPECT_TRUE(v.reasons.empty());
 }
 
-TEST(TaskVerdict, DegradedPartsAreNamed) {
-  // fuzzy_match N/A: VWA asks an LLM judge.
-  task_verdict v = verdict(raw_task(2, "", R"({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"},
-    "reference_url": "", "program_html": [], "string_note": "not possible"})"));
-  EXPECT_EQ(v.kind, verdict_kind::degraded) << texts(v);
-  EXPECT_NE(texts(v).find("fuzzy_match N/A: VWA asks an LLM judge"), std::string::npos) << texts(v);
-  // A func: helper kvarena does not have, and a lambda: locator (JavaScript).
-  v = verdict(raw_task(3, "", R"J({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
-    "program_html": [{"url": "func:reddit_get_latest_comment_content_by_username(__page__, 'u')", "locator": "",
+task_verdict verdict_with(const std::string& json, const verdict_options& o) {
+  task_suite s = parse_tasks(json, "t.raw.json[0]");
+  EXPECT_TRUE(s.ok()) << (s.errors.empty() ? "" : s.errors[0]);
+  if (s.tasks.empty()) return {verdict_kind::refused, {}};
+  return verdict_for(s.tasks[0], s.origins[0], o);
+}
+
+TEST(TaskVerdict, WhatEachPartNeedsAndWhatMakesItRun) {
+  // fuzzy_match N/A: an LLM judge, as VWA; with one configured it runs fully.
+  const std::string na = raw_task(2, "", R"({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"},
+    "reference_url": "", "program_html": [], "string_note": "not possible"})");
+  task_verdict v = verdict(na);
+  EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
+  EXPECT_NE(texts(v).find("needs an LLM judge, as VisualWebArena scores it: give --judge-url URL"), std::string::npos)
+      << texts(v);
+  verdict_options with_judge;
+  with_judge.judge = true;
+  EXPECT_EQ(verdict_with(na, with_judge).kind, verdict_kind::full);
+  // Every VWA helper exists; a lambda: locator needs Chromium.
+  const std::string js = raw_task(3, "", R"J({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+    "program_html": [{"url": "last", "locator": "func:reddit_get_latest_comment_content_by_username(__page__, 'u')",
                       "required_contents": {"must_include": ["x"]}},
                      {"url": "last", "locator": "lambda:(() => document.title)()",
-                      "required_contents": {"exact_match": "y"}}]})J"));
+                      "required_contents": {"exact_match": "y"}}]})J");
+  v = verdict(js);
+  EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
+  ASSERT_EQ(v.reasons.size(), 1u) << texts(v);
+  EXPECT_NE(v.reasons[0].text.find("needs --browser chromium"), std::string::npos) << texts(v);
+  verdict_options chromium;
+  chromium.chromium = true;
+  EXPECT_EQ(verdict_with(js, chromium).kind, verdict_kind::full);
+  // An unknown helper is still named.
+  v = verdict(raw_task(6, "", R"J({"eval_types": ["program_html"], "reference_answers": null, "reference_url": "",
+    "program_html": [{"url": "func:no_such_helper()", "locator": "", "required_contents": {"must_include": ["x"]}}]})J"));
   EXPECT_EQ(v.kind, verdict_kind::degraded) << texts(v);
-  ASSERT_EQ(v.reasons.size(), 2u) << texts(v);
-  EXPECT_NE(v.reasons[0].text.find("func:reddit_get_latest_comment_content_by_username: no such helper"),
-            std::string::npos);
-  EXPECT_NE(v.reasons[1].text.find("JavaScript, which the text browser does not run"), std::string::npos);
+  EXPECT_NE(texts(v).find("func:no_such_helper: no such helper"), std::string::npos) << texts(v);
 }
 
 TEST(TaskVerdict, CannotRunSaysWhatItNeeds) {
-  // A site kvarena has no stand-in for (VWA reddit tasks name wikipedia), and page_image_query,
-  // beside a degraded part: the worst class decides, each reason keeps its own class.
+  // A site kvarena has no stand-in for (VWA reddit tasks name wikipedia), page_image_query's
+  // eval_vqa, and a fuzzy_match: each reason says what would make it run.
   std::string json = raw_task(4, "", R"({"eval_types": ["string_match", "page_image_query"],
     "reference_answers": {"fuzzy_match": "N/A"}, "reference_url": "", "program_html": [], "string_note": "no",
     "page_image_query": [{"eval_image_url": "x", "eval_vqa": [{"question": "q", "answer": "a"}]}]})");
@@ -77,12 +97,21 @@ TEST(TaskVerdict, CannotRunSaysWhatItNeeds) {
   const task_verdict v = verdict(json);
   EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
   ASSERT_EQ(v.reasons.size(), 3u) << texts(v);
-  EXPECT_EQ(v.reasons[0].kind, verdict_kind::cannot_run);
   EXPECT_NE(v.reasons[0].text.find("site 'wikipedia'"), std::string::npos);
-  EXPECT_NE(v.reasons[0].text.find("--sites-url wikipedia=URL"), std::string::npos);
-  EXPECT_EQ(v.reasons[1].kind, verdict_kind::cannot_run);
-  EXPECT_NE(v.reasons[1].text.find("page_image_query"), std::string::npos);
-  EXPECT_EQ(v.reasons[2].kind, verdict_kind::degraded);
+  EXPECT_NE(v.reasons[0].text.find("--site wikipedia=URL"), std::string::npos);
+  EXPECT_NE(v.reasons[1].text.find("--vqa-url"), std::string::npos);
+  EXPECT_NE(v.reasons[2].text.find("--judge-model"), std::string::npos);
+  verdict_options all;
+  all.judge = all.vqa = true;
+  all.site_urls = {"wikipedia"};
+  EXPECT_EQ(verdict_with(json, all).kind, verdict_kind::full) << texts(verdict_with(json, all));
+  // A second tab on a site not in `sites` needs that site's URL too.
+  std::string tabs = raw_task(7);
+  const std::string start = R"("start_url": "__CLASSIFIEDS__")";
+  tabs.replace(tabs.find(start), start.size(), R"("start_url": "__CLASSIFIEDS__ |AND| __WIKIPEDIA__/wiki/Bike")");
+  EXPECT_NE(texts(verdict(tabs)).find("page on site 'wikipedia' (__WIKIPEDIA__)"), std::string::npos)
+      << texts(verdict(tabs));
+  EXPECT_EQ(verdict_with(tabs, all).kind, verdict_kind::full);
 }
 
 TEST(TaskVerdict, RequireOracleRefusesWhatTheProjectsSuitesMayNotLack) {
@@ -111,11 +140,15 @@ TEST(TaskVerdict, ValidateCommandSummaryJsonAndExitStatus) {
   };
   std::string out;
   EXPECT_EQ(run(ok_file, &out), 0);
-  EXPECT_NE(out.find("2 tasks: 1 run fully, 1 degraded, 0 cannot run, 0 refused (1 warnings)"), std::string::npos)
+  EXPECT_NE(out.find("2 tasks: 1 run fully, 0 degraded, 1 cannot run, 0 refused (1 warnings)"), std::string::npos)
+      << out;
+  EXPECT_EQ(run("--judge-url http://127.0.0.1:9/v1 " + ok_file, &out), 0);  // a judge makes it run
+  EXPECT_NE(out.find("2 tasks: 2 run fully, 0 degraded, 0 cannot run, 0 refused (1 warnings)"), std::string::npos)
       << out;
   EXPECT_EQ(run("--json " + ok_file, &out), 0);
   EXPECT_NE(out.find(R"("task_id":1,"verdict":"full","reasons":[])"), std::string::npos) << out;
-  EXPECT_NE(out.find(R"("task_id":2,"verdict":"degraded")"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("task_id":2,"verdict":"cannot_run")"), std::string::npos) << out;
+  EXPECT_EQ(run("--site nowhere=http://x " + ok_file, &out), 2);  // a usage error names the valid sites
   EXPECT_EQ(run(bad_file, &out), 1);
   EXPECT_NE(out.find("2 tasks: 1 run fully, 0 degraded, 0 cannot run, 1 refused"), std::string::npos) << out;
   EXPECT_EQ(run("--require-oracle " + ok_file, &out), 1);  // no oracle plans

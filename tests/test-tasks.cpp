@@ -173,9 +173,10 @@ class fake_page : public page_probe {
 };
 
 std::optional<std::string> call(const char* helper, page_probe& page, std::vector<std::string> args) {
-  const eval_helper_fn* fn = sites::site_eval_helpers().find(helper);
+  const eval_site_helper_fn* fn = sites::site_eval_helpers().find(helper);
   if (!fn) throw std::runtime_error(std::string("no helper ") + helper);
-  return (*fn)(page, args);
+  static const std::map<std::string, std::string> no_sites;
+  return (*fn)(eval_helper_call{page, args, no_sites});
 }
 
 TEST(SiteEvalHelpers, LatestListingAndOrderComeFromTheAccountPages) {

@@ -32,9 +32,9 @@ std::string known_helpers(const eval_helper_registry* helpers) {
 // Calls a func: helper. Returns false with *why set when it is unknown or gives None;
 // *threw tells a throwing helper apart (a locator then yields "").
 bool call_helper(const func_call& call, page_probe& page, const eval_helper_registry* helpers,
-                 std::string* out, std::string* why, bool* threw) {
+                 const std::map<std::string, std::string>& sites, std::string* out, std::string* why, bool* threw) {
   *threw = false;
-  const eval_helper_fn* fn = helpers ? helpers->find(call.name) : nullptr;
+  const eval_site_helper_fn* fn = helpers ? helpers->find(call.name) : nullptr;
   if (!fn) {
     *why = "unknown func: helper '" + call.name + "' (" + known_helpers(helpers) + ")";
     return false;
@@ -44,7 +44,7 @@ bool call_helper(const func_call& call, page_probe& page, const eval_helper_regi
     if (a.find("__last_url__") != std::string::npos) a = replace_all(a, "__last_url__", page.current_url());
   std::optional<std::string> r;
   try {
-    r = (*fn)(page, args);
+    r = (*fn)(eval_helper_call{page, args, sites});
   } catch (const std::exception& e) {
     *threw = true;
     *why = "func: helper '" + call.name + "' failed: " + message_snippet(e.what(), 200);
@@ -72,7 +72,8 @@ std::optional<std::string> eval_js(page_probe& page, const std::string& locator)
 
 // One target; returns its score and appends to *detail.
 double score_target(const program_html_target& t, size_t index, page_probe& page,
-                    const eval_helper_registry* helpers, judge_context& jc, std::string* detail) {
+                    const eval_helper_registry* helpers, const std::map<std::string, std::string>& sites,
+                    judge_context& jc, std::string* detail) {
   std::string d = "target " + std::to_string(index) + ": ";
   auto finish = [&](double s, const std::string& what) {
     *detail += (detail->empty() ? "" : " | ") + d + what;
@@ -87,7 +88,7 @@ double score_target(const program_html_target& t, size_t index, page_probe& page
     bool threw = false;
     if (!parse_func_call(url.substr(5), &call, &err)) return finish(0, "url: " + err);
     std::string computed;
-    if (!call_helper(call, page, helpers, &computed, &why, &threw)) return finish(0, "url: " + why);
+    if (!call_helper(call, page, helpers, sites, &computed, &why, &threw)) return finish(0, "url: " + why);
     url = computed;
   }
   if (url != "last") {
@@ -143,7 +144,7 @@ double score_target(const program_html_target& t, size_t index, page_probe& page
     case locator_kind::func_helper: {
       std::string why;
       bool threw = false;
-      if (!call_helper(loc.call, page, helpers, &selected, &why, &threw)) {
+      if (!call_helper(loc.call, page, helpers, sites, &selected, &why, &threw)) {
         if (!threw) return finish(0, "locator: " + why);
         if (jc.notes) jc.notes->push_back("program_html target " + std::to_string(index) + ": " + why + " (used \"\")");
         selected = "";
@@ -164,7 +165,7 @@ double score_target(const program_html_target& t, size_t index, page_probe& page
 
 double score_program_html(const std::vector<program_html_target>& targets, page_probe* page,
                           const eval_helper_registry* helpers, judge_context& jc,
-                          std::string* detail) {
+                          std::string* detail, const std::map<std::string, std::string>& sites) {
   if (!page) {
     *detail = "no page to evaluate (the session has no browser page)";
     return 0;
@@ -174,7 +175,7 @@ double score_program_html(const std::vector<program_html_target>& targets, page_
     return 0;
   }
   double score = 1;
-  for (size_t i = 0; i < targets.size(); ++i) score *= score_target(targets[i], i, *page, helpers, jc, detail);
+  for (size_t i = 0; i < targets.size(); ++i) score *= score_target(targets[i], i, *page, helpers, sites, jc, detail);
   return score;
 }
 

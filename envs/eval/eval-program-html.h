@@ -8,6 +8,7 @@
 // a page that does not open, an unknown or failing func: helper (None), an invalid
 // locator, a lambda: locator that fails.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,10 @@
 
 namespace kvarena {
 
-// `page` null: scored 0. `helpers` null: every func: helper is unknown.
+// `page` null: scored 0. `helpers` null: every func: helper is unknown. `sites`: the
+// episode's site map, passed to the helpers (eval_helper_call).
 double score_program_html(const std::vector<program_html_target>& targets, page_probe* page,
                           const eval_helper_registry* helpers, judge_context& jc,
-                          std::string* detail);
+                          std::string* detail, const std::map<std::string, std::string>& sites = {});
 
 }  // namespace kvarena

@@ -14,8 +14,23 @@ const char* eval_status_name(eval_status s) {
   return s == eval_status::unsupported ? "unsupported" : "scored";
 }
 
+bool uses_fuzzy_judge(const task& t, bool* in_string_match, bool* in_program_html) {
+  const bool sm = t.eval.reference_answers && t.eval.reference_answers->fuzzy_match;
+  bool ph = false;
+  if (t.eval.program_html)
+    for (const program_html_target& tg : *t.eval.program_html) {
+      const reference_answer_set& rc = tg.required_contents;
+      if (rc.fuzzy_match && !rc.exact_match && !rc.must_include && !rc.must_exclude && !rc.required_values) ph = true;
+    }
+  if (in_string_match) *in_string_match = sm;
+  if (in_program_html) *in_program_html = ph;
+  return sm || ph;
+}
+
 eval_result evaluate_task(const task& t, const eval_inputs& in) {
   eval_result res;
+  bool fuzzy_sm = false, fuzzy_ph = false;
+  const bool no_judge = in.require_llm_judge && !in.judge && uses_fuzzy_judge(t, &fuzzy_sm, &fuzzy_ph);
   deterministic_judge fallback;
   judge_context jc;
   jc.judge = in.judge ? in.judge : &fallback;
@@ -37,7 +52,10 @@ eval_result evaluate_task(const task& t, const eval_inputs& in) {
     evaluator_result ev;
     ev.type = type;
     try {
-      if (type == "string_match") {
+      if (no_judge && ((type == "string_match" && fuzzy_sm) || (type == "program_html" && fuzzy_ph))) {
+        ev.status = eval_status::unsupported;
+        ev.detail = k_needs_judge;
+      } else if (type == "string_match") {
         if (!t.eval.reference_answers) ev.detail = "no reference_answers";
         else ev.score = score_reference_answers(*t.eval.reference_answers, in.answer, jc, &ev.detail);
       } else if (type == "url_match") {
@@ -46,11 +64,11 @@ eval_result evaluate_task(const task& t, const eval_inputs& in) {
       } else if (type == "program_html") {
         static const std::vector<program_html_target> none;
         ev.score = score_program_html(t.eval.program_html ? *t.eval.program_html : none, in.page,
-                                      in.helpers, jc, &ev.detail);
+                                      in.helpers, jc, &ev.detail, in.sites);
       } else if (type == "page_image_query") {
-        ev.status = eval_status::unsupported;
-        ev.detail = "page_image_query needs a VQA model, which kvarena does not have yet: "
-                    "the task is reported unsupported, not scored";
+        bool unsupported = false;
+        ev.score = score_page_image_query(t.eval, in.page, in.images, &unsupported, &ev.detail);
+        if (unsupported) ev.status = eval_status::unsupported;
       } else {
         ev.detail = "unknown eval type " + quote_for_detail(type) +
                     " (valid: string_match, url_match, program_html, page_image_query)";

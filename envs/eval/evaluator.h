@@ -5,13 +5,16 @@
 //   url_match        eval-url-match.h, on the URL the episode ended on (read before any
 //                    program_html navigation, whatever the order of eval_types)
 //   program_html     eval-program-html.h
-//   page_image_query not supported (needs a VQA model): the evaluator and the result get
-//                    status unsupported, score 0, success false: never silently scored.
+//   page_image_query eval-image.h: eval_fuzzy_image_match by SSIM; eval_vqa through a VQA
+//                    endpoint, else status unsupported, score 0, success false: never
+//                    silently scored.
 // Never throws: whatever goes wrong scores that evaluator 0 with the reason in its detail.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
+#include "eval/eval-image.h"
 #include "eval/eval-judge.h"
 #include "eval/page-probe.h"
 #include "eval/task.h"
@@ -40,10 +43,26 @@ struct eval_result {
 struct eval_inputs {
   std::string answer;                  // the stop answer, or early_stop_answer(reason)
   page_probe* page = nullptr;          // the final page; null: url_match/program_html score 0
-  fuzzy_judge* judge = nullptr;        // null: deterministic_judge
+  fuzzy_judge* judge = nullptr;        // null: deterministic_judge (see require_llm_judge)
+  // VisualWebArena's and WebArena's tasks: fuzzy_match is asked of an LLM judge there, so
+  // without `judge` an evaluator that needs one is `unsupported` ("needs --judge-url or
+  // --judge-model"), never scored by the deterministic judge. kvarena's own suites (tasks
+  // with the kvarena extension) are written for the deterministic judge and leave it false.
+  bool require_llm_judge = false;
+  image_eval_options images;  // page_image_query: the VQA endpoint (eval-image.h)
   const eval_helper_registry* helpers = nullptr;  // func: helpers of the sites
+  std::map<std::string, std::string> sites;       // site name -> base URL, for the helpers
 };
 
 eval_result evaluate_task(const task& t, const eval_inputs& in);
+
+// Whether scoring the task asks the fuzzy judge: a fuzzy_match key in reference_answers
+// (string_match), or as the checked key of a program_html target's required_contents.
+bool uses_fuzzy_judge(const task& t, bool* in_string_match = nullptr, bool* in_program_html = nullptr);
+
+// The reason an evaluator is unsupported without a judge (also the validate verdict's).
+inline constexpr const char* k_needs_judge =
+    "fuzzy_match needs an LLM judge, as VisualWebArena scores it: give --judge-url URL (an OpenAI-compatible "
+    "endpoint) or --judge-model FILE.gguf";
 
 }  // namespace kvarena

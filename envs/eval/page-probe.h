@@ -7,8 +7,10 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace kvarena {
@@ -46,10 +48,32 @@ class page_probe {
 using eval_helper_fn =
     std::function<std::optional<std::string>(page_probe& page, const std::vector<std::string>& args)>;
 
+// What a helper may use besides its arguments: the page, and the episode's site map
+// (site name -> base URL, "shopping" -> "http://h:7770"), for helpers that VWA calls
+// without arguments and that read a site's own API (shopping_get_latest_order_url()).
+struct eval_helper_call {
+  page_probe& page;
+  const std::vector<std::string>& args;
+  const std::map<std::string, std::string>& sites;
+  // The base URL of `site` without a trailing '/'; throws std::invalid_argument naming
+  // the --site flag when the episode has none.
+  std::string site_url(const std::string& site) const;
+};
+using eval_site_helper_fn = std::function<std::optional<std::string>(const eval_helper_call& call)>;
+
 class eval_helper_registry {
  public:
-  void add(const std::string& name, eval_helper_fn fn) { fns_[name] = std::move(fn); }
-  const eval_helper_fn* find(std::string_view name) const {
+  void add(const std::string& name, eval_site_helper_fn fn) { fns_[name] = std::move(fn); }
+  void add(const std::string& name, eval_helper_fn fn) {
+    fns_[name] = [fn = std::move(fn)](const eval_helper_call& c) { return fn(c.page, c.args); };
+  }
+  // Lambdas of either form.
+  template <class F>
+  void add(const std::string& name, F fn) {
+    if constexpr (std::is_invocable_v<F&, const eval_helper_call&>) add(name, eval_site_helper_fn(std::move(fn)));
+    else add(name, eval_helper_fn(std::move(fn)));
+  }
+  const eval_site_helper_fn* find(std::string_view name) const {
     auto it = fns_.find(name);
     return it == fns_.end() ? nullptr : &it->second;
   }
@@ -60,7 +84,16 @@ class eval_helper_registry {
   }
 
  private:
-  std::map<std::string, eval_helper_fn, std::less<>> fns_;
+  std::map<std::string, eval_site_helper_fn, std::less<>> fns_;
 };
+
+inline std::string eval_helper_call::site_url(const std::string& site) const {
+  auto it = sites.find(site);
+  std::string url = it == sites.end() ? std::string() : it->second;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (url.empty())
+    throw std::invalid_argument("no URL for site '" + site + "' (give it with --site " + site + "=URL)");
+  return url;
+}
 
 }  // namespace kvarena

@@ -1,6 +1,8 @@
 // env-server.cpp: routes of the env API onto sessions (see env-server.h, env-api.h).
 #include "server/env-server.h"
 
+#include <set>
+
 #include <cstdio>
 #include <functional>
 
@@ -8,6 +10,7 @@
 #include "server/env-api.h"
 #include "server/env-session-table.h"
 #include "server/env-session.h"
+#include "server/site-login.h"
 #include "sites/http-router.h"
 
 namespace kvarena {
@@ -98,7 +101,10 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
       }
     } guard{impl_->sites, lease};
 
+    std::set<std::string> elsewhere;  // sites given by URL: their own login forms
+    for (const auto& [name, url] : opt_.sites.site_urls) elsewhere.insert(name);
     for (const auto& [name, url] : cr.sites) {
+      elsewhere.insert(name);
       if (!is_http_url(url))
         throw env_api_error(422, "sites." + name + ": '" + url + "' is not an http:// URL");
       lease.urls[name] = url;
@@ -118,12 +124,19 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
           throw env_api_error(422, "the task requires login on '" + site +
                                        "', which this env server does not serve (it serves " +
                                        join(impl_->sites.site_names(), ", ") + ")");
-        logins.push_back({site, url->second, impl_->sites.default_user(site, lease.tenant)});
+        if (elsewhere.count(site)) {
+          auto account = vwa_account(site);
+          logins.push_back({site, url->second, account ? account->username : "", true});
+        } else {
+          logins.push_back({site, url->second, impl_->sites.default_user(site, lease.tenant)});
+        }
       }
     }
 
     env_session_options so;
     so.browser = opt_.browser;
+    so.judge = opt_.judge;
+    so.vqa_url = opt_.vqa_url;
     so.max_obs_tokens = cr.max_obs_tokens;
     so.early_stop = cr.early_stop.value_or(early_stop_config{});
     auto session = std::make_shared<env_session>(impl_->table.new_id(), std::move(t), lease, so);

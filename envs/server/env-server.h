@@ -20,6 +20,7 @@
 #include <string>
 
 #include "browser/text-browser.h"
+#include "eval/eval-judge.h"
 #include "server/env-sites.h"
 #include "sites/http-server.h"
 
@@ -33,6 +34,11 @@ struct env_server_options {
   std::chrono::milliseconds session_lock_timeout{30000};
   size_t max_sessions = 256;
   text_browser_options browser;  // per-session browser (fetch timeouts, viewport)
+  // The fuzzy_match judge of every evaluation (--judge-url / --judge-model); null: tasks of
+  // VisualWebArena and WebArena that need one are scored `unsupported`, kvarena's own
+  // suites use the deterministic judge. Shared by the sessions (judges are thread-safe).
+  std::shared_ptr<fuzzy_judge> judge;
+  std::string vqa_url;  // page_image_query eval_vqa (--vqa-url); "": unsupported
 };
 
 class env_server {

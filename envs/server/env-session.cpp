@@ -4,6 +4,7 @@
 #include "browser/browser-act.h"
 #include "browser/text-browser-probe.h"
 #include "eval/action-parse.h"
+#include "server/site-login.h"
 #include "sites/http-message.h"
 #include "sites/site-auth.h"
 #include "sites/site-eval-helpers.h"
@@ -29,6 +30,13 @@ env_session::env_session(std::string id, task t, env_sites::lease lease, env_ses
 
 void env_session::start(const std::vector<env_login>& logins) {
   for (const env_login& login : logins) {
+    if (login.site_form) {
+      auto account = vwa_account(login.site);
+      std::string err;
+      if (account && !form_login(browser_->http(), login.base_url, *account, &err))
+        throw env_api_error(502, "cannot log in on site '" + login.site + "' at " + login.base_url + ": " + err);
+      continue;
+    }
     http_request req;
     req.method = "POST";
     req.url = login.base_url + "/login";
@@ -108,6 +116,10 @@ eval_result env_session::evaluate(const std::optional<std::string>& answer) {
   in.answer = answer ? *answer : answer_.value_or("");
   in.page = &probe;
   in.helpers = &sites::site_eval_helpers();  // func: helpers of the local sites
+  in.sites = lease_.urls;
+  in.judge = opt_.judge.get();
+  in.images.vqa_url = opt_.vqa_url;
+  in.require_llm_judge = task_.kvarena.empty();  // VWA's and WA's tasks: never the deterministic judge
   eval_result r = evaluate_task(task_, in);
   touch();
   return r;

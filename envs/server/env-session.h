@@ -38,12 +38,17 @@ struct env_session_options {
   text_browser_options browser;
   std::optional<int64_t> max_obs_tokens;  // none: the whole observation
   early_stop_config early_stop;
+  std::shared_ptr<fuzzy_judge> judge;  // null: see env_server_options::judge
+  std::string vqa_url;
 };
 
 struct env_login {
   std::string site;      // "classifieds"
   std::string base_url;  // the site's base URL in this session
   std::string username;
+  // A site served elsewhere (--site NAME=URL, a request's "sites"): its own login form
+  // with VWA's account (site-login.h); else kvarena's login form and seeded password.
+  bool site_form = false;
 };
 
 class env_session {

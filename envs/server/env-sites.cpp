@@ -1,6 +1,8 @@
 // env-sites.cpp: tenants of the in-process sites, or the external site map (env-sites.h).
 #include "server/env-sites.h"
 
+#include <algorithm>
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -97,6 +99,8 @@ std::vector<std::string> env_sites::site_names() const {
   } else {
     for (const auto& [name, url] : external_urls_) names.push_back(name);
   }
+  for (const auto& [name, url] : opt_.site_urls)
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   return names;
 }
 
@@ -110,6 +114,7 @@ env_sites::lease env_sites::acquire() {
     l.urls = external_urls_;
     if (!external_home_.empty()) l.urls["homepage"] = external_home_;
   }
+  for (const auto& [name, url] : opt_.site_urls) l.urls[name] = url;  // --site NAME=URL
   return l;
 }
 

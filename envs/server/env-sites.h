@@ -9,7 +9,8 @@
 //     either a kvarena sites server ("http://host:8080": its sites under /main/<site>) or
 //     an explicit map "classifieds=http://h:9980,shopping=http://h:7770" (VWA-style sites,
 //     one base URL each).
-// In both modes a create request's "sites" overrides single entries of the map.
+// In both modes --site NAME=URL (site_urls) and a create request's "sites" override
+// single entries of the map.
 //
 // Placeholders: __<SITE>__ for every site served (the forum is named "reddit", as in VWA,
 // so __REDDIT__ works as is); __HOMEPAGE__ maps to the index page that lists the sites
@@ -34,6 +35,9 @@ struct env_sites_options {
   std::string external_url;  // "" = in-process
   uint64_t seed = 1;         // in-process: site content seed
   int threads = 4;           // in-process: sites server threads
+  // --site NAME=URL: sites served elsewhere (a real gitlab, wikipedia, ...), added to or
+  // replacing entries of every session's map in either mode. Sessions share their state.
+  std::map<std::string, std::string> site_urls;
 };
 
 class env_sites {

@@ -1,6 +1,8 @@
 // site-eval-helpers.cpp: the func: helpers of the local sites (see site-eval-helpers.h).
 #include "site-eval-helpers.h"
 
+#include "site-helpers-vwa.h"
+
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -142,12 +144,26 @@ std::string resolve_site_href(std::string_view base, std::string_view href) {
 }
 
 void register_site_eval_helpers(eval_helper_registry& r) {
+  register_shopping_page_helpers(r);
+  register_shopping_rest_helpers(r);
+  register_reddit_helpers(r);
+  register_gitlab_helpers(r);
   r.add("get_query_text", get_query_text);
+  r.add("get_query_text_lowercase", [](page_probe& page, const std::vector<std::string>& args) {
+    std::optional<std::string> text = get_query_text(page, args);
+    for (char& ch : *text)
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    return text;
+  });
   r.add("classifieds_get_latest_listing_url", [](page_probe& page, const std::vector<std::string>& args) {
     return first_link(page, arg(args, 0), "/my/listings", "/item/[0-9]+");
   });
-  r.add("shopping_get_latest_order_url", [](page_probe& page, const std::vector<std::string>& args) {
-    return first_link(page, arg(args, 0), "/orders", "/orders/[0-9]+");
+  // With the site's URL as argument (kvarena's suites): the newest order of the logged-in
+  // user from its order list; without (VWA's tasks): the REST API's newest order.
+  const eval_site_helper_fn by_api = *r.find("shopping_get_latest_order_url");
+  r.add("shopping_get_latest_order_url", [by_api](const eval_helper_call& c) {
+    if (c.args.empty()) return by_api(c);
+    return first_link(c.page, arg(c.args, 0), "/orders", "/orders/[0-9]+");
   });
   r.add("reddit_get_post_url", reddit_post_url);
   r.add("reddit_get_latest_post_url", [](page_probe& page, const std::vector<std::string>& args) {

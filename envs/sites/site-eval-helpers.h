@@ -14,7 +14,10 @@
 //   reddit_get_post_url('__last_url__')            the post page a post/comment URL belongs to
 //   reddit_get_latest_post_url('__REDDIT__')       URL of the logged-in user's newest post
 //   reddit_get_latest_comment_url('__REDDIT__')    URL of the logged-in user's newest comment
+//   get_query_text_lowercase(__page__, 'S')        the same, lower-cased
 // The "latest" helpers return nullopt (the page is wrong: score 0) when there is none.
+// shopping_get_latest_order_url() without an argument asks the site's REST API, as VWA;
+// the helpers of VisualWebArena and WebArena are in site-helpers-vwa.h.
 #pragma once
 #include <string>
 #include <string_view>

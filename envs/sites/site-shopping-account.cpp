@@ -102,10 +102,21 @@ void site_shopping::add_order_routes(site_router& r) const {
     auto order = get_order(ctx.db, ctx.params["number"]);
     if (!order || order->user_id != ctx.user->id)
       return error_page(ctx, 404, "You have no order with this number. See My Orders for your orders.");
-    std::vector<std::vector<html>> rows;
+    // Magento's order table (id, a <tbody> per item, cells "col <key>"), so VWA's order
+    // helpers (helpers-shopping-page.cpp) read this page as they read Magento's.
+    html head;
+    for (const char* h : {"Product Name", "SKU", "Price", "Qty", "Subtotal"}) head += element("th", {{"scope", "col"}}, text(h));
+    html items_table_body;
     for (const auto& it : order_items(ctx.db, order->id))
-      rows.push_back({link(product_href(ctx, it.product_id), it.name), text(it.sku), text(format_money(it.price_cents)),
-                      text(std::to_string(it.qty)), text(format_money(it.price_cents * it.qty))});
+      items_table_body += element(
+          "tbody", element("tr", element("td", {{"class", "col name"}}, link(product_href(ctx, it.product_id), it.name)) +
+                                     element("td", {{"class", "col sku"}}, text(it.sku)) +
+                                     element("td", {{"class", "col price"}}, text(format_money(it.price_cents))) +
+                                     element("td", {{"class", "col qty"}}, text(std::to_string(it.qty))) +
+                                     element("td", {{"class", "col subtotal"}},
+                                             text(format_money(it.price_cents * it.qty)))));
+    html items_table =
+        element("table", {{"id", "my-orders-table"}}, element("thead", element("tr", head)) + items_table_body);
     std::vector<std::pair<std::string, std::string>> facts = {
         {"Order number", order->number},
         {"Order date", order->created_at},
@@ -121,7 +132,7 @@ void site_shopping::add_order_routes(site_router& r) const {
                                           void_element("br", {}) + text("Phone: " + order->ship_phone));
     html content = element("p", {{"class", "status"}}, text("Status: " + order->status)) +
                    element("section", element("h2", text("Items Ordered")) +
-                                          data_table({"Product Name", "SKU", "Price", "Qty", "Subtotal"}, rows)) +
+                                          items_table) +
                    element("section", element("h2", text("Order Totals")) + element("dl", {{"class", "totals"}}, dl)) +
                    element("section", element("h2", text("Shipping Address")) + address) +
                    element("section", element("h2", text("Shipping Method")) +

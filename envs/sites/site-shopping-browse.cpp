@@ -11,6 +11,7 @@ void site_shopping::add_routes(site_router& r) const {
   add_browse_routes(r);
   add_cart_routes(r);
   add_account_routes(r);
+  add_rest_routes(r);
 }
 
 page_chrome site_shopping::chrome(const page_context& ctx) const {

@@ -19,6 +19,8 @@
 //   /orders, /orders/{number}    order history and one order (number: 9 digits, 000000170)
 //   /reviews                     the user's own reviews
 //   /login, /logout              (site-auth.h); user "emma.lopez" exists for every seed
+//   /rest/...                    the part of Magento's REST API the evaluation helpers
+//                                call (site-shopping-rest.cpp)
 // Every page that changes state needs a login; search and sort URLs have one canonical
 // spelling (other spellings redirect there), so url_match tasks compare exactly.
 //
@@ -69,6 +71,7 @@ class site_shopping : public site {
   void add_account_routes(site_router& r) const;  // -account.cpp:
   void add_order_routes(site_router& r) const;
   void add_review_routes(site_router& r) const;
+  void add_rest_routes(site_router& r) const;  // -rest.cpp: Magento's REST API (helpers)
 };
 
 namespace shopping {

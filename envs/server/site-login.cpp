@@ -1,0 +1,93 @@
+// site-login.cpp: see site-login.h.
+#include "server/site-login.h"
+
+#include "browser/css-select.h"
+#include "browser/html-document.h"
+#include "browser/url-util.h"
+#include "sites/http-message.h"
+
+namespace kvarena {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+
+const GumboNode* find_login_form(const html_document& doc) {
+  auto forms = css_selector_list::parse("form");
+  auto password = css_selector_list::parse("input[type=password i]");
+  for (const GumboNode* f : query_selector_all(doc.document(), *forms))
+    if (query_selector(f, *password)) return f;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<site_account> vwa_account(const std::string& site) {
+  if (site == "shopping") return site_account{"/customer/account/login/", "emma.lopez@gmail.com", "Password.123"};
+  if (site == "reddit") return site_account{"/login", "MarvelsGrantMan136", "test1234"};
+  if (site == "classifieds") return site_account{"/index.php?page=login", "blake.sullivan@gmail.com", "Password.123"};
+  if (site == "shopping_admin") return site_account{"/", "admin", "admin1234"};
+  if (site == "gitlab") return site_account{"/users/sign_in", "byteblaze", "hello1234"};
+  return std::nullopt;
+}
+
+bool form_login(http_client& http, const std::string& base_url, const site_account& account, std::string* err) {
+  std::string base = base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  http_request get;
+  get.url = base + account.login_path;
+  http_response page = http.fetch(get);
+  if (!page.ok || page.status >= 400) {
+    *err = "cannot open the login page " + get.url + ": " + (page.ok ? "HTTP " + std::to_string(page.status) : page.error);
+    return false;
+  }
+  html_document doc(page.body);
+  const GumboNode* form = find_login_form(doc);
+  if (!form) {
+    *err = get.url + " has no form with a password field (is it the site's login page?)";
+    return false;
+  }
+  std::string body;
+  bool user_set = false;
+  auto add = [&](const std::string& k, const std::string& v) {
+    body += (body.empty() ? "" : "&") + sites::url_encode(k, true) + "=" + sites::url_encode(v, true);
+  };
+  auto inputs = css_selector_list::parse("input");
+  for (const GumboNode* in : query_selector_all(form, *inputs)) {
+    const std::string name = attr_or(in, "name"), type = lower(attr_or(in, "type", "text"));
+    if (name.empty() || type == "submit" || type == "button" || type == "image" || type == "reset") continue;
+    if (type == "checkbox" || type == "radio") {
+      if (has_attr(in, "checked")) add(name, attr_or(in, "value", "on"));
+    } else if (type == "password") {
+      add(name, account.password);
+    } else if (!user_set && (type == "text" || type == "email")) {
+      add(name, account.username);
+      user_set = true;
+    } else {
+      add(name, attr_or(in, "value"));
+    }
+  }
+  http_request post;
+  post.method = "POST";
+  const std::string here = page.final_url.empty() ? get.url : page.final_url;
+  post.url = resolve_url(here, attr_or(form, "action")).value_or(here);
+  post.body = body;
+  post.referer = page.final_url;
+  http_response res = http.fetch(post);
+  if (!res.ok || res.status >= 400) {
+    *err = "the login form at " + get.url + " failed: " + (res.ok ? "HTTP " + std::to_string(res.status) : res.error);
+    return false;
+  }
+  html_document after(res.body);
+  if (find_login_form(after)) {
+    *err = "the site at " + base + " showed its login form again after signing in as " + account.username +
+           " (wrong account for this site?)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace kvarena
