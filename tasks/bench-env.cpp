@@ -74,10 +74,13 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
   env_client_options co;
   co.tries = 1;  // a retry would hide an error
   env_client client(url, co);
+  env_create_options create;
+  create.browser = opt.browser;
 
   bench_env_result out;
+  out.backend = opt.browser;
   // Warm-up (connections, page caches, allocator).
-  env_created first = client.create_session(k_bench_task);
+  env_created first = client.create_session(k_bench_task, create);
   step_actions acts = resolve_actions(first.observation);
   for (int i = 0; i < 4; ++i) check_step(client.step(first.session_id, i % 2 ? acts.b : acts.a));
   client.close(first.session_id);
@@ -85,13 +88,13 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
   std::vector<double> resets;
   for (int i = 0; i < opt.resets; ++i) {
     auto t0 = clk::now();
-    env_created c = client.create_session(k_bench_task);
+    env_created c = client.create_session(k_bench_task, create);
     resets.push_back(ms_since(t0));
     client.close(c.session_id);
   }
   std::vector<double> steps;
   while (static_cast<int>(steps.size()) < opt.steps) {
-    env_created c = client.create_session(k_bench_task);
+    env_created c = client.create_session(k_bench_task, create);
     for (int i = 0; i < 20 && static_cast<int>(steps.size()) < opt.steps; ++i) {
       auto t0 = clk::now();
       env_step_result r = client.step(c.session_id, i % 2 ? acts.b : acts.a);
@@ -116,7 +119,7 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
       while (clk::now() < deadline) {
         std::string id;
         try {
-          env_created c = client.create_session(k_bench_task);
+          env_created c = client.create_session(k_bench_task, create);
           id = c.session_id;
           ++n_resets;
           for (int i = 0; i < opt.steps_per_session; ++i) {
@@ -148,6 +151,12 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
     out.levels.push_back(lvl);
   }
   return out;
+}
+
+std::string bench_env_json(const std::vector<bench_env_result>& results) {
+  std::string out = "{\"backends\": [";
+  for (size_t i = 0; i < results.size(); ++i) out += (i ? ", " : "") + bench_env_json(results[i]);
+  return out + "]}";
 }
 
 std::string bench_env_json(const bench_env_result& r) {
