@@ -192,13 +192,27 @@ struct chromium_browser_ops {
                                     {"windowsVirtualKeyCode", k.key_code}, {"modifiers", modifiers}});
   }
 
-  // After input: follows a navigation it started (until loaded) and adopts new tabs.
+  // After input: follows a navigation it started (until loaded) and adopts new tabs. The
+  // renderer reports a navigation request (a link, a form) before it acknowledges the input
+  // event, so it is already queued when it happened; a navigation started later by a
+  // script gets `settle_time` to show up.
   browser_result settle() {
     chromium_browser::tab& t = tab();
     t.snap.valid = false;
     browser_result r;
-    if (cdp().wait_event("Page.frameStartedLoading", t.session_id, clk::now() + b.options_.settle_time))
-      r = b.wait_for_load(t, "the page");
+    bool loading = false;
+    const auto now = clk::now();
+    while (auto e = cdp().wait_event("Page.frameRequestedNavigation", t.session_id, now)) {
+      const json& p = e->params;
+      if (p.value("frameId", std::string()) != t.target_id || p.value("disposition", std::string()) != "currentTab")
+        continue;
+      std::string to = p.value("url", std::string()), here = b.current_url();
+      loading = loading || to.substr(0, to.find('#')) != here.substr(0, here.find('#')) ||
+                to.find('#') == std::string::npos;
+    }
+    if (!loading)
+      loading = cdp().wait_event("Page.frameStartedLoading", t.session_id, now + b.options_.settle_time).has_value();
+    if (loading) r = b.wait_for_load(t, "the page");
     b.adopt_popups();
     return r;
   }
