@@ -3,6 +3,7 @@
 // the last observation; the refusals are the text backend's (text-browser-actions.cpp).
 #include <boost/beast/core/detail/base64.hpp>
 
+#include <algorithm>
 #include <initializer_list>
 
 #include "chromium-browser-page.h"
@@ -15,6 +16,10 @@ using json = nlohmann::json;
 using clk = std::chrono::steady_clock;
 
 namespace {
+
+// How long input that may navigate (a link, a submit button, Enter) waits for the page to
+// ask for the navigation; it only runs out when such input does not navigate after all.
+constexpr std::chrono::milliseconds k_navigation_wait{1500};
 
 std::string bracket(int64_t id) {
   std::string s(1, '[');
@@ -29,7 +34,10 @@ const char* const k_describe_fn = R"(function() {
                      'datetime-local', 'month', 'week', 'time'];
   const field = tag === 'textarea' || (tag === 'input' && textTypes.includes((e.getAttribute('type') || '').toLowerCase()))
                 || (e && e.isContentEditable);
-  return {tag, field, disabled: !!(e && e.disabled), readonly: !!(e && e.readOnly)};
+  const act = e && e.closest ? e.closest('a[href], area[href], button, input[type=submit], input[type=image]') : null;
+  const type = act ? (act.getAttribute('type') || '').toLowerCase() : '';
+  const navigates = !!act && !(act.tagName === 'BUTTON' && (type === 'button' || type === 'reset'));
+  return {tag, field, navigates, disabled: !!(e && e.disabled), readonly: !!(e && e.readOnly)};
 })";
 
 // Chooses the option of a <select> (this) whose label or value equals, starts with, or
@@ -192,26 +200,29 @@ struct chromium_browser_ops {
                                     {"windowsVirtualKeyCode", k.key_code}, {"modifiers", modifiers}});
   }
 
-  // After input: follows a navigation it started (until loaded) and adopts new tabs. The
-  // renderer reports a navigation request (a link, a form) before it acknowledges the input
-  // event, so it is already queued when it happened; a navigation started later by a
-  // script gets `settle_time` to show up.
-  browser_result settle() {
+  // After input: follows a navigation it started (until loaded) and adopts new tabs. Form
+  // submission is queued as a task in the page, so the navigation request can come after
+  // the input event's acknowledgement: input that may navigate (a link, a submit button,
+  // Enter) waits up to k_navigation_wait for it, other input `settle_time`.
+  browser_result settle(bool may_navigate) {
     chromium_browser::tab& t = tab();
     t.snap.valid = false;
-    browser_result r;
+    const auto deadline = clk::now() + (may_navigate ? k_navigation_wait : b.options_.settle_time);
     bool loading = false;
-    const auto now = clk::now();
-    while (auto e = cdp().wait_event("Page.frameRequestedNavigation", t.session_id, now)) {
-      const json& p = e->params;
-      if (p.value("frameId", std::string()) != t.target_id || p.value("disposition", std::string()) != "currentTab")
-        continue;
-      std::string to = p.value("url", std::string()), here = b.current_url();
-      loading = loading || to.substr(0, to.find('#')) != here.substr(0, here.find('#')) ||
-                to.find('#') == std::string::npos;
+    while (!loading) {
+      while (auto e = cdp().wait_event("Page.frameRequestedNavigation", t.session_id, clk::now())) {
+        const json& p = e->params;
+        if (p.value("frameId", std::string()) != t.target_id || p.value("disposition", std::string()) != "currentTab")
+          continue;
+        std::string to = p.value("url", std::string()), here = b.current_url();
+        loading = loading || to.find('#') == std::string::npos ||
+                  to.substr(0, to.find('#')) != here.substr(0, here.find('#'));
+      }
+      if (loading || clk::now() >= deadline) break;
+      auto slice = std::min(deadline, clk::now() + std::chrono::milliseconds(20));
+      loading = cdp().wait_event("Page.frameStartedLoading", t.session_id, slice).has_value();
     }
-    if (!loading)
-      loading = cdp().wait_event("Page.frameStartedLoading", t.session_id, now + b.options_.settle_time).has_value();
+    browser_result r;
     if (loading) r = b.wait_for_load(t, "the page");
     b.adopt_popups();
     return r;
@@ -223,7 +234,7 @@ struct chromium_browser_ops {
       tab().snap.valid = false;
       if (what == "disabled") return {"cannot select the option " + bracket(id) + ": it is disabled", ""};
       if (what == "selected") return {};
-      return settle();
+      return settle(true);
     }
     json d = call_on(n.backend_id, k_describe_fn);
     if (d.value("tag", std::string()) == "select") {
@@ -238,7 +249,7 @@ struct chromium_browser_ops {
     mouse("mouseMoved", c->first, c->second);
     mouse("mousePressed", c->first, c->second);
     mouse("mouseReleased", c->first, c->second);
-    return settle();
+    return settle(d.value("navigates", false));
   }
 };
 
@@ -301,7 +312,7 @@ browser_result chromium_browser::type(int64_t id, const std::string& text, bool 
     if (!press_enter) return {};
     cdp_->drain_events(clk::now());
     ops.key(*key_named("enter"), 0);
-    return ops.settle();
+    return ops.settle(true);
   });
 }
 
@@ -360,7 +371,7 @@ browser_result chromium_browser::press(const std::string& key_combination) {
     cdp_->drain_events(clk::now());
     bool select_all = last == "a" && (modifiers & (2 | 4));
     ops.key(*k, modifiers, select_all);
-    return ops.settle();
+    return ops.settle(last == "enter" || last == "space");
   });
 }
 
