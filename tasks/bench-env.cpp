@@ -40,19 +40,15 @@ const char* const k_bench_task = R"({
   "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": "n/a"}}
 })";
 
-// The two actions the steps alternate between, resolved once from a start observation
-// (ids are stable: the navigation is the same on every classifieds page).
-struct step_actions {
-  std::string a, b;
-};
-
-step_actions resolve_actions(const env_observation& obs) {
+// Step i of a session: clicks "All listings" (even i) or "Home" (odd i), resolved on the
+// observation the step is taken on (the chromium backend's ids change from page to page;
+// the text backend's do not, and resolving costs it the same microseconds).
+std::string step_action(const env_observation& obs, int i) {
   auto elements = parse_observation(obs.text);
   std::string why;
-  auto all = find_element(elements, {"link", "All listings"}, &why);
-  auto home = find_element(elements, {"link", "Home"}, &why);
-  if (!all || !home) throw std::runtime_error("bench env: the classifieds home page changed: " + why);
-  return {"click [" + std::to_string(*all) + "]", "click [" + std::to_string(*home) + "]"};
+  auto id = find_element(elements, {"link", i % 2 ? "Home" : "All listings"}, &why);
+  if (!id) throw std::runtime_error("bench env: the classifieds page changed: " + why);
+  return "click [" + std::to_string(*id) + "]";
 }
 
 void check_step(const env_step_result& r) {
@@ -81,8 +77,12 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
   out.backend = opt.browser;
   // Warm-up (connections, page caches, allocator).
   env_created first = client.create_session(k_bench_task, create);
-  step_actions acts = resolve_actions(first.observation);
-  for (int i = 0; i < 4; ++i) check_step(client.step(first.session_id, i % 2 ? acts.b : acts.a));
+  env_observation seen = first.observation;
+  for (int i = 0; i < 4; ++i) {
+    env_step_result r = client.step(first.session_id, step_action(seen, i));
+    check_step(r);
+    seen = r.observation;
+  }
   client.close(first.session_id);
 
   std::vector<double> resets;
@@ -95,11 +95,14 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
   std::vector<double> steps;
   while (static_cast<int>(steps.size()) < opt.steps) {
     env_created c = client.create_session(k_bench_task, create);
+    env_observation obs = c.observation;
     for (int i = 0; i < 20 && static_cast<int>(steps.size()) < opt.steps; ++i) {
+      std::string action = step_action(obs, i);
       auto t0 = clk::now();
-      env_step_result r = client.step(c.session_id, i % 2 ? acts.b : acts.a);
+      env_step_result r = client.step(c.session_id, action);
       steps.push_back(ms_since(t0));
       check_step(r);
+      obs = r.observation;
     }
     client.close(c.session_id);
   }
@@ -122,8 +125,11 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
           env_created c = client.create_session(k_bench_task, create);
           id = c.session_id;
           ++n_resets;
+          env_observation obs = c.observation;
           for (int i = 0; i < opt.steps_per_session; ++i) {
-            check_step(client.step(id, i % 2 ? acts.b : acts.a));
+            env_step_result r = client.step(id, step_action(obs, i));
+            check_step(r);
+            obs = r.observation;
             ++n_steps;
           }
           client.close(id);
