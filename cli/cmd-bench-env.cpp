@@ -1,4 +1,5 @@
-// cmd-bench-env.cpp: `kvarena bench env [--env-url URL] [--seconds 2] [--sessions 1,8,64]`:
+// cmd-bench-env.cpp: `kvarena bench env [--env-url URL] [--seconds 2] [--sessions 1,8,64]
+// [--browser text|chromium]`:
 // reset and step latency of the env HTTP API and steps/s at several session counts
 // (tasks/bench-env.h). One JSON object on stdout. Registered under the `bench` command
 // that cmd-bench.cpp creates (main() adds this after it).
@@ -7,6 +8,7 @@
 #include <stdexcept>
 
 #include "bench-env.h"
+#include "browser/chromium-process.h"
 #include "cli-commands.h"
 
 namespace kvarena::cli {
@@ -20,10 +22,25 @@ void add_bench_env_command(CLI::App& app, command_fn& run) {
   sub->add_option("--seconds", o->seconds, "Seconds per concurrency level")->check(CLI::PositiveNumber);
   sub->add_option("--resets", o->resets, "Samples for reset_ms_median")->check(CLI::PositiveNumber);
   sub->add_option("--steps", o->steps, "Samples for step_ms_median")->check(CLI::PositiveNumber);
+  sub->add_option("--browser", o->browser,
+                  "chromium: measure the chromium backend and the text backend side by side, in one JSON "
+                  "{\"backends\": [text, chromium]}")
+      ->check(CLI::IsMember({"text", "chromium"}));
   sub->callback([&run, o] {
     run = [o] {
-      auto r = tasks::run_bench_env(*o);
-      std::printf("%s\n", tasks::bench_env_json(r).c_str());
+      if (o->browser == "text") {
+        std::printf("%s\n", tasks::bench_env_json(tasks::run_bench_env(*o)).c_str());
+        return 0;
+      }
+      if (o->env_url.empty() && !chromium_available()) {
+        std::fprintf(stderr, "kvarena bench env: --browser chromium needs /usr/bin/chromium, which is missing; "
+                             "install Debian's chromium package (scripts/setup.sh)\n");
+        return 2;
+      }
+      tasks::bench_env_options text = *o;
+      text.browser = "text";
+      std::vector<tasks::bench_env_result> results = {tasks::run_bench_env(text), tasks::run_bench_env(*o)};
+      std::printf("%s\n", tasks::bench_env_json(results).c_str());
       return 0;
     };
   });

@@ -8,7 +8,7 @@
 //                                              exit 1 when any is refused
 //   evaluators                                 what the evaluators support (types, keys, locators, helpers)
 //   list DIR                                   a table: id, sites, eval types, difficulty, intent
-//   oracle --suite DIR [--env-url URL] [-j N] [--task ID]...
+//   oracle --suite DIR [--env-url URL] [-j N] [--task ID]... [--browser text|chromium]
 //                                              the scripted oracle through the env API; JSON
 //                                              summary on stdout, exit 1 unless 100% solved
 #include <unistd.h>
@@ -193,11 +193,18 @@ int run_list(const std::string& dir) {
 struct oracle_args {
   std::string suite;
   std::string env_url;
+  std::string browser = "text";
   int jobs = 8;
   std::vector<int64_t> only;
 };
 
 int run_oracle(const oracle_args& a) {
+  if (a.browser == "chromium" && a.env_url.empty() && !chromium_available()) {
+    std::fprintf(stderr,
+                 "kvarena tasks oracle: --browser chromium needs /usr/bin/chromium, which is missing; install "
+                 "Debian's chromium package (scripts/setup.sh) or use --browser text\n");
+    return 2;
+  }
   auto loaded = tasks::check_suite(a.suite, false);
   for (const std::string& e : loaded.errors) std::fprintf(stderr, "%s\n", e.c_str());
   if (loaded.tasks.empty()) throw std::runtime_error("tasks oracle: no task loaded from " + a.suite);
@@ -219,6 +226,7 @@ int run_oracle(const oracle_args& a) {
   const bool tty = isatty(STDERR_FILENO);
   tasks::oracle_run_options opt;
   opt.jobs = a.jobs;
+  opt.browser = a.browser;
   size_t failed = 0;
   opt.progress = [&](size_t done, size_t total, const tasks::oracle_task_result& r) {
     if (!r.solved) {
@@ -280,6 +288,8 @@ void add_tasks_command(CLI::App& app, command_fn& run) {
   ora->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites)");
   ora->add_option("-j,--jobs", a->jobs, "Sessions at once")->check(CLI::Range(1, 256));
   ora->add_option("--task", a->only, "Only these task ids (repeatable)");
+  ora->add_option("--browser", a->browser, "The sessions' browser backend (chromium: headless /usr/bin/chromium)")
+      ->check(CLI::IsMember({"text", "chromium"}));
   ora->callback([&run, a] { run = [a] { return run_oracle(*a); }; });
 }
 

@@ -6,8 +6,10 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  libboost-dev libcurl4-openssl-dev libgumbo-dev libsqlite3-dev sqlite3
+  libboost-dev libcurl4-openssl-dev libgumbo-dev libsqlite3-dev sqlite3 libcairo2-dev
   libpng-dev libjpeg-dev  # eval_fuzzy_image_match: PNG and JPEG decoding
+  # the chromium browser backend (envs/browser/chromium-*) and its `chromium` tests
+  chromium
   clang libclang-rt-14-dev
   # the single-node Slurm cluster of the `slurm` test (specs/cluster.md)
   slurmctld slurmd slurm-client munge
@@ -15,9 +17,7 @@ PACKAGES=(
   # the pthread OpenBLAS that makes its matrix products fast
   python3-torch libopenblas0-pthread
 )
-# Optional extras: `scripts/setup.sh --chromium` also installs Debian's chromium (to open
-# the HTML report headless and take a screenshot).
-if [[ ${1:-} == --chromium ]]; then PACKAGES+=(chromium); fi
+# `--chromium` is still accepted (chromium is in the default list now).
 
 missing=()
 for p in "${PACKAGES[@]}"; do

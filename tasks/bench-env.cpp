@@ -40,19 +40,15 @@ const char* const k_bench_task = R"({
   "eval": {"eval_types": ["string_match"], "reference_answers": {"exact_match": "n/a"}}
 })";
 
-// The two actions the steps alternate between, resolved once from a start observation
-// (ids are stable: the navigation is the same on every classifieds page).
-struct step_actions {
-  std::string a, b;
-};
-
-step_actions resolve_actions(const env_observation& obs) {
+// Step i of a session: clicks "All listings" (even i) or "Home" (odd i), resolved on the
+// observation the step is taken on (the chromium backend's ids change from page to page;
+// the text backend's do not, and resolving costs it the same microseconds).
+std::string step_action(const env_observation& obs, int i) {
   auto elements = parse_observation(obs.text);
   std::string why;
-  auto all = find_element(elements, {"link", "All listings"}, &why);
-  auto home = find_element(elements, {"link", "Home"}, &why);
-  if (!all || !home) throw std::runtime_error("bench env: the classifieds home page changed: " + why);
-  return {"click [" + std::to_string(*all) + "]", "click [" + std::to_string(*home) + "]"};
+  auto id = find_element(elements, {"link", i % 2 ? "Home" : "All listings"}, &why);
+  if (!id) throw std::runtime_error("bench env: the classifieds page changed: " + why);
+  return "click [" + std::to_string(*id) + "]";
 }
 
 void check_step(const env_step_result& r) {
@@ -74,29 +70,39 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
   env_client_options co;
   co.tries = 1;  // a retry would hide an error
   env_client client(url, co);
+  env_create_options create;
+  create.browser = opt.browser;
 
   bench_env_result out;
+  out.backend = opt.browser;
   // Warm-up (connections, page caches, allocator).
-  env_created first = client.create_session(k_bench_task);
-  step_actions acts = resolve_actions(first.observation);
-  for (int i = 0; i < 4; ++i) check_step(client.step(first.session_id, i % 2 ? acts.b : acts.a));
+  env_created first = client.create_session(k_bench_task, create);
+  env_observation seen = first.observation;
+  for (int i = 0; i < 4; ++i) {
+    env_step_result r = client.step(first.session_id, step_action(seen, i));
+    check_step(r);
+    seen = r.observation;
+  }
   client.close(first.session_id);
 
   std::vector<double> resets;
   for (int i = 0; i < opt.resets; ++i) {
     auto t0 = clk::now();
-    env_created c = client.create_session(k_bench_task);
+    env_created c = client.create_session(k_bench_task, create);
     resets.push_back(ms_since(t0));
     client.close(c.session_id);
   }
   std::vector<double> steps;
   while (static_cast<int>(steps.size()) < opt.steps) {
-    env_created c = client.create_session(k_bench_task);
+    env_created c = client.create_session(k_bench_task, create);
+    env_observation obs = c.observation;
     for (int i = 0; i < 20 && static_cast<int>(steps.size()) < opt.steps; ++i) {
+      std::string action = step_action(obs, i);
       auto t0 = clk::now();
-      env_step_result r = client.step(c.session_id, i % 2 ? acts.b : acts.a);
+      env_step_result r = client.step(c.session_id, action);
       steps.push_back(ms_since(t0));
       check_step(r);
+      obs = r.observation;
     }
     client.close(c.session_id);
   }
@@ -116,11 +122,14 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
       while (clk::now() < deadline) {
         std::string id;
         try {
-          env_created c = client.create_session(k_bench_task);
+          env_created c = client.create_session(k_bench_task, create);
           id = c.session_id;
           ++n_resets;
+          env_observation obs = c.observation;
           for (int i = 0; i < opt.steps_per_session; ++i) {
-            check_step(client.step(id, i % 2 ? acts.b : acts.a));
+            env_step_result r = client.step(id, step_action(obs, i));
+            check_step(r);
+            obs = r.observation;
             ++n_steps;
           }
           client.close(id);
@@ -148,6 +157,12 @@ bench_env_result run_bench_env(const bench_env_options& opt) {
     out.levels.push_back(lvl);
   }
   return out;
+}
+
+std::string bench_env_json(const std::vector<bench_env_result>& results) {
+  std::string out = "{\"backends\": [";
+  for (size_t i = 0; i < results.size(); ++i) out += (i ? ", " : "") + bench_env_json(results[i]);
+  return out + "]}";
 }
 
 std::string bench_env_json(const bench_env_result& r) {

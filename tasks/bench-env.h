@@ -1,5 +1,5 @@
 // bench-env.h: `kvarena bench env`: how fast the env HTTP API resets and steps, with the
-// text backend and in-process sites (a tenant per session), over loopback HTTP with the
+// text (or chromium) backend and in-process sites (a tenant per session), over loopback HTTP with the
 // libcurl client, as an agent sees it.
 //   reset_ms_median  POST /v1/sessions of a logged-in classifieds task (tenant copy, login,
 //                    start page, observation), one session at a time
@@ -19,6 +19,7 @@ namespace kvarena::tasks {
 
 struct bench_env_options {
   std::string env_url;                  // "" = start an env server with in-process sites
+  std::string browser = "text";         // the sessions' backend: "text" or "chromium"
   std::vector<int> sessions = {1, 8, 64};
   double seconds = 2.0;                 // per concurrency level
   int resets = 50;                      // samples for reset_ms_median
@@ -44,5 +45,7 @@ struct bench_env_result {
 
 bench_env_result run_bench_env(const bench_env_options& opt);
 std::string bench_env_json(const bench_env_result& r);
+// Several backends side by side: {"backends": [<bench_env_json of each>]}.
+std::string bench_env_json(const std::vector<bench_env_result>& results);
 
 }  // namespace kvarena::tasks

@@ -91,7 +91,7 @@ class episode {
 }  // namespace
 
 oracle_task_result run_oracle_task(env_client& client, const task& t, const std::string& origin,
-                                   const oracle_step_observer& observe) {
+                                   const oracle_step_observer& observe, const std::string& browser) {
   const auto t0 = clk::now();
   oracle_task_result r;
   r.task_id = t.task_id;
@@ -108,7 +108,9 @@ oracle_task_result run_oracle_task(env_client& client, const task& t, const std:
 
   env_created created;
   try {
-    created = client.create_session(t);
+    env_create_options create;
+    create.browser = browser;
+    created = client.create_session(t, create);
   } catch (const std::exception& e) {
     return finish(std::string("cannot create a session: ") + e.what());
   }
@@ -160,7 +162,8 @@ oracle_suite_result run_oracle_suite(env_client& client, const std::vector<task>
   size_t done = 0;
   auto worker = [&] {
     for (size_t i = next++; i < tasks.size(); i = next++) {
-      oracle_task_result res = run_oracle_task(client, tasks[i], i < origins.size() ? origins[i] : "");
+      oracle_task_result res =
+          run_oracle_task(client, tasks[i], i < origins.size() ? origins[i] : "", {}, opt.browser);
       std::lock_guard<std::mutex> lock(mu);
       out.results[i] = res;
       if (res.solved) ++out.solved;

@@ -39,12 +39,14 @@ struct oracle_task_result {
 // on (the training data records trajectories through it: train-data.h).
 using oracle_step_observer = std::function<void(const env_observation& seen, const std::string& action)>;
 
-// One task through `client` (a session is created and deleted).
+// One task through `client` (a session is created and deleted) with browser backend
+// `browser` ("text" or "chromium").
 oracle_task_result run_oracle_task(env_client& client, const task& t, const std::string& origin = "",
-                                   const oracle_step_observer& observe = {});
+                                   const oracle_step_observer& observe = {}, const std::string& browser = "text");
 
 struct oracle_run_options {
   int jobs = 8;  // sessions at once
+  std::string browser = "text";  // the sessions' browser backend: "text" or "chromium"
   // Called after each task (from worker threads, serialised): done so far, total.
   std::function<void(size_t done, size_t total, const oracle_task_result&)> progress;
 };

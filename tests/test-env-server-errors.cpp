@@ -46,13 +46,14 @@ TEST_F(EnvServerTest, WrongFieldsAre422) {
   EXPECT_NE(parse_json(r.body)["error"]["message"].get<std::string>().find("action"), std::string::npos);
   client_.close(c.session_id);
 
-  env_create_options chromium;
-  chromium.browser = "chromium";
+  env_create_options unknown;
+  unknown.browser = "firefox";
   try {
-    client_.create_session(classifieds_task(k_string_eval), chromium);
+    client_.create_session(classifieds_task(k_string_eval), unknown);
     ADD_FAILURE();
   } catch (const env_client_error& e) {
     EXPECT_EQ(e.http_status(), 422);
+    EXPECT_NE(std::string(e.what()).find("browser 'firefox' is unknown"), std::string::npos) << e.what();
   }
 }
 

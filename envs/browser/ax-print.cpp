@@ -128,15 +128,11 @@ std::vector<ax_line> ax_layout(const ax_node& root) {
   return out;
 }
 
-ax_rendering render_ax_tree(const ax_node& root, int top_line, int height_lines) {
+ax_rendering render_ax_lines(const ax_node& root, const std::function<bool(const ax_line&)>& in_view) {
   ax_rendering r;
-  std::vector<ax_line> lines = ax_layout(root);
-  r.total_lines = static_cast<int>(lines.size());
-  r.top_line = top_line;
-  int bottom = top_line + height_lines;  // exclusive
-  std::deque<std::string> recent;        // the last 3 kept lines
-  for (const ax_line& l : lines) {
-    if (l.last_line < top_line || l.line >= bottom) continue;
+  std::deque<std::string> recent;  // the last 3 kept lines
+  for (const ax_line& l : ax_layout(root)) {
+    if (!in_view(l)) continue;
     r.ids_in_view.push_back(l.node->id);
     std::string text = std::string(l.depth, '\t') + ax_node_line(*l.node);
     if (l.node->role == "StaticText") {
@@ -152,6 +148,18 @@ ax_rendering render_ax_tree(const ax_node& root, int top_line, int height_lines)
     recent.push_back(std::move(text));
     if (recent.size() > 3) recent.pop_front();
   }
+  return r;
+}
+
+ax_rendering render_ax_tree(const ax_node& root, int top_line, int height_lines) {
+  const int bottom = top_line + height_lines;  // exclusive
+  int total = 0;
+  ax_rendering r = render_ax_lines(root, [&](const ax_line& l) {
+    ++total;
+    return l.last_line >= top_line && l.line < bottom;
+  });
+  r.total_lines = total;
+  r.top_line = top_line;
   return r;
 }
 

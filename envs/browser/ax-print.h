@@ -15,6 +15,7 @@
 // ancestors of visible nodes (RootWebArea, main, a table) stay printed after a scroll.
 // The caller maps pixels to lines (text-browser.h: 2048 px / 16 px a line = 128 lines).
 #pragma once
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,5 +49,10 @@ struct ax_rendering {
   int top_line = 0;            // the window's first line
 };
 ax_rendering render_ax_tree(const ax_node& root, int top_line, int height_lines);
+
+// The same printing with any notion of "in view" (the chromium backend uses real layout):
+// a line is printed when `in_view` says so; the StaticText dedup applies as above.
+// total_lines and top_line are left 0.
+ax_rendering render_ax_lines(const ax_node& root, const std::function<bool(const ax_line&)>& in_view);
 
 }  // namespace kvarena

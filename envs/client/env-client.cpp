@@ -193,6 +193,7 @@ env_created env_client::create_session(const std::string& task_json, const env_c
   env_create_request req;
   req.task_json = task_json;
   req.browser = opt.browser;
+  req.observation = opt.observation;
   req.sites = opt.sites;
   req.max_obs_tokens = opt.max_obs_tokens;
   req.early_stop = opt.early_stop;

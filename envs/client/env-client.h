@@ -36,7 +36,8 @@ struct env_client_options {
 
 // What a create request may set besides the task (env-api.h).
 struct env_create_options {
-  std::string browser = "text";
+  std::string browser = "text";      // or "chromium"
+  std::string observation = "text";  // or "som"
   std::map<std::string, std::string> sites;  // site name -> base URL overrides
   std::optional<int64_t> max_obs_tokens;
   std::optional<early_stop_config> early_stop;

@@ -110,7 +110,11 @@ std::vector<std::string> get_string_list(const json& v, const std::string& field
   return out;
 }
 
-json observation_json(const env_observation& o) { return {{"text", o.text}, {"url", o.url}, {"tabs", o.tabs}}; }
+json observation_json(const env_observation& o) {
+  json j = {{"text", o.text}, {"url", o.url}, {"tabs", o.tabs}};
+  if (!o.screenshot_png_base64.empty()) j["screenshot"] = o.screenshot_png_base64;
+  return j;
+}
 
 env_observation observation_from(const json& obj) {
   const json& o = need(obj, "observation", "an object {\"text\", \"url\", \"tabs\"}");
@@ -119,6 +123,7 @@ env_observation observation_from(const json& obj) {
   out.text = get_string(need(o, "text", "a string"), "observation.text");
   out.url = get_string(need(o, "url", "a string"), "observation.url");
   if (const json* tabs = find(o, "tabs")) out.tabs = get_string_list(*tabs, "observation.tabs");
+  out.screenshot_png_base64 = opt_string(o, "screenshot").value_or("");
   return out;
 }
 
@@ -146,6 +151,7 @@ std::string to_json_text(const env_create_request& r) {
   }
   if (!task.is_object()) throw env_api_error(400, std::string("the task must be one JSON object, not ") + type_name(task));
   json j = {{"task", std::move(task)}, {"browser", r.browser}};
+  if (r.observation != "text") j["observation"] = r.observation;
   if (!r.sites.empty()) j["sites"] = r.sites;
   if (r.max_obs_tokens) j["max_obs_tokens"] = *r.max_obs_tokens;
   if (r.early_stop)
@@ -161,6 +167,10 @@ void from_json_text(std::string_view text, env_create_request& out) {
   if (!task.is_object()) wrong_type("task", "one VWA task object", task);
   out.task_json = dump(task);
   out.browser = opt_string(j, "browser").value_or("text");
+  out.observation = opt_string(j, "observation").value_or("text");
+  if (out.observation != "text" && out.observation != "som")
+    throw env_api_error(422, "field \"observation\" must be \"text\" or \"som\" (Set-of-Marks: the text and a "
+                             "screenshot with the elements numbered), not '" + out.observation + "'");
   if (const json* sites = find(j, "sites")) out.sites = get_string_map(*sites, "sites");
   if (const json* m = find(j, "max_obs_tokens")) {
     out.max_obs_tokens = get_int(*m, "max_obs_tokens");

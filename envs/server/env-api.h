@@ -3,11 +3,14 @@
 // client (client/env-client.h) share these functions, so the two sides can never disagree
 // on a field name. nlohmann/json stays inside env-api-json.cpp.
 //
-//   POST   /v1/sessions                {"task": {VWA task}, "browser": "text",
+//   POST   /v1/sessions                {"task": {VWA task}, "browser": "text"|"chromium",
+//                                       "observation": "text"|"som"?,
 //                                       "sites": {"shopping": "http://..."}?, "max_obs_tokens"?,
 //                                       "early_stop": {"max_steps", "parse_failures",
 //                                       "repeated_actions"}?}
-//          -> 201 {"session_id", "observation": {"text", "url", "tabs": [..]}}
+//          -> 201 {"session_id", "observation": {"text", "url", "tabs": [..], "screenshot"?}}
+//          (screenshot: with "observation": "som", a PNG in base64 of the viewport with the
+//          elements' [id]s drawn on, every observation; needs "browser": "chromium")
 //   POST   /v1/sessions/{id}/step      {"action": "click [12]"}
 //          -> 200 {"observation", "action_error": null|"...", "done",
 //                  "answer"?, "reason"?}       (answer and reason only once done)
@@ -55,11 +58,13 @@ struct env_observation {
   std::string text;               // "Tab 0 (current): <title>\n\n<tree>", maybe truncated
   std::string url;                // the current tab's URL
   std::vector<std::string> tabs;  // every tab's title, in tab order
+  std::string screenshot_png_base64;  // Set-of-Marks sessions only; "" otherwise
 };
 
 struct env_create_request {
   std::string task_json;        // the "task" object as compact JSON text
-  std::string browser = "text";
+  std::string browser = "text";      // or "chromium"
+  std::string observation = "text";  // or "som": text plus a marked screenshot
   std::map<std::string, std::string> sites;  // site name -> base URL, overriding the server's
   std::optional<int64_t> max_obs_tokens;     // > 0
   std::optional<early_stop_config> early_stop;
@@ -104,7 +109,7 @@ struct env_health {
   int64_t max_sessions = 0;
   std::string sites_mode;            // "in-process" or "external"
   std::vector<std::string> sites;    // site names served
-  std::vector<std::string> browsers;  // "text"
+  std::vector<std::string> browsers;  // "text", and "chromium" when installed
 };
 
 struct env_deleted {

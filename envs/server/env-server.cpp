@@ -8,6 +8,7 @@
 
 #include "eval/task.h"
 #include "server/env-api.h"
+#include "server/env-browsers.h"
 #include "server/env-session-table.h"
 #include "server/env-session.h"
 #include "server/site-login.h"
@@ -44,12 +45,14 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 struct env_server::impl {
   env_sites sites;
+  env_browsers browsers;
   env_session_table table;
   sites::router<route_fn> routes;
   sites::http_server http;
 
   impl(env_server& owner, const env_server_options& opt)
       : sites(opt.sites),
+        browsers(env_browsers_options{opt.browser, opt.chromium, opt.chromium_browser}),
         table(opt.max_sessions, opt.idle_timeout, [this](env_session& s) { sites.release(s.lease()); }),
         http(http_options_for(opt), [&owner](const api_request& req) { return owner.handle(req); }) {}
 
@@ -71,15 +74,15 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
     h.max_sessions = static_cast<int64_t>(impl_->table.max_sessions());
     h.sites_mode = impl_->sites.mode();
     h.sites = impl_->sites.site_names();
-    h.browsers = {"text"};
+    h.browsers = impl_->browsers.available();
     return json_response(to_json_text(h));
   });
 
   r.add("POST", "/v1/sessions", [this](const api_request& req, const sites::path_params&) {
     env_create_request cr;
     from_json_text(req.body, cr);
-    if (cr.browser != "text")
-      throw env_api_error(422, "browser '" + cr.browser + "' is not available in this env server; use \"text\"");
+    if (cr.browser != "text" && cr.browser != "chromium")
+      throw env_api_error(422, "browser '" + cr.browser + "' is unknown: use \"text\" or \"chromium\"");
     task_suite suite = parse_tasks(cr.task_json, "task");
     if (!suite.ok())
       throw env_api_error(422,
@@ -134,12 +137,18 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
     }
 
     env_session_options so;
-    so.browser = opt_.browser;
     so.judge = opt_.judge;
     so.vqa_url = opt_.vqa_url;
     so.max_obs_tokens = cr.max_obs_tokens;
+    so.som = cr.observation == "som";
+    if (so.som && cr.browser != "chromium")
+      throw env_api_error(422, "\"observation\": \"som\" needs a screenshot: use it with \"browser\": \"chromium\"");
     so.early_stop = cr.early_stop.value_or(early_stop_config{});
-    auto session = std::make_shared<env_session>(impl_->table.new_id(), std::move(t), lease, so);
+    int viewport_height = 0;
+    if (t.viewport_size && t.viewport_size->height > 0 && t.viewport_size->height < 100000)
+      viewport_height = static_cast<int>(t.viewport_size->height);
+    std::unique_ptr<session_browser> browser = impl_->browsers.make(cr.browser, viewport_height);
+    auto session = std::make_shared<env_session>(impl_->table.new_id(), std::move(t), lease, so, std::move(browser));
     session->start(logins);
     env_created created{session->id(), session->observe()};
     impl_->table.add(session);
@@ -216,6 +225,8 @@ std::string env_server::base_url() const { return impl_->http.base_url(); }
 size_t env_server::session_count() const { return impl_->table.size(); }
 size_t env_server::reap_idle_sessions() { return impl_->table.reap_idle(); }
 sites::sites_server* env_server::sites_server() { return impl_->sites.server(); }
+
+std::shared_ptr<chromium_process> env_server::chromium() { return impl_->browsers.host().current(); }
 
 api_response env_server::handle(const api_request& req) {
   try {

@@ -10,7 +10,8 @@
 // never hangs on a dead site; sessions idle for `idle_timeout` are closed by a reaper.
 // Errors are JSON {"error": {"code", "message"}}: 400 body not JSON, 404 unknown session
 // or path, 405 wrong method (with Allow), 409 step after the episode ended, 413 body over
-// `body_limit_bytes`, 422 invalid task or fields, 502 a site failed, 503 busy or full.
+// `body_limit_bytes`, 422 invalid task or fields, 502 a site failed, 503 busy or full;
+// 400 also when "browser": "chromium" is asked for and Chromium is not installed.
 // One exception: a body over 4x the limit (or malformed HTTP) is refused by the HTTP layer
 // before the API sees it, with the same status and a short HTML body.
 #pragma once
@@ -19,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "browser/chromium-browser.h"
+#include "browser/chromium-process.h"
 #include "browser/text-browser.h"
 #include "eval/eval-judge.h"
 #include "server/env-sites.h"
@@ -33,7 +36,10 @@ struct env_server_options {
   std::chrono::milliseconds idle_timeout{30 * 60 * 1000};
   std::chrono::milliseconds session_lock_timeout{30000};
   size_t max_sessions = 256;
-  text_browser_options browser;  // per-session browser (fetch timeouts, viewport)
+  text_browser_options browser;  // per-session text browser (fetch timeouts, viewport)
+  // The chromium backend (a session's "browser": "chromium"): one shared process.
+  chromium_options chromium;
+  chromium_browser_options chromium_browser;
   // The fuzzy_match judge of every evaluation (--judge-url / --judge-model); null: tasks of
   // VisualWebArena and WebArena that need one are scored `unsupported`, kvarena's own
   // suites use the deterministic judge. Shared by the sessions (judges are thread-safe).
@@ -64,6 +70,8 @@ class env_server {
   size_t session_count() const;
   size_t reap_idle_sessions();            // what the reaper does periodically
   sites::sites_server* sites_server();     // the in-process sites; null with external sites
+  // The Chromium process shared by the chromium sessions; null before the first one.
+  std::shared_ptr<chromium_process> chromium();
   const env_server_options& options() const { return opt_; }
 
  private:

@@ -1,8 +1,9 @@
 // env-session.cpp: one env session (see env-session.h).
 #include "server/env-session.h"
 
+#include <boost/beast/core/detail/base64.hpp>
+
 #include "browser/browser-act.h"
-#include "browser/text-browser-probe.h"
 #include "eval/action-parse.h"
 #include "server/site-login.h"
 #include "sites/http-message.h"
@@ -10,6 +11,16 @@
 #include "sites/site-eval-helpers.h"
 
 namespace kvarena {
+
+namespace {
+
+std::string base64_encode(const std::string& bytes) {
+  std::string out(boost::beast::detail::base64::encoded_size(bytes.size()), '\0');
+  out.resize(boost::beast::detail::base64::encode(out.data(), bytes.data(), bytes.size()));
+  return out;
+}
+
+}  // namespace
 
 std::string truncate_observation(std::string text, int64_t max_tokens) {
   if (max_tokens <= 0) return text;
@@ -21,55 +32,69 @@ std::string truncate_observation(std::string text, int64_t max_tokens) {
   return text;
 }
 
-env_session::env_session(std::string id, task t, env_sites::lease lease, env_session_options opt)
-    : id_(std::move(id)), task_(std::move(t)), lease_(std::move(lease)), opt_(std::move(opt)), rules_(opt_.early_stop) {
-  if (task_.viewport_size && task_.viewport_size->height > 0 && task_.viewport_size->height < 100000)
-    opt_.browser.viewport_height_px = static_cast<int>(task_.viewport_size->height);
-  browser_ = std::make_unique<text_browser>(opt_.browser);
-}
+env_session::env_session(std::string id, task t, env_sites::lease lease, env_session_options opt,
+                         std::unique_ptr<session_browser> browser)
+    : id_(std::move(id)),
+      task_(std::move(t)),
+      lease_(std::move(lease)),
+      opt_(std::move(opt)),
+      browser_(std::move(browser)),
+      rules_(opt_.early_stop) {}
 
 void env_session::start(const std::vector<env_login>& logins) {
   for (const env_login& login : logins) {
-    if (login.site_form) {
+    if (login.site_form) {  // a site given by URL: its own login form (site-login.h)
       auto account = vwa_account(login.site);
+      if (!account) continue;
+      http_client* http = browser_->http();
+      if (!http)
+        throw env_api_error(400, "logging in on site '" + login.site + "' at " + login.base_url +
+                                     " through its own form needs the text browser; the chromium backend does not "
+                                     "do it yet");
       std::string err;
-      if (account && !form_login(browser_->http(), login.base_url, *account, &err))
+      if (!form_login(*http, login.base_url, *account, &err))
         throw env_api_error(502, "cannot log in on site '" + login.site + "' at " + login.base_url + ": " + err);
       continue;
     }
-    http_request req;
-    req.method = "POST";
-    req.url = login.base_url + "/login";
-    req.body = "username=" + sites::url_encode(login.username, true) + "&password=" +
-               sites::url_encode(sites::kSeededPassword, true) + "&next=%2F";
-    http_response res = browser_->http().fetch(req);
-    if (!res.ok)
+    const std::string body = "username=" + sites::url_encode(login.username, true) + "&password=" +
+                             sites::url_encode(sites::kSeededPassword, true) + "&next=%2F";
+    long status = 0;
+    std::string final_url, error;
+    if (!browser_->post_form(login.base_url + "/login", body, &status, &final_url, &error))
       throw env_api_error(502, "cannot reach site '" + login.site + "' at " + login.base_url +
-                                   " to log in as " + login.username + ": " + res.error);
-    if (res.status != 200 || res.final_url.find("/login") != std::string::npos)
+                                   " to log in as " + login.username + ": " + error);
+    if (status != 200 || final_url.find("/login") != std::string::npos)
       throw env_api_error(502, "site '" + login.site + "' at " + login.base_url + " refused the login of " +
-                                   login.username + " (HTTP " + std::to_string(res.status) +
+                                   login.username + " (HTTP " + std::to_string(status) +
                                    "); is it a kvarena site with the seeded users?");
   }
   std::vector<std::string> urls = start_urls(task_);
   for (size_t i = 0; i < urls.size(); ++i) {
-    if (i > 0) browser_->new_tab();
-    browser_result r = browser_->go_to(urls[i]);
+    if (i > 0) browser_->get().new_tab();
+    browser_result r = browser_->get().go_to(urls[i]);
     if (!r.ok())
       throw env_api_error(502, "cannot open the task's start_url " +
                                    (urls.size() > 1 ? "(tab " + std::to_string(i) + ") " : std::string()) + urls[i] +
                                    ": " + r.error);
   }
-  if (urls.size() > 1) browser_->tab_focus(0);  // VWA focuses the first tab
+  if (urls.size() > 1) browser_->get().tab_focus(0);  // VWA focuses the first tab
   touch();
 }
 
 env_observation env_session::observe() {
-  browser_observation o = browser_->observe();
+  browser_observation o = browser_->get().observe();
   env_observation out;
   out.text = opt_.max_obs_tokens ? truncate_observation(std::move(o.text), *opt_.max_obs_tokens) : std::move(o.text);
   out.url = std::move(o.url);
   out.tabs = std::move(o.tabs);
+  if (opt_.som) {
+    std::string error;
+    std::string png = browser_->som_png(&error);
+    if (png.empty())
+      out.text += "\n\n(no Set-of-Marks screenshot: " + error + ")";
+    else
+      out.screenshot_png_base64 = base64_encode(png);
+  }
   return out;
 }
 
@@ -91,7 +116,7 @@ env_step_result env_session::step(const std::string& action_text) {
   } else if (parsed.act.kind == action_kind::stop) {
     finish(parsed.act.answer, "stop");
   } else {
-    browser_result br = apply_action(*browser_, parsed.act);
+    browser_result br = apply_action(browser_->get(), parsed.act);
     if (!br.ok()) r.action_error = br.error;
   }
   rules_.record(parsed);
@@ -111,10 +136,10 @@ env_step_result env_session::step(const std::string& action_text) {
 
 eval_result env_session::evaluate(const std::optional<std::string>& answer) {
   touch();
-  text_browser_probe probe(*browser_);
+  std::unique_ptr<page_probe> probe = browser_->probe();
   eval_inputs in;
   in.answer = answer ? *answer : answer_.value_or("");
-  in.page = &probe;
+  in.page = probe.get();
   in.helpers = &sites::site_eval_helpers();  // func: helpers of the local sites
   in.sites = lease_.urls;
   in.judge = opt_.judge.get();

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "browser/text-browser.h"
+#include "server/env-browsers.h"
 #include "eval/early-stop.h"
 #include "eval/evaluator.h"
 #include "eval/task.h"
@@ -35,7 +35,7 @@ inline constexpr int64_t k_obs_chars_per_token = 4;
 std::string truncate_observation(std::string text, int64_t max_tokens);
 
 struct env_session_options {
-  text_browser_options browser;
+  bool som = false;  // observations carry a Set-of-Marks screenshot
   std::optional<int64_t> max_obs_tokens;  // none: the whole observation
   early_stop_config early_stop;
   std::shared_ptr<fuzzy_judge> judge;  // null: see env_server_options::judge
@@ -53,7 +53,8 @@ struct env_login {
 
 class env_session {
  public:
-  env_session(std::string id, task t, env_sites::lease lease, env_session_options opt);
+  env_session(std::string id, task t, env_sites::lease lease, env_session_options opt,
+              std::unique_ptr<session_browser> browser);
 
   // Logs in (through each site's login form) and opens the task's start tabs, the first
   // one focused. Throws env_api_error: 502 when a site cannot be reached or refuses the
@@ -71,6 +72,8 @@ class env_session {
   // may navigate the session's browser.
   eval_result evaluate(const std::optional<std::string>& answer);
   env_session_info info() const;
+  // PNG of the current page with Set-of-Marks; "" with *error for the text backend.
+  std::string som_png(std::string* error) { return browser_->som_png(error); }
 
   const std::string& id() const { return id_; }
   const env_sites::lease& lease() const { return lease_; }
@@ -94,7 +97,7 @@ class env_session {
   task task_;
   env_sites::lease lease_;
   env_session_options opt_;
-  std::unique_ptr<text_browser> browser_;
+  std::unique_ptr<session_browser> browser_;
   early_stop_rules rules_;
   bool done_ = false;
   bool closed_ = false;

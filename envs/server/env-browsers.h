@@ -1,0 +1,61 @@
+// env-browsers.h: the browser backends an env session can ask for by name ("text",
+// "chromium"), behind one small interface: the browser itself, logging in before the task,
+// and the evaluators' probe. One env_browsers belongs to an env server; it owns the
+// Chromium process that every chromium session shares (a browser context each), started
+// on the first chromium session and restarted for new sessions after it died.
+// Thread-safe.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "browser/browser.h"
+#include "browser/chromium-browser.h"
+#include "browser/chromium-process.h"
+#include "browser/text-browser.h"
+#include "eval/page-probe.h"
+
+namespace kvarena {
+
+class session_browser {
+ public:
+  virtual ~session_browser() = default;
+  virtual browser& get() = 0;
+  // POSTs a login form from this browser (its cookie jar); false with *error when the
+  // site cannot be reached. *status and *final_url describe the answer.
+  virtual bool post_form(const std::string& url, const std::string& body, long* status, std::string* final_url,
+                         std::string* error) = 0;
+  virtual std::unique_ptr<page_probe> probe() = 0;
+  // The browser's own HTTP client (its cookie jar), for logging in through a site's form
+  // (site-login.h); nullptr for backends that have none (chromium).
+  virtual http_client* http() { return nullptr; }
+  // PNG of the current viewport with the observation's elements marked (Set-of-Marks);
+  // only backends that render can; "" with *error otherwise.
+  virtual std::string som_png(std::string* error) = 0;
+};
+
+struct env_browsers_options {
+  text_browser_options text;
+  chromium_options chromium;
+  chromium_browser_options chromium_browser;
+};
+
+class env_browsers {
+ public:
+  explicit env_browsers(env_browsers_options opt) : opt_(std::move(opt)), host_(opt_.chromium) {}
+
+  // "text", and "chromium" when its executable is installed.
+  std::vector<std::string> available() const;
+  // A browser of backend `name` with a viewport `viewport_height_px` high (0: the default).
+  // Throws env_api_error: 422 for an unknown name, 400 when chromium is asked for but not
+  // installed, 502 when Chromium will not start.
+  std::unique_ptr<session_browser> make(const std::string& name, int viewport_height_px);
+
+  chromium_host& host() { return host_; }
+
+ private:
+  env_browsers_options opt_;
+  chromium_host host_;
+};
+
+}  // namespace kvarena

@@ -1,0 +1,374 @@
+// test-browser-chromium.cpp: the chromium backend (envs/browser/chromium-*) on the loopback
+// test site of the text-browser tests: the same interactive elements with the same names
+// as the text backend, actions (links, forms, selects, tabs, history, scrolling), the
+// evaluators' JavaScript, a page that never finishes loading, and no Chromium process left
+// behind (destroyed, or its kvarena killed). Label `chromium`: every test skips with a
+// reason when /usr/bin/chromium is absent.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "browser/chromium-browser.h"
+#include "browser/chromium-process.h"
+#include "test-browser-server.h"
+
+namespace kvarena::browser_test {
+namespace {
+
+#define SKIP_WITHOUT_CHROMIUM() \
+  if (!chromium_available()) GTEST_SKIP() << "/usr/bin/chromium is not installed (Debian package chromium)"
+
+// "role 'name'" of every line whose role an agent acts on, in order.
+std::vector<std::string> interactive_lines(const std::string& obs) {
+  static const std::set<std::string> roles = {"link", "button", "textbox", "searchbox", "combobox",
+                                              "checkbox", "radio", "listbox", "spinbutton"};
+  std::vector<std::string> out;
+  std::istringstream in(obs);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t close = line.find("] ");
+    if (close == std::string::npos) continue;
+    std::string rest = line.substr(close + 2);
+    std::string role = rest.substr(0, rest.find(' '));
+    if (!roles.count(role)) continue;
+    size_t q = rest.find(' ');
+    std::string name = q == std::string::npos ? "" : rest.substr(q + 1);
+    // the name: the quoted part only (properties differ between backends, e.g. focused)
+    if (!name.empty()) {
+      char quote = name[0];
+      size_t end = name.find(quote, 1);
+      name = name.substr(0, end == std::string::npos ? name.size() : end + 1);
+    }
+    out.push_back(role + " " + name);
+  }
+  return out;
+}
+
+// Processes whose command line holds `needle` (a Chromium's --user-data-dir).
+std::vector<int> processes_with(const std::string& needle) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Waits up to 10 s for the processes holding `needle` to go; true when none is left.
+bool gone_within_10s(const std::string& needle) {
+  for (int i = 0; i < 200; ++i) {
+    if (processes_with(needle).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// A server that accepts connections and never answers: a page that never loads.
+class silent_server {
+ public:
+  silent_server() : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        tcp::socket s(ioc_);
+        boost::system::error_code ec;
+        acceptor_.accept(s, ec);
+        if (!ec && !stop_) held_.push_back(std::move(s));
+      }
+    });
+  }
+  ~silent_server() {
+    stop_ = true;
+    boost::system::error_code ec;
+    tcp::socket wake(ioc_);
+    wake.connect(acceptor_.local_endpoint(), ec);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/slow"; }
+
+ private:
+  boost::asio::io_context ioc_;
+  tcp::acceptor acceptor_;
+  unsigned short port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::vector<tcp::socket> held_;
+  std::thread thread_;
+};
+
+class Chromium : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (chromium_available()) host_ = new chromium_host();
+  }
+  static void TearDownTestSuite() {
+    delete host_;
+    host_ = nullptr;
+  }
+  void SetUp() override {
+    SKIP_WITHOUT_CHROMIUM();
+    chromium_browser_options o;
+    o.load_timeout = std::chrono::milliseconds(3000);
+    b_ = std::make_unique<chromium_browser>(host_->acquire(), o);
+  }
+  std::string url(const std::string& p) { return server_.url(p); }
+  std::string obs() { return b_->observe().text; }
+  int64_t id(const std::string& needle) {
+    std::string o = obs();
+    int64_t i = id_of(o, needle);
+    EXPECT_GE(i, 0) << "no line with " << needle << " in\n" << o;
+    return i;
+  }
+  void open(const std::string& p) {
+    browser_result r = b_->go_to(url(p));
+    ASSERT_TRUE(r.ok()) << r.error;
+  }
+  std::string prop(const std::string& selector, const std::string& property = "textContent") {
+    std::string err;
+    return b_->query_selector_property(selector, property, &err).value_or("<" + err + ">");
+  }
+
+  static inline chromium_host* host_ = nullptr;
+  test_server server_{site};
+  std::unique_ptr<chromium_browser> b_;
+};
+
+// ---- the observation
+
+TEST_F(Chromium, SameInteractiveElementsAndNamesAsTheTextBackend) {
+  for (const char* path : {"/dir/index.html", "/form-get", "/login", "/dir/page2.html", "/long"}) {
+    text_browser text;
+    ASSERT_TRUE(text.go_to(url(path)).ok());
+    open(path);
+    std::string t = text.observe().text, c = obs();
+    EXPECT_EQ(interactive_lines(t), interactive_lines(c)) << path << "\ntext:\n" << t << "\nchromium:\n" << c;
+    EXPECT_EQ(t.substr(0, t.find('\n')), c.substr(0, c.find('\n'))) << "the tab header";
+  }
+}
+
+TEST_F(Chromium, IdsAreStableWithinAPageAndElementsOutOfViewAreLeftOut) {
+  open("/dir/index.html");
+  std::string first = obs();
+  int64_t link = id_of(first, "link 'Page two'");
+  ASSERT_GE(link, 0) << first;
+  EXPECT_EQ(id_of(obs(), "link 'Page two'"), link) << "the same id on the next observation";
+  EXPECT_NE(first.find("[" + std::to_string(link) + "] link 'Page two'"), std::string::npos);
+  EXPECT_EQ(first.find("InlineTextBox"), std::string::npos);
+
+  chromium_browser_options small;
+  small.viewport_height_px = 200;  // the /long page is 40 paragraphs: most are below
+  chromium_browser b(host_->acquire(), small);
+  ASSERT_TRUE(b.go_to(url("/long")).ok());
+  std::string top = b.observe().text;
+  EXPECT_NE(top.find("'Line 0'"), std::string::npos) << top;
+  EXPECT_EQ(top.find("'Line 39'"), std::string::npos) << top;
+  EXPECT_EQ(top.find("Bottom link"), std::string::npos) << top;
+  browser_result r = b.scroll("down");
+  EXPECT_TRUE(r.ok()) << r.error;
+  std::string after = b.observe().text;
+  EXPECT_EQ(after.find("'Line 0'"), std::string::npos) << after;
+  for (int i = 0; i < 20 && after.find("Bottom link") == std::string::npos; ++i) {
+    b.scroll("down");
+    after = b.observe().text;
+  }
+  EXPECT_NE(after.find("Bottom link"), std::string::npos) << after;
+  EXPECT_EQ(b.scroll("down").note, "already at the bottom of the page");
+}
+
+TEST_F(Chromium, AnIdScrolledAwayIsRefusedWithTheWayToScroll) {
+  chromium_browser_options small;
+  small.viewport_height_px = 200;
+  chromium_browser b(host_->acquire(), small);
+  ASSERT_TRUE(b.go_to(url("/long")).ok());
+  std::string o = b.observe().text;  // the id is not known yet: find it after scrolling down
+  for (int i = 0; i < 20 && id_of(o, "link 'Bottom link'") < 0; ++i) {
+    b.scroll("down");
+    o = b.observe().text;
+  }
+  int64_t bottom = id_of(o, "link 'Bottom link'");
+  ASSERT_GE(bottom, 0) << o;
+  for (int i = 0; i < 20; ++i) b.scroll("up");
+  b.observe();
+  browser_result r = b.click(bottom);
+  EXPECT_NE(r.error.find("not in the current viewport; scroll down"), std::string::npos) << r.error;
+  EXPECT_NE(b.click(999999).error.find("is not on the current page"), std::string::npos);
+}
+
+// ---- actions
+
+TEST_F(Chromium, ClickFollowsLinksAndHistoryGoesBackAndForward) {
+  open("/dir/index.html");
+  ASSERT_TRUE(b_->click(id("link 'Page two'")).ok());
+  EXPECT_EQ(b_->current_url(), url("/dir/page2.html"));
+  EXPECT_NE(obs().find("heading 'Second page'"), std::string::npos);
+  ASSERT_TRUE(b_->go_back().ok());
+  EXPECT_EQ(b_->current_url(), url("/dir/index.html"));
+  ASSERT_TRUE(b_->go_forward().ok());
+  EXPECT_EQ(b_->current_url(), url("/dir/page2.html"));
+  EXPECT_NE(b_->go_forward().error.find("cannot go forward"), std::string::npos);
+}
+
+TEST_F(Chromium, FormFieldsTypedChosenAndSubmitted) {
+  open("/form-post");
+  ASSERT_TRUE(b_->type(id("textbox 'Query'"), "hello world", false).ok());
+  ASSERT_TRUE(b_->type(id("combobox 'Sort'"), "gam", false).ok());
+  ASSERT_TRUE(b_->click(id("checkbox 'Remember me'")).ok());
+  ASSERT_TRUE(b_->click(id("radio 'Choice two'")).ok());
+  EXPECT_NE(b_->type(id("textbox 'Disabled field'"), "x", false).error.find("disabled"), std::string::npos);
+  EXPECT_NE(b_->type(id("button 'Submit form'"), "x", false).error.find("not a textbox"), std::string::npos);
+  std::string err = b_->type(id("combobox 'Sort'"), "zeta", false).error;
+  EXPECT_NE(err.find("no option matches; its options are 'Alpha', 'Beta', 'Gamma'"), std::string::npos) << err;
+  ASSERT_TRUE(b_->click(id("button 'Submit form'")).ok());
+  EXPECT_EQ(b_->current_url(), url("/echo"));
+  std::string body = prop("#body");
+  EXPECT_NE(body.find("q=hello+world"), std::string::npos) << body;
+  EXPECT_NE(body.find("s=c"), std::string::npos) << body;
+  EXPECT_NE(body.find("c=yes"), std::string::npos) << body;
+  EXPECT_NE(body.find("r=r2"), std::string::npos) << body;
+  EXPECT_EQ(prop("#method"), "POST");
+}
+
+TEST_F(Chromium, TypeWithEnterSubmitsAndControlASelectsAllForReplacement) {
+  open("/form-get");
+  int64_t q = id("textbox 'Query'");
+  ASSERT_TRUE(b_->type(q, "first", false).ok());
+  ASSERT_TRUE(b_->press("Control+a").ok());
+  ASSERT_TRUE(b_->type(q, "second", true).ok());
+  EXPECT_EQ(b_->current_url().rfind(url("/echo?q=second"), 0), 0u) << b_->current_url();
+}
+
+TEST_F(Chromium, LoginCookiesStayInTheBrowserContext) {
+  long status = 0;
+  std::string final_url, err;
+  ASSERT_TRUE(b_->post_form(url("/login"), "user=alice&pass=secret", &status, &final_url, &err)) << err;
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(final_url, url("/account"));
+  open("/account");
+  EXPECT_NE(obs().find("Welcome alice"), std::string::npos);
+  chromium_browser other(host_->acquire());  // another context: another cookie jar
+  ASSERT_TRUE(other.go_to(url("/account")).ok());
+  EXPECT_EQ(other.current_url(), url("/login"));
+}
+
+TEST_F(Chromium, TabsOpenFocusAndClose) {
+  open("/dir/index.html");
+  ASSERT_TRUE(b_->click(id("link 'New tab link'")).ok());
+  b_->observe();
+  EXPECT_EQ(b_->tab_count(), 2);
+  EXPECT_EQ(b_->current_tab(), 1);
+  EXPECT_EQ(b_->current_url(), url("/echo?x=1"));
+  ASSERT_TRUE(b_->tab_focus(0).ok());
+  EXPECT_EQ(b_->current_url(), url("/dir/index.html"));
+  EXPECT_NE(b_->tab_focus(5).error.find("tab 5 does not exist (2 tabs open"), std::string::npos);
+  ASSERT_TRUE(b_->close_tab().ok());
+  EXPECT_EQ(b_->tab_count(), 1);
+  EXPECT_EQ(b_->close_tab().note, "closed the last tab; a new blank tab was opened");
+  EXPECT_EQ(b_->current_url(), "about:blank");
+}
+
+TEST_F(Chromium, EvaluatorsReadThePageWithJavaScript) {
+  open("/dir/index.html");
+  EXPECT_EQ(prop("#sec"), "Section text");
+  EXPECT_EQ(prop("h1", "innerText"), "Welcome");
+  std::string err;
+  EXPECT_FALSE(b_->query_selector_property("#nope", "textContent", &err));
+  EXPECT_NE(err.find("no element matches the selector '#nope'"), std::string::npos) << err;
+  EXPECT_FALSE(b_->query_selector_property("p[", "textContent", &err));
+  EXPECT_NE(err.find("invalid CSS selector"), std::string::npos) << err;
+  EXPECT_NE(b_->page_html().find("<h1>Welcome</h1>"), std::string::npos);
+  EXPECT_EQ(b_->evaluate_js("document.querySelectorAll('a').length", &err).value_or(err), "7");
+}
+
+TEST_F(Chromium, ErrorsForBadUrlsAndHttpStatuses) {
+  EXPECT_NE(b_->go_to("ftp://x/").error.find("only http://"), std::string::npos);
+  browser_result r = b_->go_to(url("/missing"));
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_NE(r.note.find("HTTP 404"), std::string::npos) << r.note;
+  unsigned short closed_port;
+  {
+    boost::asio::io_context ioc;
+    tcp::acceptor a(ioc, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    closed_port = a.local_endpoint().port();
+  }
+  std::string dead = "http://127.0.0.1:" + std::to_string(closed_port) + "/";
+  r = b_->go_to(dead);
+  EXPECT_EQ(r.error, "cannot open '" + dead + "': net::ERR_CONNECTION_REFUSED");
+}
+
+// ---- faults
+
+TEST_F(Chromium, APageThatNeverLoadsTimesOutWithAClearMessage) {
+  silent_server slow;
+  auto t0 = std::chrono::steady_clock::now();
+  browser_result r = b_->go_to(slow.url());
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(r.error.find("did not finish loading within 3 s"), std::string::npos) << r.error;
+  EXPECT_LT(s, 10);
+  open("/dir/page2.html");  // the tab still works
+  EXPECT_NE(obs().find("Second page"), std::string::npos);
+}
+
+TEST(ChromiumProcess, NoProcessIsLeftAfterDestruction) {
+  SKIP_WITHOUT_CHROMIUM();
+  std::string dir;
+  {
+    chromium_process p(chromium_options{});
+    dir = p.user_data_dir();
+    chromium_browser b(std::shared_ptr<chromium_process>(&p, [](chromium_process*) {}));
+    ASSERT_TRUE(b.go_to("about:blank").ok());
+    EXPECT_GE(processes_with(dir).size(), 2u) << "a browser and its helper processes";
+  }
+  EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " processes left";
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "the temporary profile is removed";
+}
+
+TEST(ChromiumProcess, NoProcessIsLeftWhenKvarenaIsKilled) {
+  SKIP_WITHOUT_CHROMIUM();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // stands for kvarena: starts Chromium, reports its profile, waits
+    close(fds[0]);
+    try {
+      chromium_process p(chromium_options{});
+      std::string dir = p.user_data_dir() + "\n";
+      (void)!write(fds[1], dir.data(), dir.size());
+      pause();
+    } catch (...) {
+    }
+    _exit(1);
+  }
+  close(fds[1]);
+  std::string dir;
+  char c;
+  while (read(fds[0], &c, 1) == 1 && c != '\n') dir += c;
+  close(fds[0]);
+  ASSERT_FALSE(dir.empty()) << "the child could not start Chromium";
+  EXPECT_FALSE(processes_with(dir).empty());
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " Chromium processes outlived kvarena";
+  std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+TEST(ChromiumProcess, MissingExecutableGivesAClearError) {
+  chromium_options o;
+  o.executable = "/nonexistent/chromium";
+  try {
+    chromium_process p(o);
+    FAIL() << "started a missing executable";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("install Debian's chromium package"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvarena::browser_test

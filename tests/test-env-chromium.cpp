@@ -1,0 +1,155 @@
+// test-env-chromium.cpp: the env API with "browser": "chromium" on the in-process sites:
+// the text and chromium observations of the same site pages list the same interactive
+// elements with the same names; a logged-in session; an action; Set-of-Marks screenshots;
+// Chromium killed mid-session (an error observation, then a new session works); and
+// chromium asked for where it is not installed (HTTP 400). Label `chromium`: the tests that
+// need /usr/bin/chromium skip with a reason without it.
+#include <set>
+
+#include <boost/beast/core/detail/base64.hpp>
+
+#include "env-server-test-util.h"
+
+#define SKIP_WITHOUT_CHROMIUM() \
+  if (!chromium_available()) GTEST_SKIP() << "/usr/bin/chromium is not installed (Debian package chromium)"
+
+// "role 'name'" of the lines an agent acts on, in order; properties left out.
+std::vector<std::string> interactive_lines(const std::string& obs) {
+  static const std::set<std::string> roles = {"link", "button", "textbox", "searchbox", "combobox",
+                                              "checkbox", "radio", "listbox", "spinbutton"};
+  std::vector<std::string> out;
+  std::istringstream in(obs);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t close = line.find("] ");
+    if (close == std::string::npos) continue;
+    std::string rest = line.substr(close + 2);
+    size_t space = rest.find(' ');
+    if (!roles.count(rest.substr(0, space))) continue;
+    std::string name = space == std::string::npos ? "" : rest.substr(space + 1);
+    if (!name.empty()) name = name.substr(0, name.find(name[0], 1) + 1);
+    out.push_back(rest.substr(0, space) + " " + name);
+  }
+  return out;
+}
+
+std::string site_task(const std::string& site, const std::string& path, bool login) {
+  nlohmann::json t = parse_json(classifieds_task(k_string_eval, login));
+  std::string placeholder = "__" + site + "__";
+  for (char& ch : placeholder) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  t["sites"] = {site};
+  t["start_url"] = placeholder + path;
+  t["viewport_size"] = {{"width", 1280}, {"height", 20000}};  // the whole page: layout and estimate agree
+  return t.dump();
+}
+
+env_create_options with_browser(const std::string& browser, const std::string& observation = "text") {
+  env_create_options o;
+  o.browser = browser;
+  o.observation = observation;
+  return o;
+}
+
+TEST_F(EnvServerTest, ChromiumAndTextShowTheSameElementsOnTheSitePages) {
+  SKIP_WITHOUT_CHROMIUM();
+  const std::vector<std::pair<std::string, std::string>> pages = {
+      {"classifieds", "/"}, {"classifieds", "/category/cars"}, {"shopping", "/"}, {"reddit", "/"}};
+  for (const auto& [site, path] : pages) {
+    if (std::find(client_.health().sites.begin(), client_.health().sites.end(), site) == client_.health().sites.end())
+      continue;
+    for (bool login : {false, true}) {
+      std::string task = site_task(site, path, login);
+      env_created t = client_.create_session(task, with_browser("text"));
+      env_created c = client_.create_session(task, with_browser("chromium"));
+      std::vector<std::string> want = interactive_lines(t.observation.text);
+      EXPECT_GT(want.size(), 3u) << site << path;
+      EXPECT_EQ(want, interactive_lines(c.observation.text))
+          << site << path << (login ? " (logged in)" : "") << "\ntext:\n" << t.observation.text << "\nchromium:\n"
+          << c.observation.text;
+      EXPECT_EQ(t.observation.tabs, c.observation.tabs);
+      client_.close(t.session_id);
+      client_.close(c.session_id);
+    }
+  }
+}
+
+TEST_F(EnvServerTest, ChromiumSessionLogsInStepsAndEvaluates) {
+  SKIP_WITHOUT_CHROMIUM();
+  env_created c = client_.create_session(classifieds_task(k_url_eval, /*require_login=*/true), with_browser("chromium"));
+  EXPECT_NE(c.observation.text.find("Signed in as Blake Sullivan"), std::string::npos) << c.observation.text;
+  EXPECT_TRUE(c.observation.screenshot_png_base64.empty()) << "only with \"observation\": \"som\"";
+  int64_t cars = find_id(c.observation.text, "link", "Cars");
+  ASSERT_GE(cars, 0) << c.observation.text;
+  env_step_result r = client_.step(c.session_id, "click [" + std::to_string(cars) + "]");
+  EXPECT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_NE(r.observation.url.find("/category/cars"), std::string::npos) << r.observation.url;
+  eval_result e = client_.evaluate(c.session_id, std::string(""));
+  EXPECT_EQ(e.score, 1.0) << to_json_text(e);
+  client_.close(c.session_id);
+}
+
+TEST_F(EnvServerTest, SetOfMarksObservationCarriesAMarkedScreenshot) {
+  SKIP_WITHOUT_CHROMIUM();
+  env_created c = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium", "som"));
+  const std::string& b64 = c.observation.screenshot_png_base64;
+  ASSERT_FALSE(b64.empty()) << c.observation.text;
+  std::string png(boost::beast::detail::base64::decoded_size(b64.size()), '\0');
+  png.resize(boost::beast::detail::base64::decode(png.data(), b64.data(), b64.size()).first);
+  ASSERT_GT(png.size(), 1000u);
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  env_step_result r = client_.step(c.session_id, "scroll [down]");
+  EXPECT_FALSE(r.observation.screenshot_png_base64.empty()) << "every observation has one";
+  client_.close(c.session_id);
+
+  try {
+    client_.create_session(classifieds_task(k_string_eval), with_browser("text", "som"));
+    ADD_FAILURE() << "a text session cannot have screenshots";
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 422);
+    EXPECT_NE(std::string(e.what()).find("\"browser\": \"chromium\""), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(EnvServerTest, ChromiumKilledMidSessionGivesAnErrorObservationAndTheNextSessionWorks) {
+  SKIP_WITHOUT_CHROMIUM();
+  env_created a = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium"));
+  env_created b = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium"));
+  std::shared_ptr<chromium_process> p = server_->chromium();
+  ASSERT_TRUE(p);
+  const pid_t killed = p->pid();
+  p->kill_now();
+  p.reset();
+  for (const std::string& id : {a.session_id, b.session_id}) {  // every affected session
+    env_step_result r = client_.step(id, "scroll [down]");
+    ASSERT_TRUE(r.action_error);
+    EXPECT_NE(r.action_error->find("Chromium browser of this session is gone"), std::string::npos) << *r.action_error;
+    EXPECT_NE(r.action_error->find("create a new one"), std::string::npos) << *r.action_error;
+    EXPECT_EQ(r.observation.text.rfind("Error: ", 0), 0u) << r.observation.text;
+    client_.close(id);
+  }
+  env_created c = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium"));
+  EXPECT_NE(find_id(c.observation.text, "link", "All listings"), -1) << c.observation.text;
+  EXPECT_NE(server_->chromium()->pid(), killed) << "a fresh Chromium";
+  client_.close(c.session_id);
+}
+
+TEST(EnvChromiumMissing, AskingForChromiumWithoutItIs400) {
+  env_server_options opt;
+  opt.chromium.executable = "/nonexistent/chromium";
+  env_server server(opt);
+  server.start();
+  env_client client(server.base_url());
+  EXPECT_EQ(client.health().browsers, std::vector<std::string>{"text"});
+  try {
+    client.create_session(classifieds_task(k_string_eval), with_browser("chromium"));
+    ADD_FAILURE() << "created a chromium session without Chromium";
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 400);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/chromium is missing"), std::string::npos) << e.what();
+  }
+  env_created t = client.create_session(classifieds_task(k_string_eval));  // text still works
+  EXPECT_TRUE(client.close(t.session_id));
+}
+
+}  // namespace
+}  // namespace kvarena
