@@ -134,7 +134,7 @@ inline double url_score(const std::string& reference, std::optional<std::string>
   return evaluate_task(url_task(reference, std::move(note)), in).score;
 }
 
-program_html_target target(const std::string& url, const std::string& locator,
+inline program_html_target target(const std::string& url, const std::string& locator,
                            reference_answer_set rc) {
   program_html_target p;
   p.url = url;

@@ -21,6 +21,12 @@
 namespace kvarena {
 namespace {
 
+openai_judge_options judge_options(const std::string& url) {
+  openai_judge_options o;
+  o.url = url;
+  return o;
+}
+
 // A task scored by string_match fuzzy_match, as VWA writes them.
 task fuzzy_task(const std::string& reference) {
   task t;
@@ -102,7 +108,7 @@ TEST(JudgeUrl, ScoresByTheRepliesOfAScriptedEndpoint) {
 TEST(JudgeUrl, UnachievableTasksAskSameOrDifferent) {
   scripted_chat_server server;
   server.http.start();
-  openai_judge judge({server.http.base_url() + "/v1/chat/completions"});
+  openai_judge judge(judge_options(server.http.base_url() + "/v1/chat/completions"));
   task t = fuzzy_task("N/A");
   t.eval.reference_answers->fuzzy_match = fuzzy_reference{false, {}, "N/A"};
   t.eval.string_note = "the store sells no mugs";
@@ -122,7 +128,7 @@ TEST(JudgeUrl, WithoutAJudgeVwaTasksAreUnsupportedNotSubstringScored) {
   eval_inputs own;  // kvarena's own suites keep the deterministic judge
   own.answer = "blue";
   EXPECT_EQ(evaluate_task(fuzzy_task("blue"), own).score, 1);
-  EXPECT_THROW(openai_judge({"ftp://x"}), std::invalid_argument);
+  EXPECT_THROW(openai_judge(judge_options("ftp://x")), std::invalid_argument);
 }
 
 TEST(JudgeModel, TheVerdictIsTheRandomModelsReplyReadByTheRule) {

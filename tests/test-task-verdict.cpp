@@ -33,7 +33,9 @@ task_verdict verdict(const std::string& json, bool require_oracle = false) {
   task_suite s = parse_tasks(json, "t.raw.json[0]");
   EXPECT_TRUE(s.ok()) << (s.errors.empty() ? "" : s.errors[0]);
   if (s.tasks.empty()) return {verdict_kind::refused, {}};
-  return verdict_for(s.tasks[0], s.origins[0], {require_oracle, false});
+  tasks::verdict_options vo;
+  vo.require_oracle = require_oracle;
+  return verdict_for(s.tasks[0], s.origins[0], vo);
 }
 
 std::string texts(const task_verdict& v) {
