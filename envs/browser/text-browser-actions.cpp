@@ -288,17 +288,7 @@ browser_result text_browser::clear(int64_t id) {
 browser_result text_browser::press(const std::string& key_combination) {
   std::string combo = lower_trim(key_combination);
   if (combo.empty()) return {"press needs a key, e.g. press [Enter] or press [Control+a]", ""};
-  std::vector<std::string> keys;  // "control+a" -> control, a; "control++" -> control, +
-  std::string part;
-  for (char c : combo) {
-    if (c == '+' && !part.empty()) {
-      keys.push_back(part);
-      part.clear();
-    } else {
-      part += c;
-    }
-  }
-  if (!part.empty()) keys.push_back(part);
+  std::vector<std::string> keys = key_combination_parts(combo);  // "control+a" -> control, a
   std::string key = keys.back();
   auto has_mod = [&](std::initializer_list<const char*> names) {
     for (size_t i = 0; i + 1 < keys.size(); ++i)
