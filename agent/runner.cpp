@@ -200,7 +200,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     try {
       const task& t = *by_id.at(item.task_id);
       const run_policy& p = *by_label.at(item.policy);
-      if (p.oracle) return rows_from_oracle(item, tasks::run_oracle_task(client, t));
+      if (p.oracle) return rows_from_oracle(item, tasks::run_oracle_task(client, t, "", {}, cfg_.agent_cfg.env.browser));
       model_context mc = base;
       mc.session.kv_policy = p.spec.name;
       mc.session.kv = p.spec.options;

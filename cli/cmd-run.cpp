@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "browser/chromium-process.h"
 #include "cli-commands.h"
 #include "eval-flags.h"
 #include "default-model.h"
@@ -78,6 +79,7 @@ struct run_args {
   int jobs = 1;
   int batch = 1;
   std::string env_url;
+  std::string browser = "text";  // every env session's backend
   int env_tries = 3;
   long env_backoff_ms = 250;
   long env_timeout_ms = 120000;
@@ -192,6 +194,10 @@ runner_config make_config(const run_args& a) {
   c.batch = a.batch;
   c.env_url = a.env_url;
   c.agent_cfg.env.sites = parse_site_flags(a.eval.sites);  // every session's overrides
+  if (a.browser == "chromium" && a.env_url.empty() && !chromium_available())
+    throw usage_error("--browser chromium needs /usr/bin/chromium, which is missing; install Debian's chromium "
+                      "package (scripts/setup.sh) or use --browser text");
+  c.agent_cfg.env.browser = a.browser;
   if ((a.eval.has_judge() || !a.eval.vqa_url.empty()) && !a.env_url.empty())
     throw usage_error("--judge-url / --judge-model judge in the env server this run starts; with --env-url the "
                       "server scores: give the judge to `kvarena env-server`");
@@ -328,6 +334,9 @@ void add_run_command(CLI::App& app, command_fn& run) {
   const char* eg = "Env";
   sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites)")->group(eg);
   add_eval_flags(sub, a->eval, eg);
+  sub->add_option("--browser", a->browser, "Browser of every env session: text, or chromium (headless Chromium: "
+                                           "JavaScript locators and prep_actions run for real)")
+      ->capture_default_str()->check(CLI::IsMember({"text", "chromium"}))->group(eg);
   sub->add_option("--site-seed", a->site_seed, "Content seed of the in-process sites (the committed suites use 1; "
                                               "suites for another seed: kvarena tasks generate --seed S)")
       ->capture_default_str()->group(eg);

@@ -372,6 +372,26 @@ TEST_F(Runner, UnreachableEnvServerGivesErrorRowsAndExit4) {
       << query(db, "SELECT error FROM task_results LIMIT 1")[0][0];
 }
 
+TEST_F(Runner, ChromiumBrowserRunsTheEpisodes) {
+  if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "no /usr/bin/chromium (apt-get install chromium)";
+  const std::string oracle = *dir_ + "/chromium-oracle.sqlite";
+  run_result r = run("run --suite " + suite() + " --agent oracle --browser chromium --limit 2 --jobs 1 --out " + oracle);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(count(oracle, "SELECT COUNT(*) FROM task_results WHERE status = 'done' AND success = 1"), 2);
+  // The model's first observation of the same task with each backend: Chromium's tree is
+  // its own (e.g. StaticText under buttons), so the two differ; both have the tab header.
+  std::string first[2];
+  for (int b = 0; b < 2; ++b) {
+    const std::string out = *dir_ + "/browser-" + std::to_string(b) + ".sqlite";
+    run_result m = run("run " + model_args("--limit 1") + " --policies full --browser " + (b ? "chromium" : "text") +
+                       " --out " + out);
+    ASSERT_EQ(m.rc, 0) << m.err;
+    first[b] = query(out, "SELECT observation FROM steps WHERE step = 0")[0][0];
+    EXPECT_TRUE(contains(first[b], "Tab 0 (current)")) << first[b];
+  }
+  EXPECT_NE(first[0], first[1]);
+}
+
 TEST_F(Runner, ShardFromSlurmVariables) {
   const std::string out = *dir_ + "/slurm";
   const std::string args = "run --suite " + suite() + " --agent oracle --limit 5 --out " + out;
