@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/evaluator.h"
+#include "eval/eval-image.h"
 #include "eval/image-ssim.h"
 #include "sites/http-server.h"
 #include "test-util.h"
@@ -167,6 +168,11 @@ TEST(PageImageQuery, FuzzyImageMatchAndVqa) {
   eval_inputs in;
   in.page = &page;
   auto score = [&](const std::string& q) { return evaluate_task(image_task(q), in); };
+  // Without the image evaluator (the evaluator core alone, as the fuzz targets build it):
+  // unsupported, never scored.
+  eval_result bare = score(R"([{"eval_image_url": "last", "eval_image_class": ".gallery", "eval_fuzzy_image_match": "x"}])");
+  EXPECT_EQ(bare.status, eval_status::unsupported);
+  in.images = page_image_scorer({});
 
   EXPECT_EQ(score(R"([{"eval_image_url": "last", "eval_image_class": ".gallery", "eval_fuzzy_image_match": ")" + same +
                   R"("}])").score, 1);
@@ -184,7 +190,9 @@ TEST(PageImageQuery, FuzzyImageMatchAndVqa) {
   eval_result none = score(vqa);  // no --vqa-url: unsupported, never guessed
   EXPECT_EQ(none.status, eval_status::unsupported);
   EXPECT_NE(none.evaluators[0].detail.find("--vqa-url"), std::string::npos);
-  in.images.vqa_url = server.base_url();
+  image_eval_options with_vqa;
+  with_vqa.vqa_url = server.base_url();
+  in.images = page_image_scorer(with_vqa);
   EXPECT_EQ(score(vqa).score, 1);
   EXPECT_NE(last_vqa_body.find("Q: What colour is the bike? A:"), std::string::npos) << last_vqa_body;
   EXPECT_NE(last_vqa_body.find("data:image/png;base64,"), std::string::npos);

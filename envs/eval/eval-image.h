@@ -14,6 +14,7 @@
 #pragma once
 #include <string>
 
+#include "eval/evaluator.h"
 #include "eval/page-probe.h"
 #include "eval/task.h"
 
@@ -28,5 +29,12 @@ struct image_eval_options {
 // none, or the queries are not VWA's JSON shape.
 double score_page_image_query(const task_eval& e, page_probe* page, const image_eval_options& opt, bool* unsupported,
                               std::string* detail);
+
+// score_page_image_query with opt, as eval_inputs::images takes it.
+inline image_query_scorer page_image_scorer(image_eval_options opt) {
+  return [opt = std::move(opt)](const task_eval& e, page_probe* page, bool* unsupported, std::string* detail) {
+    return score_page_image_query(e, page, opt, unsupported, detail);
+  };
+}
 
 }  // namespace kvarena

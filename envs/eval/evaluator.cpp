@@ -66,8 +66,9 @@ eval_result evaluate_task(const task& t, const eval_inputs& in) {
         ev.score = score_program_html(t.eval.program_html ? *t.eval.program_html : none, in.page,
                                       in.helpers, jc, &ev.detail, in.sites);
       } else if (type == "page_image_query") {
-        bool unsupported = false;
-        ev.score = score_page_image_query(t.eval, in.page, in.images, &unsupported, &ev.detail);
+        bool unsupported = !in.images;
+        if (in.images) ev.score = in.images(t.eval, in.page, &unsupported, &ev.detail);
+        else ev.detail = "page_image_query needs the image evaluator (SSIM, --vqa-url), which the env server runs";
         if (unsupported) ev.status = eval_status::unsupported;
       } else {
         ev.detail = "unknown eval type " + quote_for_detail(type) +

@@ -10,11 +10,11 @@
 //                    silently scored.
 // Never throws: whatever goes wrong scores that evaluator 0 with the reason in its detail.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "eval/eval-image.h"
 #include "eval/eval-judge.h"
 #include "eval/page-probe.h"
 #include "eval/task.h"
@@ -40,6 +40,13 @@ struct eval_result {
   std::vector<std::string> notes;   // judge failures, prep action failures, ...
 };
 
+// page_image_query's scorer: eval-image.h's page_image_scorer (SSIM on decoded images, the
+// VQA endpoint), set by the env session. It comes in from outside so that the evaluator core
+// needs no HTTP or image library (the fuzz targets build it alone). Returns the score; sets
+// *unsupported when the query cannot be scored here.
+using image_query_scorer =
+    std::function<double(const task_eval& e, page_probe* page, bool* unsupported, std::string* detail)>;
+
 struct eval_inputs {
   std::string answer;                  // the stop answer, or early_stop_answer(reason)
   page_probe* page = nullptr;          // the final page; null: url_match/program_html score 0
@@ -49,7 +56,7 @@ struct eval_inputs {
   // --judge-model"), never scored by the deterministic judge. kvarena's own suites (tasks
   // with the kvarena extension) are written for the deterministic judge and leave it false.
   bool require_llm_judge = false;
-  image_eval_options images;  // page_image_query: the VQA endpoint (eval-image.h)
+  image_query_scorer images;  // page_image_query; null: unsupported
   const eval_helper_registry* helpers = nullptr;  // func: helpers of the sites
   std::map<std::string, std::string> sites;       // site name -> base URL, for the helpers
 };

@@ -5,6 +5,7 @@
 
 #include "browser/browser-act.h"
 #include "eval/action-parse.h"
+#include "eval/eval-image.h"
 #include "server/site-login.h"
 #include "sites/http-message.h"
 #include "sites/site-auth.h"
@@ -143,7 +144,9 @@ eval_result env_session::evaluate(const std::optional<std::string>& answer) {
   in.helpers = &sites::site_eval_helpers();  // func: helpers of the local sites
   in.sites = lease_.urls;
   in.judge = opt_.judge.get();
-  in.images.vqa_url = opt_.vqa_url;
+  image_eval_options io;
+  io.vqa_url = opt_.vqa_url;
+  in.images = page_image_scorer(io);
   in.require_llm_judge = task_.kvarena.empty();  // VWA's and WA's tasks: never the deterministic judge
   eval_result r = evaluate_task(task_, in);
   touch();
