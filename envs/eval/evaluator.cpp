@@ -68,7 +68,9 @@ eval_result evaluate_task(const task& t, const eval_inputs& in) {
       } else if (type == "page_image_query") {
         bool unsupported = !in.images;
         if (in.images) ev.score = in.images(t.eval, in.page, &unsupported, &ev.detail);
-        else ev.detail = "page_image_query needs the image evaluator (SSIM, --vqa-url), which the env server runs";
+        else
+          ev.detail = "unsupported here: page_image_query needs the image evaluator (SSIM, --vqa-url), which the "
+                      "env server runs";
         if (unsupported) ev.status = eval_status::unsupported;
       } else {
         ev.detail = "unknown eval type " + quote_for_detail(type) +
