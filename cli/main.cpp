@@ -1,6 +1,7 @@
 // main.cpp: the kvarena binary. Registers the subcommands and turns any error a user can
-// cause into a one-line message on stderr and exit status 1 (2 for a usage_error: an option
-// the chosen KV policy does not take).
+// cause into a one-line message on stderr and exit status 1, or 2 for a usage error: a
+// command line CLI11 rejects (unknown option, value outside its set) or an option the
+// chosen KV policy does not take. --help and --version exit 0.
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -29,7 +30,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // app.exit prints the message (or the help) and gives CLI11's own code: 0 for --help,
+    // 100+ for the errors; those are usage errors here, like the policy ones.
+    return app.exit(e) == 0 ? 0 : kvarena::cli::k_exit_usage;
   }
   try {
     return run ? run() : 0;

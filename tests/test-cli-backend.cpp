@@ -119,6 +119,22 @@ TEST(CliBackend, CpuIsTheDefaultAndUnknownBackendsAreRejected) {
   EXPECT_NE(bad.err.find("--backend"), std::string::npos) << bad.err;
 }
 
+// A command line the parser rejects is a usage error: exit 2 (as for an option the policy does
+// not take), not CLI11's internal 100+ codes; --help is not an error.
+TEST(CliBackend, RejectedCommandLinesExitTwoAndHelpExitsZero) {
+  const auto dir = kvarena::test::temp_dir("cli-backend");
+  const run_result value = run(dir, "run --browser firefox");  // outside {text,chromium}
+  EXPECT_EQ(value.rc, 2) << value.err;
+  EXPECT_NE(value.err.find("firefox"), std::string::npos) << value.err;
+  const run_result unknown = run(dir, "generate --no-such-option");
+  EXPECT_EQ(unknown.rc, 2) << unknown.err;
+  const run_result none = run(dir, "");  // a subcommand is required
+  EXPECT_EQ(none.rc, 2) << none.err;
+  const run_result help = run(dir, "run --help");
+  EXPECT_EQ(help.rc, 0) << help.err;
+  EXPECT_NE(help.out.find("--browser"), std::string::npos);
+}
+
 TEST(CliBackend, CudaGenerateMatchesCpuGreedy) {
   if (!cuda_device()) GTEST_SKIP() << "needs a CUDA build and a CUDA device";
   const auto dir = kvarena::test::temp_dir("cli-backend");
