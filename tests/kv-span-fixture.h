@@ -21,6 +21,12 @@ inline std::vector<float> uniform(std::mt19937& rng, int64_t n, float lo, float 
   return x;
 }
 
+// n rows of `row` floats, uniform in [-1, 1): the K or V rows a store or pool is fed.
+inline std::vector<float> random_rows(std::mt19937& rng, int64_t n, int64_t row) { return uniform(rng, n * row, -1.f, 1.f); }
+
+// x as FP16 stores it.
+inline float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+
 inline std::vector<uint16_t> to_f16(const std::vector<float>& x) {
   std::vector<uint16_t> h(x.size());
   for (size_t i = 0; i < x.size(); ++i) h[i] = fp32_to_fp16(x[i]);

@@ -12,22 +12,12 @@
 #include "kv/kv-freekv-recall.h"
 #include "kv/kv-host-pool.h"
 #include "kv/kv-store.h"
+#include "kv-span-fixture.h"
 
 using namespace kvarena;
 
-namespace {
-
-// Token-major rows (n, row) of uniform values in [-1, 1].
-std::vector<float> random_rows(std::mt19937& rng, int64_t n, int64_t row) {
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> x(size_t(n * row));
-  for (float& f : x) f = u(rng);
-  return x;
-}
-
-float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
-
-}  // namespace
+using kvarena::test::fp16_round;
+using kvarena::test::random_rows;
 
 TEST(KvHostPool, HeadMajorPagesMatchTokenMajorSource) {
   const int64_t d = 32, kv = 3, p = 32, n = 70, ld = kv * d + 5;  // padded rows

@@ -15,6 +15,7 @@
 #include "kv/kv-attention-cpu.h"
 #include "kv/kv-attention-ref.h"
 #include "kv/kv-store.h"
+#include "kv-span-fixture.h"
 
 using namespace kvarena;
 
@@ -26,15 +27,8 @@ kv_store_config cfg(int64_t layers, int64_t kv, int64_t d, bool int8 = false, in
   return c;
 }
 
-// Token-major rows (n, kv*d) of uniform values in [-1, 1].
-std::vector<float> random_rows(std::mt19937& rng, int64_t n, int64_t row) {
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> x(size_t(n * row));
-  for (float& f : x) f = u(rng);
-  return x;
-}
-
-float fp16_round(float x) { return fp16_to_fp32(fp32_to_fp16(x)); }
+using kvarena::test::fp16_round;
+using kvarena::test::random_rows;
 
 }  // namespace
 
