@@ -115,7 +115,9 @@ int emit(const policy_bench_args& a, const std::string& bench, const json& confi
     row.policy = specs[i].name;
     row.options_json = dump(r["options"]);
     row.config_json = dump(config);
-    row.metrics_json = dump(metrics[i]);
+    json m = metrics[i];
+    m["spec"] = specs[i].text;  // the row's label in `kvarena report` (window@512t of a sweep)
+    row.metrics_json = dump(m);
     rows.push_back(std::move(row));
   }
   if (!a.db.empty()) {

@@ -6,6 +6,9 @@
 //   report RUN.sqlite [--run NAME] [--task ID] [--html FILE] [--json]
 //                                      per-policy table on stdout (or its JSON with --json);
 //                                      --html writes a self-contained page with SVG plots.
+//                                      The file's bench_results rows (`kvarena bench ... --db`)
+//                                      follow as tables (report-bench.h); a file with only
+//                                      those gets only them.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,10 +17,12 @@
 #include <vector>
 
 #include "cli-commands.h"
+#include "report-bench.h"
 #include "report-html.h"
 #include "report-items.h"
 #include "results-merge.h"
 #include "results-report.h"
+#include "results-schema.h"
 
 namespace kvarena::cli {
 
@@ -45,7 +50,29 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   if (!f) throw results::results_error("cannot write " + path.string());
 }
 
+// True when `path` has the tables `kvarena run` writes (not only a bench_results table).
+bool has_run_tables(const std::string& path) {
+  if (!std::filesystem::exists(path)) return true;  // build_report says the file is missing
+  auto db = results::sql_db::open(path, false, true, 10000);
+  return db.query_int("PRAGMA user_version") != 0 ||
+         db.query_int("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name <> 'bench_results' "
+                      "AND name <> 'sqlite_sequence'") > 0;
+}
+
+int run_bench_only_report(const report_args& a, const results::bench_report& b) {
+  if (!a.html.empty()) {
+    write_file(a.html, results::bench_report_page(b, a.file));
+    std::fprintf(stderr, "kvarena report: wrote %s\n", a.html.c_str());
+  }
+  const std::string text = a.json ? results::bench_only_json(b, a.file) + "\n"
+                                  : a.file + ": benchmarks only (no runs)\n" + results::bench_report_text(b);
+  std::fputs(text.c_str(), stdout);
+  return 0;
+}
+
 int run_report(const report_args& a) {
+  const results::bench_report b = results::build_bench_report(a.file);
+  if (!b.groups.empty() && !has_run_tables(a.file)) return run_bench_only_report(a, b);
   auto r = results::build_report(a.file, a.opt);
   if (!a.html.empty()) {
     // The item pages go to "<FILE without .html>-items/" beside the page, which links to them.
@@ -61,11 +88,12 @@ int run_report(const report_args& a) {
       write_file(items / p.name, p.html);
       ++n;
     }
-    write_file(page, results::report_html(r, items.filename().string()));
+    write_file(page, results::report_html(r, items.filename().string(), results::bench_report_html(b)));
     std::fprintf(stderr, "kvarena report: wrote %s and %zu item pages in %s\n", a.html.c_str(), n,
                  items.string().c_str());
   }
-  const std::string text = a.json ? results::report_json(r) + "\n" : results::report_text(r);
+  const std::string text = a.json ? results::report_json(r, b.groups.empty() ? "" : results::bench_report_json(b)) + "\n"
+                                  : results::report_text(r) + results::bench_report_text(b);
   std::fputs(text.c_str(), stdout);
   return 0;
 }

@@ -17,7 +17,7 @@ struct bench_result_row {
   std::string policy;        // full, window, ...
   std::string options_json;  // the policy's effective options
   std::string config_json;   // the benchmark's parameters
-  std::string metrics_json;  // the result without policy and options
+  std::string metrics_json;  // the result without policy and options; "spec": the policy as given
   std::string created_at;    // filled by read_bench_results
   long long id = 0;          // filled by read_bench_results
 };

@@ -102,7 +102,7 @@ code { background: #f4f4f4; padding: 0 3px; }
 
 }  // namespace
 
-std::string report_html(const run_report& r, const std::string& items_dir) {
+std::string report_html(const run_report& r, const std::string& items_dir, const std::string& extra_html) {
   const auto& i = r.run.info;
   std::string seeds;
   for (auto s : i.seeds) {
@@ -152,6 +152,7 @@ std::string report_html(const run_report& r, const std::string& items_dir) {
     o += "<p class=\"note\">The run has no <code>kv_trace</code> rows.</p>\n";
   else
     o += kv_trace_plot(r);
+  o += extra_html;
   if (!items_dir.empty()) o += items_index_html(r, items_dir);
   o += "</body>\n</html>\n";
   return o;

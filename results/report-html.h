@@ -15,6 +15,7 @@ namespace kvarena::results {
 
 // items_dir: where the item pages of report-items.h are, relative to the page; "" for none
 // (then no items table).
-std::string report_html(const run_report& r, const std::string& items_dir = "");
+// extra_html: a section placed after the plots (the benchmarks of report-bench.h).
+std::string report_html(const run_report& r, const std::string& items_dir = "", const std::string& extra_html = "");
 
 }  // namespace kvarena::results

@@ -329,7 +329,7 @@ json per_template_json(const std::vector<std::pair<int64_t, double>>& v) {
   return j;
 }
 
-std::string report_json(const run_report& r) {
+std::string report_json(const run_report& r, const std::string& benchmarks_json) {
   json pols = json::array();
   for (const auto& m : r.policies)
     pols.push_back({{"policy", m.policy},
@@ -374,6 +374,7 @@ std::string report_json(const run_report& r) {
             {"not_done_items", r.not_done},
             {"complete", r.planned > 0 ? json(r.not_done == 0) : json(nullptr)},  // null: no plan stored
             {"policies", pols}};
+  if (!benchmarks_json.empty()) j["benchmarks"] = json::parse(benchmarks_json);
   return j.dump(2);
 }
 

@@ -94,6 +94,7 @@ std::string report_text(const run_report& r);
 // "peak_kv_logical_bytes_max", "peak_process_bytes_median", "peak_kv_bytes_median", "peak_kv_bytes_max",
 // "peak_kv_median_vs_full", "peak_kv_host_bytes_median", "step_ms_median", "mean_steps"}]};
 // null where a metric has no value.
-std::string report_json(const run_report& r);
+// benchmarks_json: a JSON array (report-bench.h) added as "benchmarks" when not empty.
+std::string report_json(const run_report& r, const std::string& benchmarks_json = "");
 
 }  // namespace kvarena::results

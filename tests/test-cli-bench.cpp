@@ -323,6 +323,39 @@ TEST_F(CliBench, MemoryLogicalPeakIsTheSameForEveryChunk) {
 
 // --kv-budget 64t,128t: one row per policy and budget, full once. window@64t = 32768 (as
 // above); h2o@64t adds its 4-byte score per token: 64 * (64 + 4) * 8 = 34816.
+// `kvarena report` on a file that holds only bench rows: the sweep's rows labelled by spec,
+// ratios to full, in text, JSON and HTML; the ppl figures are the bench's own output.
+TEST_F(CliBench, ReportShowsTheBenchRowsOfADbFile) {
+  const std::string text = *dir_ + "/report-text.txt", db = *dir_ + "/report-bench.sqlite";
+  std::ofstream(text) << "The old lighthouse stands near the bridge, and the sky is blue. A quiet river drifts "
+                         "along the shore while the wind is calm, and the sky is golden.";
+  const json j = bench("ppl", "--policies window,full --kv-budget 8t,16t --text " + text + " --db " + db);
+  ASSERT_EQ(j["results"].size(), 3u);  // window@8t, window@16t, full
+  const run_result r = run("report " + db);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("benchmarks only (no runs)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("window@8t"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("window@16t"), std::string::npos) << r.out;
+  const run_result js = run("report --json " + db);
+  ASSERT_EQ(js.rc, 0) << js.err;
+  const json rep = json::parse(js.out);
+  ASSERT_EQ(rep["benchmarks"].size(), 1u);  // one invocation, one group
+  const json& rows = rep["benchmarks"][0]["rows"];
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(rows[i]["spec"], j["results"][i]["spec"]);
+    EXPECT_EQ(rows[i]["metrics"]["ppl"], j["results"][i]["ppl"]);
+  }
+  const double full_kv = j["results"][2]["peak_kv_logical_bytes"].get<double>();
+  EXPECT_DOUBLE_EQ(rows[0]["peak_kv_logical_vs_full"].get<double>(),
+                   j["results"][0]["peak_kv_logical_bytes"].get<double>() / full_kv);
+  const run_result h = run("report --html " + *dir_ + "/bench.html " + db);
+  ASSERT_EQ(h.rc, 0) << h.err;
+  const std::string page = kvarena::test::read_file(*dir_ + "/bench.html");
+  EXPECT_NE(page.find("data-series=\"window\""), std::string::npos);
+  EXPECT_NE(page.find("<td>window@16t</td>"), std::string::npos);
+}
+
 TEST_F(CliBench, KvBudgetSweepGivesOneRowPerBudgetAtEqualMemory) {
   const json j =
       bench("memory", "--policies window,h2o,full --kv-budget 64t,128t --n-prompt 300 --n-gen 8 --chunk 64");
