@@ -66,6 +66,8 @@ loaded load(const policy_bench_args& a) {
   loaded l;
   kvarena::check_backend(a.backend);  // backend_error (exit 2) before the model loads
   l.policies = parse_policy_specs(a.policy);
+  // A --db file that cannot take rows fails now, before the runs.
+  if (!a.db.empty()) results::append_bench_results(a.db, {});
   l.m = load_model(a.model);
   if (!l.m->gguf) throw engine_error(a.model + ": the policy benchmarks need a GGUF model (it carries the vocabulary)");
   l.tok = tokenizer::from_gguf(*l.m->gguf);
@@ -120,12 +122,13 @@ int emit(const policy_bench_args& a, const std::string& bench, const json& confi
     row.metrics_json = dump(m);
     rows.push_back(std::move(row));
   }
+  std::printf("%s\n", dump(out).c_str());  // first: a --db failure below loses nothing
+  std::fflush(stdout);
   if (!a.db.empty()) {
     results::append_bench_results(a.db, rows);
     std::fprintf(stderr, "bench %s: %zu rows appended to %s (table bench_results)\n", bench.c_str(), rows.size(),
                  a.db.c_str());
   }
-  std::printf("%s\n", dump(out).c_str());
   return 0;
 }
 

@@ -22,8 +22,9 @@ struct bench_result_row {
   long long id = 0;          // filled by read_bench_results
 };
 
-// Creates the file and the table when missing, then inserts all rows in one transaction.
-// Throws std::runtime_error naming the file and what failed.
+// Creates the file and the table when missing, then inserts all rows in one transaction
+// (no rows: only checks that the file can take them).
+// Throws results_error (a std::runtime_error) naming the file and what failed.
 void append_bench_results(const std::string& db_path, const std::vector<bench_result_row>& rows);
 
 // Every row, in id order (tests, tools). Throws std::runtime_error like append.

@@ -356,6 +356,17 @@ TEST_F(CliBench, ReportShowsTheBenchRowsOfADbFile) {
   EXPECT_NE(page.find("<td>window@16t</td>"), std::string::npos);
 }
 
+// A --db file that is not SQLite: the error comes before the model runs (no result lost).
+TEST_F(CliBench, UnusableDbFailsBeforeTheRuns) {
+  const std::string bad = *dir_ + "/not-a-db.sqlite";
+  std::ofstream(bad) << "plain text, not an SQLite database\n";
+  const run_result r = run("bench memory --model " + *model_ + " --policies full --n-prompt 16 --n-gen 8 --db " + bad);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_NE(r.err.find("not-a-db.sqlite"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bench memory: full"), std::string::npos) << "ran before failing: " << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 TEST_F(CliBench, KvBudgetSweepGivesOneRowPerBudgetAtEqualMemory) {
   const json j =
       bench("memory", "--policies window,h2o,full --kv-budget 64t,128t --n-prompt 300 --n-gen 8 --chunk 64");
