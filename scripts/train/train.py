@@ -67,6 +67,9 @@ def parse_args(argv=None):
     a("--beta2", type=float, default=0.95)
     a("--clip", type=float, default=1.0)
     a("--ctx-weight", type=float, default=0.1, help="loss weight of context (non-target) tokens")
+    a("--ctx-sample", type=float, default=1.0,
+      help="fraction of context (non-target) positions whose loss is computed, weighted 1/fraction "
+      "(every target position always is); below 1 skips most of the vocabulary projection")
     a("--no-doc-mask", dest="doc_mask", action="store_false",
       help="let packed documents attend to the ones before them in their row (the first round did)")
     a("--eval-data", help="train-data folder of site seeds never trained on: held-out reply exact-match "
@@ -124,9 +127,13 @@ def make_optimizer(a, model):
                              lr=a.lr, betas=(0.9, a.beta2), eps=1e-8)
 
 
-def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip, seg=None, pos=None):
+def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip, seg=None, pos=None, ctx_sample=1.0, rng=None):
     """One optimizer step over the rows; returns (weighted loss, target loss). seg/pos
-    (R, T+1): packed documents attend only within themselves (see Llama.hidden)."""
+    (R, T+1): packed documents attend only within themselves (see Llama.hidden).
+    ctx_sample < 1: the logits and loss are computed at every target position but only at
+    that fraction of the context positions (drawn with rng), each weighted 1/ctx_sample,
+    so the loss's expectation is unchanged and the vocabulary projection, softmax and their
+    backward pass run on a fraction of the tokens."""
     for g in opt.param_groups:
         g["lr"] = lr
     opt.zero_grad(set_to_none=True)
@@ -137,11 +144,19 @@ def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip, seg=None, pos=None
         wt = torch.from_numpy(w[r0:r0 + micro_rows]).reshape(-1)
         tt = torch.from_numpy(tgt[r0:r0 + micro_rows]).reshape(-1)
         if seg is None:
-            logits = model(x[:, :-1])
+            h = model.hidden(x[:, :-1])
         else:
-            logits = model(x[:, :-1], torch.from_numpy(seg[r0:r0 + micro_rows, :-1]),
-                           torch.from_numpy(pos[r0:r0 + micro_rows, :-1]))
-        ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), x[:, 1:].reshape(-1), reduction="none")
+            h = model.hidden(x[:, :-1], torch.from_numpy(seg[r0:r0 + micro_rows, :-1]),
+                             torch.from_numpy(pos[r0:r0 + micro_rows, :-1]))
+        h = h.reshape(-1, h.shape[-1])                                   # (rows*T, D)
+        y = x[:, 1:].reshape(-1)
+        if ctx_sample < 1.0:
+            ctx = (wt > 0) & (tt == 0)
+            drawn = torch.from_numpy(rng.random(wt.shape[0]) < ctx_sample)
+            keep = torch.nonzero((tt > 0) | (ctx & drawn)).squeeze(1)    # (n_kept,)
+            wt = torch.where(ctx, wt / ctx_sample, wt)[keep]
+            tt, h, y = tt[keep], h[keep], y[keep]
+        ce = F.cross_entropy(model.logits(h), y, reduction="none")
         loss = (ce * wt).sum() / max(wsum, 1e-9)
         loss.backward()
         loss_acc += float(loss)
@@ -390,7 +405,8 @@ def main(argv=None):
         if not a.doc_mask:
             seg = pos = None
         lr = lr_at(a, st["step"])
-        loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip, seg, pos)
+        loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip, seg, pos,
+                                 a.ctx_sample, np.random.default_rng([st["data_seed"], st["step"]]))
         st["step"] += 1
         st["tokens"] += R * T
         st["target_tokens"] += int(tg.sum())
