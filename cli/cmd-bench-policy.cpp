@@ -43,7 +43,7 @@ struct policy_bench_args {
   uint64_t seed = 0;
   policy_flags policy;
   std::string db;
-  std::string text;         // ppl: the text; niah: the haystack source
+  std::string text;         // ppl: the text; niah: the haystack source; confidence-kl: the teacher-forced text
   int64_t max_tokens = 0;   // ppl: 0 = the whole text, up to the model's context
   bench_niah_config niah;
   bench_memory_config memory;
@@ -254,9 +254,15 @@ int run_latency(const policy_bench_args& a) {
 
 int run_confidence_kl(const policy_bench_args& a) {
   loaded l = load(a);
-  const bench_confidence_kl_config& cfg = a.ckl;
+  bench_confidence_kl_config cfg = a.ckl;
   apply_budget(a, l, cfg.n_prompt + cfg.n_gen);
   json config = config_json(a);
+  if (!a.text.empty()) {
+    std::vector<int32_t> t = l.tok->encode(read_text(a.text), true);
+    if (int64_t(t.size()) > cfg.n_prompt + cfg.n_gen) t.resize(size_t(cfg.n_prompt + cfg.n_gen));
+    cfg.text = std::move(t);
+    config["text"] = a.text;
+  }
   config["n_prompt"] = cfg.n_prompt;
   config["n_gen"] = cfg.n_gen;
   config["every"] = cfg.every;
@@ -330,12 +336,15 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   auto ca = std::make_shared<policy_bench_args>();
   auto* ckl = add_policy_bench(bench, "confidence-kl",
                                "Pearson r of step confidence vs KL shift from ablating recent context", ca);
-  ckl->add_option("--n-prompt", ca->ckl.n_prompt, "Prompt tokens (seeded random ids)")
+  ckl->add_option("--n-prompt", ca->ckl.n_prompt, "Prompt tokens (seeded random ids, or the --text's first)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   ckl->add_option("--n-gen", ca->ckl.n_gen, "Generated tokens")->check(CLI::PositiveNumber)->capture_default_str();
   ckl->add_option("--every", ca->ckl.every, "Sample every N steps")->check(CLI::PositiveNumber)->capture_default_str();
   ckl->add_option("--ablate", ca->ckl.ablate, "Tokens before the current one removed in the ablated run")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  ckl->add_option("--text", ca->text, "Teacher-force this text's tokens (its first --n-prompt are the prompt) "
+                                      "instead of generating from random ids")
+      ->check(CLI::ExistingFile);
   ckl->callback([&run, ca] { run = [ca] { ca->model = model_or_default(ca->model); return run_confidence_kl(*ca); }; });
 }
 

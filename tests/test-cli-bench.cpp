@@ -307,6 +307,31 @@ TEST_F(CliBench, ConfidenceKl) {
   }
 }
 
+// --text: the text's tokens are teacher-forced. Steps by hand (n_prompt 8, every 4, ablate 4):
+// step s appends token 8 + s - 1 at position t = 7 + s, sampled when s % 4 == 0; the text's
+// N tokens end the run once all are in, so the samples sit at 11, 15, ... up to N - 1.
+TEST_F(CliBench, ConfidenceKlTeacherForcesAText) {
+  const std::string a = *dir_ + "/ckl-a.txt", b = *dir_ + "/ckl-b.txt", tiny = *dir_ + "/ckl-tiny.txt";
+  std::ofstream(a) << "The old lighthouse stands near the bridge, and the sky is blue. A quiet river drifts.";
+  std::ofstream(b) << "Seven green bottles hang on the wall of the station; nobody counts them any more.";
+  std::ofstream(tiny) << "Hi.";
+  const run_result tk = run("tokenize --model " + *model_ + " -f " + a);
+  ASSERT_EQ(tk.rc, 0) << tk.err;
+  const int64_t n = int64_t(json::parse(tk.out)["tokens"].size());
+  ASSERT_GT(n, 20);
+  const std::string flags = " --policies full --n-prompt 8 --n-gen 200 --every 4 --ablate 4 --text ";
+  const json ja = bench("confidence-kl", flags + a), jb = bench("confidence-kl", flags + b);
+  EXPECT_EQ(ja["config"]["text"], a);
+  std::vector<int64_t> want, got;
+  for (int64_t s = 4; 7 + s <= n - 1; s += 4) want.push_back(7 + s);
+  for (const auto& smp : ja["results"][0]["samples"]) got.push_back(smp["pos"].get<int64_t>());
+  EXPECT_EQ(got, want) << "text of " << n << " tokens";
+  EXPECT_NE(ja["results"][0]["kl_mean"], jb["results"][0]["kl_mean"]);  // the text is what is scored
+  const run_result short_text = run("bench confidence-kl --model " + *model_ + flags + tiny);
+  EXPECT_EQ(short_text.rc, 1);
+  EXPECT_NE(short_text.err.find("not more than --n-prompt 8"), std::string::npos) << short_text.err;
+}
+
 // The tiny model: 2 layers x 4 KV heads of 16, so an FP16 token is 2 * 16 * 2 = 64 bytes a
 // head, 512 bytes over the 8 heads. Logical peaks by hand: window 64 = 32768 bytes whatever
 // the prefill chunk; full after 300 + 8 tokens = 308 * 512 = 157696.

@@ -24,14 +24,26 @@ bench_confidence_kl_result run_bench_confidence_kl(const model& m, const tokeniz
   sequence& ref = *refp;
   const int64_t V = s.n_vocab();
 
-  std::vector<int32_t> tokens = seeded_prompt_tokens(tok, V, cfg.n_prompt, common.seed);
+  const bool forced = !cfg.text.empty();
+  if (forced && int64_t(cfg.text.size()) <= cfg.n_prompt)
+    throw engine_error("bench confidence-kl: the text has " + std::to_string(cfg.text.size()) +
+                       " tokens, not more than --n-prompt " + std::to_string(cfg.n_prompt));
+  std::vector<int32_t> tokens = forced ? std::vector<int32_t>(cfg.text.begin(), cfg.text.begin() + cfg.n_prompt)
+                                       : seeded_prompt_tokens(tok, V, cfg.n_prompt, common.seed);
   s.append(tokens);
   sampler greedy;
   bench_confidence_kl_result r;
   std::vector<double> cs, kls;
   std::vector<int32_t> ablated;
   for (int64_t step = 1; step <= cfg.n_gen; ++step) {
-    tokens.push_back(s.decode_next(greedy));
+    if (forced) {
+      if (tokens.size() >= cfg.text.size()) break;  // the text ended
+      const int32_t next = cfg.text[tokens.size()];
+      s.append_decode(next);
+      tokens.push_back(next);
+    } else {
+      tokens.push_back(s.decode_next(greedy));
+    }
     const int64_t t = int64_t(tokens.size()) - 1;  // position of the current token
     if (step % cfg.every != 0 || t - cfg.ablate < 1) continue;
     ablated.assign(tokens.begin(), tokens.begin() + (t - cfg.ablate));

@@ -5,6 +5,10 @@
 // same tokens with the `ablate` tokens before the current token removed
 // (tokens[0, t - ablate) + tokens[t]). Reports the Pearson r between the confidence of
 // P_full and KL(P_full || P_ablated): the paper finds r = -0.77 on a trained GPT-2.
+// With a text (`--text`), the tokens are the text's, teacher-forced (each appended as a
+// decode step, so the policy is gated as in generation): the prompt is its first n_prompt
+// tokens, and a trained model is measured on text it models rather than on its own greedy
+// continuation of random ids.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -16,8 +20,9 @@ namespace kvarena {
 class tokenizer;
 
 struct bench_confidence_kl_config {
-  int64_t n_prompt = 16;  // seeded random prompt tokens
-  int64_t n_gen = 256;
+  int64_t n_prompt = 16;  // seeded random prompt tokens, or the text's first tokens
+  int64_t n_gen = 256;    // generated (or, with text, teacher-forced) steps; fewer when the text ends
+  std::vector<int32_t> text;  // (n,) token ids; empty: random prompt + greedy generation
   int64_t every = 8;
   int64_t ablate = 32;
 };
