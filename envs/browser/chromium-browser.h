@@ -39,8 +39,12 @@ struct chromium_browser_options {
   int viewport_height_px = 2048;
   std::chrono::milliseconds load_timeout{15000};     // a navigation until its load event
   std::chrono::milliseconds command_timeout{15000};  // any other DevTools command
-  // After an input event, how long to wait for a navigation it may have started.
-  std::chrono::milliseconds settle_time{60};
+  // After an input event: how long the page must stay quiet (no navigation started, no
+  // network request of its own in flight) before the input counts as done; any activity
+  // restarts it. A navigation is followed until its load (load_timeout).
+  std::chrono::milliseconds settle_time{100};
+  // Requests started by an input that never end (long polls) stop counting after this.
+  std::chrono::milliseconds network_idle_timeout{2000};
 };
 
 class chromium_browser final : public browser {
@@ -105,6 +109,7 @@ class chromium_browser final : public browser {
  private:
   friend struct chromium_browser_ops;
   std::unique_ptr<tab> open_tab(const std::string& url);
+  void attach_tab(tab& t);
   tab& current();
   const tab& current() const;
   browser_result navigate_current(const std::string& url);
