@@ -15,39 +15,13 @@
 
 #include "browser/chromium-browser.h"
 #include "browser/chromium-process.h"
+#include "chromium-test-util.h"
 #include "test-browser-server.h"
 
 namespace kvarena::browser_test {
 namespace {
 
-#define SKIP_WITHOUT_CHROMIUM() \
-  if (!chromium_available()) GTEST_SKIP() << "/usr/bin/chromium is not installed (Debian package chromium)"
-
-// "role 'name'" of every line whose role an agent acts on, in order.
-std::vector<std::string> interactive_lines(const std::string& obs) {
-  static const std::set<std::string> roles = {"link", "button", "textbox", "searchbox", "combobox",
-                                              "checkbox", "radio", "listbox", "spinbutton"};
-  std::vector<std::string> out;
-  std::istringstream in(obs);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t close = line.find("] ");
-    if (close == std::string::npos) continue;
-    std::string rest = line.substr(close + 2);
-    std::string role = rest.substr(0, rest.find(' '));
-    if (!roles.count(role)) continue;
-    size_t q = rest.find(' ');
-    std::string name = q == std::string::npos ? "" : rest.substr(q + 1);
-    // the name: the quoted part only (properties differ between backends, e.g. focused)
-    if (!name.empty()) {
-      char quote = name[0];
-      size_t end = name.find(quote, 1);
-      name = name.substr(0, end == std::string::npos ? name.size() : end + 1);
-    }
-    out.push_back(role + " " + name);
-  }
-  return out;
-}
+using chromium_test::interactive_lines;
 
 // Processes whose command line holds `needle` (a Chromium's --user-data-dir).
 std::vector<int> processes_with(const std::string& needle) {

@@ -8,30 +8,10 @@
 
 #include <boost/beast/core/detail/base64.hpp>
 
+#include "chromium-test-util.h"
 #include "env-server-test-util.h"
 
-#define SKIP_WITHOUT_CHROMIUM() \
-  if (!chromium_available()) GTEST_SKIP() << "/usr/bin/chromium is not installed (Debian package chromium)"
-
-// "role 'name'" of the lines an agent acts on, in order; properties left out.
-std::vector<std::string> interactive_lines(const std::string& obs) {
-  static const std::set<std::string> roles = {"link", "button", "textbox", "searchbox", "combobox",
-                                              "checkbox", "radio", "listbox", "spinbutton"};
-  std::vector<std::string> out;
-  std::istringstream in(obs);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t close = line.find("] ");
-    if (close == std::string::npos) continue;
-    std::string rest = line.substr(close + 2);
-    size_t space = rest.find(' ');
-    if (!roles.count(rest.substr(0, space))) continue;
-    std::string name = space == std::string::npos ? "" : rest.substr(space + 1);
-    if (!name.empty()) name = name.substr(0, name.find(name[0], 1) + 1);
-    out.push_back(rest.substr(0, space) + " " + name);
-  }
-  return out;
-}
+using chromium_test::interactive_lines;
 
 std::string site_task(const std::string& site, const std::string& path, bool login) {
   nlohmann::json t = parse_json(classifieds_task(k_string_eval, login));
