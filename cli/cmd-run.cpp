@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "browser/chromium-cleanup.h"
 #include "browser/chromium-process.h"
 #include "cli-commands.h"
 #include "eval-flags.h"
@@ -91,7 +92,10 @@ std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) _exit(128 + sig);  // a second signal: quit now (items are transactional)
+  if (g_stop.exchange(true)) {  // a second signal: quit now (items are transactional)
+    chromium_cleanup_now();
+    _exit(128 + sig);
+  }
   g_signal = sig;
   const char msg[] = "\nkvarena run: stopping after the items in flight (signal again to quit at once)\n";
   ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);

@@ -1,0 +1,41 @@
+// chromium-cleanup.h: no Chromium and no temporary profile outlive kvarena. Every running
+// chromium_process (chromium-process.h) is registered here with its process group and its
+// temporary directory (/tmp/kvarena-chromium-<kvarena pid>-XXXXXX):
+//   - normal exit: chromium_process's destructor kills the group and removes the directory;
+//   - SIGTERM / SIGINT / SIGHUP: install_chromium_signal_cleanup() (kvarena's main) kills
+//     every registered group and removes every directory from the signal handler, then
+//     dies of the signal as before; commands with their own handlers call
+//     chromium_cleanup_now() where they quit at once;
+//   - SIGKILL (nothing can run): Chromium dies through PR_SET_PDEATHSIG, and the directory
+//     is removed by the next kvarena that starts a Chromium (remove_stale_chromium_dirs:
+//     directories whose kvarena pid is gone).
+// The registry is a fixed array of atomics, so the signal handler reads it safely.
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+namespace kvarena {
+
+// The prefix of every Chromium temporary directory of this kvarena: /tmp/kvarena-chromium-<pid>-
+std::string chromium_temp_prefix(pid_t kvarena_pid);
+
+// Registers a running Chromium (its process group) and the directory to remove with it;
+// returns a slot for unregister_chromium, -1 when all slots are taken (then only the
+// destructor cleans it).
+int register_chromium(pid_t process_group, const std::string& temp_dir);
+void unregister_chromium(int slot);
+
+// Async-signal-safe: SIGKILL to every registered process group, then removes every
+// registered directory (raw syscalls only). Idempotent.
+void chromium_cleanup_now() noexcept;
+
+// SIGTERM, SIGINT and SIGHUP handlers that call chromium_cleanup_now() and then re-raise
+// the signal with its default action (so the exit status is the signal's).
+void install_chromium_signal_cleanup();
+
+// Removes /tmp/kvarena-chromium-<pid>-* directories whose kvarena process no longer exists
+// (left by a kvarena killed with SIGKILL); returns how many.
+int remove_stale_chromium_dirs();
+
+}  // namespace kvarena
