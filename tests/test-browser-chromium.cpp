@@ -14,6 +14,7 @@
 #include <set>
 
 #include "browser/chromium-browser.h"
+#include "browser/chromium-cleanup.h"
 #include "browser/chromium-process.h"
 #include "chromium-test-util.h"
 #include "test-browser-server.h"
@@ -276,6 +277,44 @@ TEST_F(Chromium, ErrorsForBadUrlsAndHttpStatuses) {
   EXPECT_EQ(r.error, "cannot open '" + dead + "': net::ERR_CONNECTION_REFUSED");
 }
 
+// ---- waiting after input
+
+// A page whose button fetches from a slow URL and whose link leads to a slow page.
+test_response slow_site(const test_request& r) {
+  test_response out;
+  if (r.path == "/js") {
+    out.body = page("JS", "<button onclick=\"fetch('/data').then(r => r.text()).then(t => "
+                          "document.getElementById('out').textContent = t)\">Fetch data</button>"
+                          "<p id=\"out\">nothing yet</p><a href=\"/slowpage\">Slow page</a>"
+                          "<a href=\"#here\">Same page</a><p id=\"here\">Anchor</p>");
+  } else if (r.path == "/data") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    out.body = "loaded data";
+    out.content_type = "text/plain";
+  } else if (r.path == "/slowpage") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    out.body = page("Slow", "<p>Slow page body</p>");
+  } else {
+    out.status = 404;
+  }
+  return out;
+}
+
+TEST_F(Chromium, InputIsDoneWhenTheRequestsAndTheNavigationItStartedAre) {
+  test_server slow{slow_site};
+  ASSERT_TRUE(b_->go_to(slow.url("/js")).ok());
+  browser_result r = b_->click(id("button 'Fetch data'"));  // a script's request, no navigation
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_NE(obs().find("loaded data"), std::string::npos) << "the click waited for the fetch and its update";
+  r = b_->click(id("link 'Same page'"));  // a fragment: no load to wait for
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(b_->current_url(), slow.url("/js#here"));
+  r = b_->click(id("link 'Slow page'"));  // a navigation: until the slow page has loaded
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(b_->current_url(), slow.url("/slowpage"));
+  EXPECT_NE(obs().find("Slow page body"), std::string::npos);
+}
+
 // ---- faults
 
 TEST_F(Chromium, APageThatNeverLoadsTimesOutWithAClearMessage) {
@@ -331,6 +370,32 @@ TEST(ChromiumProcess, NoProcessIsLeftWhenKvarenaIsKilled) {
   waitpid(child, nullptr, 0);
   EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " Chromium processes outlived kvarena";
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+TEST(ChromiumProcess, ProfilesOfKvarenasThatDiedAreRemovedAtStart) {
+  SKIP_WITHOUT_CHROMIUM();
+  pid_t dead = fork();  // a pid that existed and is gone: a kvarena killed with SIGKILL
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = chromium_temp_prefix(dead) + "test01", mine = chromium_temp_prefix(getpid()) + "test02";
+  for (const std::string& d : {stale, mine}) {
+    std::filesystem::create_directories(d + "/profile/Default");
+    std::ofstream(d + "/profile/Default/Cookies") << "x";
+  }
+  { chromium_process p(chromium_options{}); }
+  EXPECT_FALSE(std::filesystem::exists(stale)) << "the dead kvarena's profile is removed";
+  EXPECT_TRUE(std::filesystem::exists(mine)) << "a live kvarena's profile is kept";
+  std::filesystem::remove_all(mine);
+}
+
+TEST(ChromiumProcess, CleanupNowKillsAndRemovesEveryRunningChromium) {
+  SKIP_WITHOUT_CHROMIUM();
+  chromium_process p(chromium_options{});  // stands for kvarena's Chromium when a signal comes
+  const std::string dir = p.user_data_dir();
+  ASSERT_FALSE(processes_with(dir).empty());
+  chromium_cleanup_now();  // what the SIGTERM handler runs
+  EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " processes left";
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir).parent_path()));
 }
 
 TEST(ChromiumProcess, MissingExecutableGivesAClearError) {

@@ -1,0 +1,102 @@
+// test-cli-chromium.cpp: the kvarena binary with --browser chromium, killed: SIGTERM (and
+// SIGINT) in the middle of `kvarena tasks oracle --browser chromium` leave no Chromium
+// process and no /tmp/kvarena-chromium-<pid>-* profile (envs/browser/chromium-cleanup.h).
+// Label `chromium`: skips without /usr/bin/chromium.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "browser/chromium-cleanup.h"
+#include "chromium-test-util.h"
+
+namespace kvarena {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The Chromium profile directories of kvarena process `pid`.
+std::vector<std::string> profiles_of(pid_t pid) {
+  std::vector<std::string> out;
+  const std::string prefix = chromium_temp_prefix(pid);
+  for (const fs::directory_entry& e : fs::directory_iterator("/tmp"))
+    if (e.path().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  return out;
+}
+
+// Processes whose command line holds `needle`.
+int processes_with(const std::string& needle) {
+  int n = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    n += cmd.find(needle) != std::string::npos;
+  }
+  return n;
+}
+
+// Starts the oracle on the local suite with chromium; returns its pid once its Chromium is
+// up (its profile exists and a Chromium runs on it), -1 when that never happened.
+pid_t start_oracle_with_chromium(std::string* profile) {
+  pid_t child = fork();
+  if (child == 0) {
+    int null_fd = open("/dev/null", O_WRONLY);
+    dup2(null_fd, 1), dup2(null_fd, 2);
+    execl(KVARENA_BIN, KVARENA_BIN, "tasks", "oracle", "--suite", KVARENA_SOURCE_DIR "/tasks/vwa-local",
+          "--browser", "chromium", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int i = 0; i < 1200; ++i) {  // up to a minute on a loaded machine
+    std::vector<std::string> p = profiles_of(child);
+    if (!p.empty() && processes_with(p[0]) > 0) {
+      *profile = p[0];
+      return child;
+    }
+    if (waitpid(child, nullptr, WNOHANG) == child) return -1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  return -1;
+}
+
+// Waits up to 10 s for no process to hold `needle`.
+bool no_process_within_10s(const std::string& needle) {
+  for (int i = 0; i < 200; ++i) {
+    if (processes_with(needle) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+class KvarenaKilled : public ::testing::TestWithParam<int> {};
+
+TEST_P(KvarenaKilled, LeavesNoChromiumAndNoProfile) {
+  SKIP_WITHOUT_CHROMIUM();
+  const int sig = GetParam();
+  std::string profile;
+  pid_t kvarena = start_oracle_with_chromium(&profile);
+  ASSERT_GT(kvarena, 0) << "kvarena tasks oracle --browser chromium did not start a Chromium";
+  ASSERT_EQ(kill(kvarena, sig), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(kvarena, &status, 0), kvarena);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "status " << status << ": it dies of the signal";
+  EXPECT_TRUE(no_process_within_10s(profile)) << processes_with(profile) << " Chromium processes outlived kvarena";
+  EXPECT_FALSE(fs::exists(profile)) << profile << " was left behind";
+  EXPECT_TRUE(profiles_of(kvarena).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, KvarenaKilled, ::testing::Values(SIGTERM, SIGINT),
+                         [](const auto& info) { return info.param == SIGTERM ? "SIGTERM" : "SIGINT"; });
+
+}  // namespace
+}  // namespace kvarena
