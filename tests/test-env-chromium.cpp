@@ -1,6 +1,7 @@
 // test-env-chromium.cpp: the env API with "browser": "chromium" on the in-process sites:
 // the text and chromium observations of the same site pages list the same interactive
-// elements with the same names; a logged-in session; an action; Set-of-Marks screenshots;
+// elements with the same names; a logged-in session; logging in on a site given by URL
+// through its form in the page; an action; Set-of-Marks screenshots;
 // Chromium killed mid-session (an error observation, then a new session works); and
 // chromium asked for where it is not installed (HTTP 400). Label `chromium`: the tests that
 // need /usr/bin/chromium skip with a reason without it.
@@ -10,6 +11,7 @@
 
 #include "chromium-test-util.h"
 #include "env-server-test-util.h"
+#include "sites/http-server.h"
 
 using chromium_test::interactive_lines;
 
@@ -66,6 +68,61 @@ TEST_F(EnvServerTest, ChromiumSessionLogsInStepsAndEvaluates) {
   eval_result e = client_.evaluate(c.session_id, std::string(""));
   EXPECT_EQ(e.score, 1.0) << to_json_text(e);
   client_.close(c.session_id);
+}
+
+// A Postmill-like site served elsewhere (--site reddit=URL): its login form at VWA's /login
+// gets its CSRF token from a script, so only a browser that runs the page's JavaScript can
+// sign in; the front page greets whoever holds the session cookie.
+struct fake_postmill {
+  std::atomic<bool> accept{true};
+  sites::http_server http{{}, [this](const sites::http_request& req) {
+                            if (req.path == "/login" && req.method == "GET")
+                              return sites::http_response::html(
+                                  "<html><head><title>Log in</title></head><body><form method=\"post\" "
+                                  "action=\"/login_check\"><input type=\"hidden\" name=\"_csrf_token\" value=\"\">"
+                                  "<label>Username <input type=\"text\" name=\"_username\"></label>"
+                                  "<label>Password <input type=\"password\" name=\"_password\"></label>"
+                                  "<button>Log in</button></form><script>document.querySelector("
+                                  "'[name=_csrf_token]').value = 'from-script';</script></body></html>");
+                            if (req.path == "/login_check") {
+                              bool ok = accept && req.form.get("_csrf_token") == "from-script" &&
+                                        req.form.get("_password") == "test1234";
+                              sites::http_response r = sites::http_response::redirect(ok ? "/" : "/login");
+                              if (ok) r.set_cookie("PHPSESSID", req.form.get("_username"), "/");
+                              return r;
+                            }
+                            if (req.path == "/") {
+                              std::string who = req.cookies.get("PHPSESSID");
+                              return sites::http_response::html(
+                                  "<html><head><title>Forum</title></head><body><p>" +
+                                  (who.empty() ? std::string("Not logged in") : "Logged in as " + who) +
+                                  "</p><a href=\"/login\">Log in</a></body></html>");
+                            }
+                            return sites::http_response::error(404, "no such page");
+                          }};
+};
+
+TEST_F(EnvServerTest, ChromiumSessionLogsInOnASiteByUrlThroughItsFormInThePage) {
+  SKIP_WITHOUT_CHROMIUM();
+  fake_postmill forum;
+  forum.http.start();
+  nlohmann::json t = parse_json(classifieds_task(k_string_eval, /*require_login=*/true));
+  t["sites"] = {"reddit"};
+  t["start_url"] = "__REDDIT__/";
+  env_create_options o = with_browser("chromium");
+  o.sites = {{"reddit", forum.http.base_url()}};
+  env_created c = client_.create_session(t.dump(), o);
+  EXPECT_NE(c.observation.text.find("Logged in as MarvelsGrantMan136"), std::string::npos) << c.observation.text;
+  client_.close(c.session_id);
+
+  forum.accept = false;  // the site keeps showing its form: a clear error, no session
+  try {
+    client_.create_session(t.dump(), o);
+    ADD_FAILURE() << "a refused login made a session";
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 502);
+    EXPECT_NE(std::string(e.what()).find("showed its login form again"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(EnvServerTest, SetOfMarksObservationCarriesAMarkedScreenshot) {

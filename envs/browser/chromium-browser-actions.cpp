@@ -408,6 +408,19 @@ browser_result chromium_browser::scroll(const std::string& direction) {
   });
 }
 
+browser_result chromium_browser::run_js_as_input(const std::string& expression) {
+  return guarded("script", [&]() -> browser_result {
+    chromium_browser_ops ops{*this};
+    cdp_->drain_events(clk::now());
+    json r = ops.call("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}});
+    if (auto ex = r.find("exceptionDetails"); ex != r.end()) {
+      std::string text = (*ex)["exception"].value("description", ex->value("text", std::string("exception")));
+      return {"the script threw: " + text.substr(0, text.find('\n')), ""};
+    }
+    return ops.settle();
+  });
+}
+
 std::string chromium_browser::screenshot_png(std::string* error) {
   std::string png;
   browser_result r = guarded("screenshot", [&]() -> browser_result {

@@ -86,6 +86,9 @@ class chromium_browser final : public browser {
   // that origin. *status and *final_url describe the response; false with *error.
   bool post_form(const std::string& url, const std::string& body, long* status, std::string* final_url,
                  std::string* error);
+  // Runs a JavaScript expression that acts on the page as input would (e.g. submits a
+  // form) and waits for what it started, as after a click (a navigation until loaded).
+  browser_result run_js_as_input(const std::string& expression);
   // The current viewport as PNG bytes (Page.captureScreenshot); empty with *error.
   std::string screenshot_png(std::string* error);
   // Boxes (CSS pixels in the viewport) of the interactive elements of the last

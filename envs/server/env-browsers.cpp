@@ -30,7 +30,9 @@ class text_session_browser final : public session_browser {
     return true;
   }
   std::unique_ptr<page_probe> probe() override { return std::make_unique<text_browser_probe>(b_); }
-  http_client* http() override { return &b_.http(); }
+  bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
+    return form_login(b_.http(), base_url, account, err);
+  }
   std::string som_png(std::string* error) override {
     *error = "the text browser renders nothing, so it has no screenshot; create the session with \"browser\": "
              "\"chromium\" for Set-of-Marks";
@@ -50,6 +52,9 @@ class chromium_session_browser final : public session_browser {
     return b_.post_form(url, body, status, final_url, error);
   }
   std::unique_ptr<page_probe> probe() override { return std::make_unique<chromium_browser_probe>(b_); }
+  bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
+    return form_login_in_page(b_, base_url, account, err);
+  }
   std::string som_png(std::string* error) override {
     std::string png = b_.screenshot_png(error);
     if (png.empty()) return "";

@@ -47,13 +47,8 @@ void env_session::start(const std::vector<env_login>& logins) {
     if (login.site_form) {  // a site given by URL: its own login form (site-login.h)
       auto account = vwa_account(login.site);
       if (!account) continue;
-      http_client* http = browser_->http();
-      if (!http)
-        throw env_api_error(400, "logging in on site '" + login.site + "' at " + login.base_url +
-                                     " through its own form needs the text browser; the chromium backend does not "
-                                     "do it yet");
       std::string err;
-      if (!form_login(*http, login.base_url, *account, &err))
+      if (!browser_->site_login(login.base_url, *account, &err))
         throw env_api_error(502, "cannot log in on site '" + login.site + "' at " + login.base_url + ": " + err);
       continue;
     }
