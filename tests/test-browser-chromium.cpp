@@ -16,6 +16,7 @@
 #include "browser/chromium-browser.h"
 #include "browser/chromium-cleanup.h"
 #include "browser/chromium-process.h"
+#include "browser/som-list.h"
 #include "chromium-test-util.h"
 #include "test-browser-server.h"
 
@@ -275,6 +276,24 @@ TEST_F(Chromium, ErrorsForBadUrlsAndHttpStatuses) {
   std::string dead = "http://127.0.0.1:" + std::to_string(closed_port) + "/";
   r = b_->go_to(dead);
   EXPECT_EQ(r.error, "cannot open '" + dead + "': net::ERR_CONNECTION_REFUSED");
+}
+
+// ---- Set-of-Marks list (no Chromium needed)
+
+TEST(SomList, VwaLinesWithTheIdsAndTheTextListedOnce) {
+  std::string long_text(300, 'x');
+  std::vector<som_item> items = {
+      {12, true, "a", "  HP Inkjet\n Fax  "},
+      {0, false, "#text", "HP Inkjet Fax"},  // the link's own label: listed already
+      {0, false, "#text", "Price: $10"},
+      {0, false, "#text", "Price: $10"},  // repeated
+      {30, true, "input", ""},
+      {0, false, "#text", "   "},
+      {31, true, "button", long_text},
+  };
+  EXPECT_EQ(som_list_text(items),
+            "[12] [A] [HP Inkjet Fax]\n[] [StaticText] [Price: $10]\n[30] [INPUT] []\n[31] [BUTTON] [" +
+                std::string(200, 'x') + "]");
 }
 
 // ---- waiting after input

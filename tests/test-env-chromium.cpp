@@ -138,6 +138,36 @@ TEST_F(EnvServerTest, SetOfMarksObservationCarriesAMarkedScreenshot) {
   EXPECT_FALSE(r.observation.screenshot_png_base64.empty()) << "every observation has one";
   client_.close(c.session_id);
 
+  // The text is VWA's list under the tab header: [id] [TAG] [text] per marked element (the
+  // ids actions take), [] [StaticText] [text] for the rest; no accessibility tree lines.
+  c = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium", "som"));
+  const std::string& text = c.observation.text;
+  EXPECT_EQ(text.rfind("Tab 0 (current): ", 0), 0u) << text;
+  std::istringstream lines(text.substr(text.find("\n\n") + 2));
+  std::string line, cars_line;
+  int marked = 0, statics = 0;
+  while (std::getline(lines, line)) {
+    ASSERT_EQ(line.front(), '[') << line;
+    ASSERT_EQ(line.back(), ']') << line;
+    if (line.rfind("[] [StaticText] [", 0) == 0) {
+      ++statics;
+      continue;
+    }
+    size_t close = line.find("] [");
+    ASSERT_NE(close, std::string::npos) << line;
+    EXPECT_NE(line.substr(1, close - 1).find_first_not_of("0123456789"), 0u) << "an id: " << line;
+    ++marked;
+    if (line.find("] [A] [Cars]") != std::string::npos) cars_line = line;
+  }
+  EXPECT_GT(marked, 3) << text;
+  EXPECT_GT(statics, 0) << text;
+  EXPECT_EQ(text.find("] link '"), std::string::npos) << "the list replaces the tree:\n" << text;
+  ASSERT_FALSE(cars_line.empty()) << text;
+  r = client_.step(c.session_id, "click " + cars_line.substr(0, cars_line.find(']') + 1));
+  EXPECT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_NE(r.observation.url.find("/category/cars"), std::string::npos) << r.observation.url;
+  client_.close(c.session_id);
+
   try {
     client_.create_session(classifieds_task(k_string_eval), with_browser("text", "som"));
     ADD_FAILURE() << "a text session cannot have screenshots";

@@ -435,21 +435,21 @@ std::string chromium_browser::screenshot_png(std::string* error) {
   return png;
 }
 
-std::vector<chromium_browser::element_box> chromium_browser::interactive_boxes(std::string* error) {
+std::vector<chromium_browser::element_box> chromium_browser::som_elements(std::string* error) {
   static const std::initializer_list<const char*> k_interactive = {
       "link", "button", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "option",
       "menuitem", "tab", "switch", "slider", "spinbutton", "DisclosureTriangle"};
   std::vector<element_box> out;
-  browser_result r = guarded("interactive_boxes", [&]() -> browser_result {
+  browser_result r = guarded("som_elements", [&]() -> browser_result {
     snapshot& s = current_snapshot();
     for (int64_t id : s.ids_in_view) {
       const chromium_node& n = s.nodes.at(id);
       bool interactive = false;
       for (const char* role : k_interactive) interactive = interactive || n.role == role;
       auto box = s.boxes.find(n.backend_id);
-      if (!interactive || box == s.boxes.end()) continue;
+      if (box == s.boxes.end() || (!interactive && n.role != "StaticText")) continue;
       const layout_box& b = box->second;
-      out.push_back({id, n.role, n.name, b.x, b.y - s.scroll_y, b.width, b.height});
+      out.push_back({id, n.role, n.name, b.tag, b.x, b.y - s.scroll_y, b.width, b.height, interactive});
     }
     return {};
   });

@@ -91,14 +91,17 @@ class chromium_browser final : public browser {
   browser_result run_js_as_input(const std::string& expression);
   // The current viewport as PNG bytes (Page.captureScreenshot); empty with *error.
   std::string screenshot_png(std::string* error);
-  // Boxes (CSS pixels in the viewport) of the interactive elements of the last
-  // observation, in observation order: for Set-of-Marks.
+  // What Set-of-Marks shows of the current observation, in observation order: the
+  // interactive elements in view with a box (CSS pixels in the viewport) and the page's
+  // text in view (interactive false, no mark).
   struct element_box {
     int64_t id;
     std::string role, name;
+    std::string tag;  // the DOM node's name: "A", "BUTTON", "INPUT" ("#text" for text)
     double x, y, width, height;
+    bool interactive;
   };
-  std::vector<element_box> interactive_boxes(std::string* error);
+  std::vector<element_box> som_elements(std::string* error);
 
   int tab_count() const { return static_cast<int>(tabs_.size()); }
   int current_tab() const { return current_; }

@@ -30,9 +30,14 @@ class session_browser {
   // Logs in on a site given by URL through its own login form (site-login.h), so the
   // session cookie lands in this browser; false with *err saying what failed.
   virtual bool site_login(const std::string& base_url, const site_account& account, std::string* err) = 0;
-  // PNG of the current viewport with the observation's elements marked (Set-of-Marks);
-  // only backends that render can; "" with *error otherwise.
-  virtual std::string som_png(std::string* error) = 0;
+  // Set-of-Marks of the current viewport: the PNG with the interactive elements marked
+  // (som-draw.h) and VWA's list of them (som-list.h), made from one element list so the
+  // numbers drawn are the ids listed. Only backends that render can; png "" with *error.
+  struct som_view {
+    std::string png;
+    std::string text;
+  };
+  virtual som_view som(std::string* error) = 0;
 };
 
 struct env_browsers_options {
