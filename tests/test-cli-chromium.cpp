@@ -1,6 +1,8 @@
-// test-cli-chromium.cpp: the kvarena binary with --browser chromium, killed: SIGTERM (and
+// test-cli-chromium.cpp: the kvarena binary with --browser chromium: killed, SIGTERM (and
 // SIGINT) in the middle of `kvarena tasks oracle --browser chromium` leave no Chromium
-// process and no /tmp/kvarena-chromium-<pid>-* profile (envs/browser/chromium-cleanup.h).
+// process and no /tmp/kvarena-chromium-<pid>-* profile (envs/browser/chromium-cleanup.h);
+// `kvarena run --observation som` stores every step's Set-of-Marks screenshot as a PNG
+// beside the results file (step_screenshots rows) and `report --html` shows them.
 // Label `chromium`: skips without /usr/bin/chromium.
 #include <fcntl.h>
 #include <signal.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -16,6 +19,7 @@
 
 #include "browser/chromium-cleanup.h"
 #include "chromium-test-util.h"
+#include "results-db.h"
 
 namespace kvarena {
 namespace {
@@ -97,6 +101,62 @@ TEST_P(KvarenaKilled, LeavesNoChromiumAndNoProfile) {
 
 INSTANTIATE_TEST_SUITE_P(Signals, KvarenaKilled, ::testing::Values(SIGTERM, SIGINT),
                          [](const auto& info) { return info.param == SIGTERM ? "SIGTERM" : "SIGINT"; });
+
+// ---- kvarena run --observation som: screenshots beside the results, shown by report --html
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(KvarenaRunSom, EveryStepsScreenshotIsAFileBesideTheResultsAndTheViewerShowsIt) {
+  SKIP_WITHOUT_CHROMIUM();
+  char tmpl[] = "/tmp/kvarena-test-som-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  const fs::path dir = tmpl;
+  const std::string db = (dir / "som.sqlite").string();
+  const std::string run = std::string(KVARENA_BIN) + " run --suite " KVARENA_SOURCE_DIR
+                          "/tasks/vwa-local --limit 1 --policies full --browser chromium --observation som "
+                          "--max-steps 2 --max-new-tokens 16 --examples 0 --threads 1 --out " + db + " >" +
+                          (dir / "run.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(run.c_str()), 0) << read_all(dir / "run.log");
+
+  results::results_reader rd(db);
+  const int64_t run_id = rd.runs().at(0).run_id;
+  const results::task_result item = rd.task_results(run_id).at(0);
+  const std::vector<results::step_row> steps = rd.steps(run_id, item.item);
+  ASSERT_FALSE(steps.empty());
+  for (const results::step_row& s : steps) {
+    ASSERT_FALSE(s.screenshot_path.empty()) << "step " << s.step << " has no screenshot row";
+    const std::string png = read_all(dir / s.screenshot_path);
+    EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << dir / s.screenshot_path;
+    EXPECT_GT(png.size(), 1000u);
+    EXPECT_EQ(s.observation.find("\x89PNG"), std::string::npos) << "no image bytes in the steps table";
+    EXPECT_EQ(s.observation.rfind("Tab 0", 0), 0u) << s.observation;
+    EXPECT_NE(s.observation.find("] [A] ["), std::string::npos) << "VWA's Set-of-Marks list:\n" << s.observation;
+  }
+  EXPECT_EQ(rd.db().query_int("SELECT COUNT(*) FROM step_screenshots"), static_cast<int64_t>(steps.size()));
+
+  const fs::path page = dir / "report" / "index.html";
+  const std::string report = std::string(KVARENA_BIN) + " report " + db + " --html " + page.string() + " >" +
+                             (dir / "report.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(report.c_str()), 0) << read_all(dir / "report.log");
+  const fs::path items = dir / "report" / "index-items";
+  std::vector<fs::path> pages;
+  for (const fs::directory_entry& e : fs::directory_iterator(items)) pages.push_back(e.path());
+  ASSERT_EQ(pages.size(), 1u);
+  const std::string html = read_all(pages[0]);
+  size_t images = 0;
+  for (size_t at = html.find("<img src=\""); at != std::string::npos; at = html.find("<img src=\"", at + 1)) {
+    const size_t from = at + 10, to = html.find('"', from);
+    const fs::path src = items / html.substr(from, to - from);
+    EXPECT_TRUE(fs::exists(src)) << "the page shows " << src << ", which is not there";
+    ++images;
+  }
+  EXPECT_EQ(images, steps.size()) << "one screenshot per step on the item's page";
+  EXPECT_NE(html.find("parsed action: <code>"), std::string::npos);
+  fs::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace kvarena
