@@ -1,7 +1,8 @@
 // test-cli-chromium.cpp: the kvarena binary with --browser chromium: killed, SIGTERM (and
 // SIGINT) in the middle of `kvarena tasks oracle --browser chromium` leave no Chromium
 // process and no /tmp/kvarena-chromium-<pid>-* profile (envs/browser/chromium-cleanup.h);
-// `kvarena run --observation som` stores every step's Set-of-Marks screenshot as a PNG
+// `kvarena bench env --browser chromium` measures both backends at 1 and 8 sessions in one
+// JSON; `kvarena run --observation som` stores every step's Set-of-Marks screenshot as a PNG
 // beside the results file (step_screenshots rows) and `report --html` shows them.
 // Label `chromium`: skips without /usr/bin/chromium.
 #include <fcntl.h>
@@ -16,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "browser/chromium-cleanup.h"
 #include "chromium-test-util.h"
@@ -101,6 +104,35 @@ TEST_P(KvarenaKilled, LeavesNoChromiumAndNoProfile) {
 
 INSTANTIATE_TEST_SUITE_P(Signals, KvarenaKilled, ::testing::Values(SIGTERM, SIGINT),
                          [](const auto& info) { return info.param == SIGTERM ? "SIGTERM" : "SIGINT"; });
+
+// ---- kvarena bench env --browser chromium: both backends at 1 and 8 sessions, one JSON
+
+TEST(KvarenaBenchEnv, ChromiumBesideTextAtOneAndEightSessionsInOneJson) {
+  SKIP_WITHOUT_CHROMIUM();
+  char tmpl[] = "/tmp/kvarena-test-bench-XXXXXX";
+  ASSERT_TRUE(mkdtemp(tmpl));
+  const fs::path out = fs::path(tmpl) / "bench.json";
+  const std::string cmd = std::string(KVARENA_BIN) + " bench env --browser chromium --seconds 0.1 --resets 2 --steps 2 >" +
+                          out.string() + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["backends"].size(), 2u) << j.dump();
+  for (size_t b = 0; b < 2; ++b) {
+    const nlohmann::json& r = j["backends"][b];
+    EXPECT_EQ(r["backend"], b == 0 ? "text" : "chromium");
+    EXPECT_GT(r["reset_ms_median"].get<double>(), 0) << r.dump();
+    EXPECT_GT(r["step_ms_median"].get<double>(), 0) << r.dump();
+    ASSERT_EQ(r["concurrency"].size(), 2u) << r.dump();
+    for (size_t i = 0; i < 2; ++i) {
+      const nlohmann::json& level = r["concurrency"][i];
+      EXPECT_EQ(level["sessions"], i == 0 ? 1 : 8) << r.dump();
+      EXPECT_GT(level["steps_per_s"].get<double>(), 0) << r.dump();
+      EXPECT_EQ(level["errors"], 0) << r.dump();
+    }
+  }
+  fs::remove_all(tmpl);
+}
 
 // ---- kvarena run --observation som: screenshots beside the results, shown by report --html
 
