@@ -1,11 +1,9 @@
 // chromium-browser-actions.cpp: the chromium backend's page operations (click, type, hover,
-// press, scroll, clear), Set-of-Marks boxes and the screenshot. An [id] is resolved against
-// the last observation; the refusals are the text backend's (text-browser-actions.cpp).
-#include <boost/beast/core/detail/base64.hpp>
-
+// press, scroll, clear), the wait after input (settle) and scripts run as input. An [id] is
+// resolved against the last observation; the refusals are the text backend's
+// (text-browser-actions.cpp). Screenshots and Set-of-Marks: chromium-browser-som.cpp.
 #include <algorithm>
 #include <functional>
-#include <initializer_list>
 #include <set>
 
 #include "chromium-browser-page.h"
@@ -419,42 +417,6 @@ browser_result chromium_browser::run_js_as_input(const std::string& expression) 
     }
     return ops.settle();
   });
-}
-
-std::string chromium_browser::screenshot_png(std::string* error) {
-  std::string png;
-  browser_result r = guarded("screenshot", [&]() -> browser_result {
-    json s = cdp_->call("Page.captureScreenshot", {{"format", "png"}}, current().session_id, options_.command_timeout);
-    std::string b64 = s.value("data", std::string());
-    png.resize(boost::beast::detail::base64::decoded_size(b64.size()));
-    auto [written, read] = boost::beast::detail::base64::decode(png.data(), b64.data(), b64.size());
-    png.resize(written);
-    return {};
-  });
-  if (!r.ok() && error) *error = r.error;
-  return png;
-}
-
-std::vector<chromium_browser::element_box> chromium_browser::som_elements(std::string* error) {
-  static const std::initializer_list<const char*> k_interactive = {
-      "link", "button", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "option",
-      "menuitem", "tab", "switch", "slider", "spinbutton", "DisclosureTriangle"};
-  std::vector<element_box> out;
-  browser_result r = guarded("som_elements", [&]() -> browser_result {
-    snapshot& s = current_snapshot();
-    for (int64_t id : s.ids_in_view) {
-      const chromium_node& n = s.nodes.at(id);
-      bool interactive = false;
-      for (const char* role : k_interactive) interactive = interactive || n.role == role;
-      auto box = s.boxes.find(n.backend_id);
-      if (box == s.boxes.end() || (!interactive && n.role != "StaticText")) continue;
-      const layout_box& b = box->second;
-      out.push_back({id, n.role, n.name, b.tag, b.x, b.y - s.scroll_y, b.width, b.height, interactive});
-    }
-    return {};
-  });
-  if (!r.ok() && error) *error = r.error;
-  return out;
 }
 
 }  // namespace kvarena

@@ -1,6 +1,7 @@
 // chromium-browser-page.h: the private state of chromium_browser shared by its source files
 // (chromium-browser.cpp: tabs, navigation, observation, evaluators; chromium-browser-
-// actions.cpp: the page operations; chromium-ax.cpp: DevTools AX tree -> ax_node), and the
+// actions.cpp: the page operations; chromium-browser-som.cpp: screenshot and Set-of-Marks;
+// chromium-ax.cpp: DevTools AX tree -> ax_node), and the
 // small helpers they share. Not for use outside the chromium backend.
 #pragma once
 #include <map>
