@@ -94,7 +94,7 @@ std::atomic<int> g_signal{0};
 
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.exchange(true)) {  // a second signal: quit now (items are transactional)
-    chromium_cleanup_now();
+    chromium_cleanup_for_exit();
     _exit(128 + sig);
   }
   g_signal = sig;

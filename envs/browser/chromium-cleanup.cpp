@@ -21,11 +21,14 @@ constexpr int k_slots = 64;
 constexpr size_t k_dir_max = 240;
 
 struct chromium_slot {
-  std::atomic<bool> used{false};
-  std::atomic<pid_t> group{0};  // 0 while the slot is being filled or emptied
+  std::atomic<int> state{0};    // 0 free, 1 being filled or emptied, 2 registered
+  std::atomic<pid_t> group{0};  // 0 until the process is forked
   char dir[k_dir_max] = {};
 };
 chromium_slot g_slots[k_slots];
+// Set when kvarena is going down by a signal: a thread that registers a new Chromium after
+// that (its old one was just killed) removes the directory itself and waits for the end.
+std::atomic<bool> g_dying{false};
 
 struct linux_dirent64 {
   ino64_t d_ino;
@@ -64,7 +67,7 @@ void remove_tree_at(int parent_fd, const char* name, int depth) noexcept {
 
 extern "C" void on_fatal_signal(int sig) {
   const int saved = errno;
-  chromium_cleanup_now();
+  chromium_cleanup_for_exit();
   errno = saved;
   signal(sig, SIG_DFL);
   raise(sig);  // blocked while this handler runs; delivered when it returns
@@ -76,31 +79,44 @@ std::string chromium_temp_prefix(pid_t kvarena_pid) {
   return "/tmp/kvarena-chromium-" + std::to_string(kvarena_pid) + "-";
 }
 
-int register_chromium(pid_t process_group, const std::string& temp_dir) {
+int register_chromium(const std::string& temp_dir) {
   if (temp_dir.size() >= k_dir_max) return -1;
   for (int i = 0; i < k_slots; ++i) {
-    bool expected = false;
-    if (!g_slots[i].used.compare_exchange_strong(expected, true)) continue;
+    int expected = 0;
+    if (!g_slots[i].state.compare_exchange_strong(expected, 1)) continue;
     std::memcpy(g_slots[i].dir, temp_dir.c_str(), temp_dir.size() + 1);
-    g_slots[i].group.store(process_group);
+    g_slots[i].group.store(0);
+    g_slots[i].state.store(2);
+    if (g_dying.load()) {  // the exit's cleanup may have passed this slot already
+      remove_tree_at(AT_FDCWD, g_slots[i].dir, 0);
+      for (;;) pause();
+    }
     return i;
   }
   return -1;
 }
 
+void set_chromium_group(int slot, pid_t process_group) {
+  if (slot >= 0 && slot < k_slots) g_slots[slot].group.store(process_group);
+}
+
 void unregister_chromium(int slot) {
   if (slot < 0 || slot >= k_slots) return;
+  g_slots[slot].state.store(1);
   g_slots[slot].group.store(0);
-  g_slots[slot].used.store(false);
+  g_slots[slot].state.store(0);
 }
 
 void chromium_cleanup_now() noexcept {
   for (chromium_slot& s : g_slots)
-    if (pid_t g = s.group.load(); g > 0) kill(-g, SIGKILL);
-  for (chromium_slot& s : g_slots) {
-    pid_t g = s.group.exchange(0);
-    if (g > 0 && s.dir[0] == '/') remove_tree_at(AT_FDCWD, s.dir, 0);
-  }
+    if (pid_t g = s.group.load(); s.state.load() == 2 && g > 0) kill(-g, SIGKILL);
+  for (chromium_slot& s : g_slots)
+    if (s.state.load() == 2 && s.dir[0] == '/') remove_tree_at(AT_FDCWD, s.dir, 0);
+}
+
+void chromium_cleanup_for_exit() noexcept {
+  g_dying.store(true);  // before the pass: a registration either is seen by it or sees this
+  chromium_cleanup_now();
 }
 
 void install_chromium_signal_cleanup() {

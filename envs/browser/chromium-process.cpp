@@ -66,6 +66,7 @@ chromium_process::chromium_process(const chromium_options& opt) {
   if (!mkdtemp(tmpl.data()))
     throw std::runtime_error(std::string("cannot make a temporary directory for Chromium: ") + std::strerror(errno));
   temp_dir_ = tmpl;
+  cleanup_slot_ = register_chromium(temp_dir_);
   user_data_dir_ = temp_dir_ + "/profile";
   stderr_path_ = temp_dir_ + "/stderr.log";
   std::filesystem::create_directories(user_data_dir_);
@@ -80,7 +81,11 @@ chromium_process::chromium_process(const chromium_options& opt) {
 
   const pid_t parent = getpid();
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("cannot start Chromium: fork failed: ") + std::strerror(errno));
+  if (pid_ < 0) {
+    const std::string why = std::strerror(errno);
+    discard();
+    throw std::runtime_error("cannot start Chromium: fork failed: " + why);
+  }
   if (pid_ == 0) {  // the child: only async-signal-safe calls until exec
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -93,7 +98,7 @@ chromium_process::chromium_process(const chromium_options& opt) {
     _exit(127);
   }
   setpgid(pid_, pid_);  // also here: whichever runs first
-  cleanup_slot_ = register_chromium(pid_, temp_dir_);
+  set_chromium_group(cleanup_slot_, pid_);
 
   const auto deadline = std::chrono::steady_clock::now() + opt.start_timeout;
   const std::string port_file = user_data_dir_ + "/DevToolsActivePort";
