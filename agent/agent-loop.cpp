@@ -1,6 +1,8 @@
 // agent-loop.cpp: see agent-loop.h.
 #include "agent-loop.h"
 
+#include <boost/beast/core/detail/base64.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -29,6 +31,12 @@ history_mode parse_history_mode(std::string_view name) {
 namespace {
 
 using clk = std::chrono::steady_clock;
+
+std::string base64_decode(const std::string& b64) {
+  std::string out(boost::beast::detail::base64::decoded_size(b64.size()), '\0');
+  out.resize(boost::beast::detail::base64::decode(out.data(), b64.data(), b64.size()).first);
+  return out;
+}
 
 double ms_since(clk::time_point t0) { return std::chrono::duration<double, std::milli>(clk::now() - t0).count(); }
 
@@ -181,6 +189,7 @@ void episode_runner::run() {
     rec.parsed = a.ok();
     if (!a.ok()) rec.action_error = a.parsed.error;
     rec.observation = shown.text;
+    rec.screenshot_png = base64_decode(obs.screenshot_png_base64);
     rec.obs_tokens = shown.n_tokens;
     rec.obs_truncated = shown.truncated;
     rec.prompt_tokens = static_cast<int64_t>(prompt.size());

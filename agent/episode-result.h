@@ -18,6 +18,7 @@ struct step_record {
   std::string url;               // the page the action was chosen on
   std::string output;            // the model's reply (stop string cut)
   std::string observation;       // the observation text the model was shown (after truncation)
+  std::string screenshot_png;    // its Set-of-Marks screenshot (PNG bytes; "" unless the session's observation is som)
   std::string action;            // canonical action text ("click [12]"), "none" on a parse failure
   bool parsed = false;           // the reply held a valid action
   std::optional<std::string> action_error;  // the parse error, or what the env refused

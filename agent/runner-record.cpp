@@ -73,6 +73,7 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
     row.process_bytes = i64(s.process_bytes);
     row.observation = s.observation;
     row.output = s.output;
+    row.screenshot_png = s.screenshot_png;
     out.steps.push_back(std::move(row));
   }
   out.trace.reserve(r.kv_trace.size());

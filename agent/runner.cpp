@@ -124,6 +124,7 @@ std::string suite_runner::config_json(const std::string& chat, const std::string
     j["prompt"] = prompt;
     j["max_episode_s"] = a.max_episode_s;
     j["browser"] = a.env.browser;
+    if (a.env.observation != "text") j["observation"] = a.env.observation;
     j["sampling"] = {{"temperature", c.sampling.temperature}, {"top_p", c.sampling.top_p}, {"top_k", c.sampling.top_k}};
   }
   return j.dump();

@@ -83,8 +83,13 @@ int run_report(const report_args& a) {
     std::error_code ec;
     std::filesystem::create_directories(items, ec);
     if (ec) throw results::results_error("cannot create " + items.string() + ": " + ec.message());
+    // Step screenshots stay beside the results file; the pages point there.
+    std::string shots = std::filesystem::weakly_canonical(a.file).parent_path().lexically_relative(
+                            std::filesystem::weakly_canonical(items)).generic_string();
+    if (shots.empty() || shots == ".") shots = "";
+    else shots += "/";
     size_t n = 0;
-    for (const results::item_page& p : results::report_item_pages(r)) {
+    for (const results::item_page& p : results::report_item_pages(r, shots)) {
       write_file(items / p.name, p.html);
       ++n;
     }

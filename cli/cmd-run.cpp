@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "browser/chromium-cleanup.h"
 #include "browser/chromium-process.h"
 #include "cli-commands.h"
 #include "eval-flags.h"
@@ -80,6 +81,7 @@ struct run_args {
   int batch = 1;
   std::string env_url;
   std::string browser = "text";  // every env session's backend
+  std::string observation = "text";  // or som: VWA's Set-of-Marks list and a marked screenshot per step
   int env_tries = 3;
   long env_backoff_ms = 250;
   long env_timeout_ms = 120000;
@@ -91,7 +93,10 @@ std::atomic<bool> g_stop{false};
 std::atomic<int> g_signal{0};
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) _exit(128 + sig);  // a second signal: quit now (items are transactional)
+  if (g_stop.exchange(true)) {  // a second signal: quit now (items are transactional)
+    chromium_cleanup_for_exit();
+    _exit(128 + sig);
+  }
   g_signal = sig;
   const char msg[] = "\nkvarena run: stopping after the items in flight (signal again to quit at once)\n";
   ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -198,6 +203,9 @@ runner_config make_config(const run_args& a) {
     throw usage_error("--browser chromium needs /usr/bin/chromium, which is missing; install Debian's chromium "
                       "package (scripts/setup.sh) or use --browser text");
   c.agent_cfg.env.browser = a.browser;
+  if (a.observation == "som" && a.browser != "chromium")
+    throw usage_error("--observation som needs screenshots: use it with --browser chromium");
+  c.agent_cfg.env.observation = a.observation;
   if ((a.eval.has_judge() || !a.eval.vqa_url.empty()) && !a.env_url.empty())
     throw usage_error("--judge-url / --judge-model judge in the env server this run starts; with --env-url the "
                       "server scores: give the judge to `kvarena env-server`");
@@ -337,6 +345,10 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--browser", a->browser, "Browser of every env session: text, or chromium (headless Chromium: "
                                            "JavaScript locators and prep_actions run for real)")
       ->capture_default_str()->check(CLI::IsMember({"text", "chromium"}))->group(eg);
+  sub->add_option("--observation", a->observation,
+                  "text (the accessibility tree), or som (Set-of-Marks, --browser chromium: VWA's [id] [TAG] [text] "
+                  "list; every step's marked screenshot is saved beside the results file and shown by report --html)")
+      ->capture_default_str()->check(CLI::IsMember({"text", "som"}))->group(eg);
   sub->add_option("--site-seed", a->site_seed, "Content seed of the in-process sites (the committed suites use 1; "
                                               "suites for another seed: kvarena tasks generate --seed S)")
       ->capture_default_str()->group(eg);

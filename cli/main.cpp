@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include "browser/chromium-cleanup.h"
 #include "cli-commands.h"
 #include "engine-error.h"
 #ifdef KVARENA_CUDA
@@ -16,6 +17,9 @@ int main(int argc, char** argv) {
 #ifdef KVARENA_CUDA
   kvarena::register_cuda_backend();  // make_sequence("cuda", ...)
 #endif
+  // SIGTERM/SIGINT/SIGHUP kill the Chromium this kvarena started and remove its profile
+  // (commands with their own stop handling replace this: run, env-server, sites).
+  kvarena::install_chromium_signal_cleanup();
   CLI::App app{"kvarena: evaluation harness for long-horizon web agents with an embedded LLM engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kvarena ") + KVARENA_VERSION);

@@ -20,6 +20,9 @@ th { background: #f4f4f4; }
 pre { background: #f7f7f7; padding: 6px 8px; white-space: pre-wrap; word-break: break-word; margin: 4px 0; }
 .ok { color: #1a7f37; } .bad { color: #b42318; } .note { color: #555; font-size: 0.88em; }
 .step { border-top: 2px solid #ccc; margin-top: 1.2em; padding-top: 0.4em; }
+.view { display: flex; gap: 12px; align-items: flex-start; }
+.view img { width: 560px; border: 1px solid #ccc; flex: none; }
+.view pre { max-height: 420px; overflow: auto; flex: 1; margin: 0; }
 )css";
 
 std::string fmt(const char* f, double v) {
@@ -37,7 +40,8 @@ std::string row(const std::string& key, const std::string& value) {
   return "<tr><th>" + xml_escape(key) + "</th><td>" + value + "</td></tr>\n";
 }
 
-std::string item_html(const run_report& r, const task_result& t, const std::vector<step_row>& steps) {
+std::string item_html(const run_report& r, const task_result& t, const std::vector<step_row>& steps,
+                      const std::string& screenshots_base) {
   const std::string title = "task " + t.item.task_id + ", " + t.item.policy + ", seed " + std::to_string(t.item.seed);
   std::string o = page_head("kvarena: " + title);
   o += "<h1>" + xml_escape(title) + "</h1>\n";
@@ -63,8 +67,17 @@ std::string item_html(const run_report& r, const task_result& t, const std::vect
     if (s.budget >= 0) o += "; budget " + std::to_string(s.budget) + " tokens";
     o += "; " + std::to_string(s.prompt_tokens) + " tokens prefilled, " + std::to_string(s.generated_tokens) +
          " generated in " + fmt("%.1f", s.latency_ms) + " ms</p>\n";
-    o += "<details><summary>observation</summary>\n<pre>" + xml_escape(s.observation) + "</pre>\n</details>\n";
-    o += "<p>model output:</p>\n<pre>" + xml_escape(s.output) + "</pre>\n</div>\n";
+    o += "<p>observation:</p>\n<div class=\"view\">";
+    if (!s.screenshot_path.empty())
+      o += "<a href=\"" + xml_escape(screenshots_base + s.screenshot_path) + "\"><img src=\"" +
+           xml_escape(screenshots_base + s.screenshot_path) + "\" alt=\"Set-of-Marks screenshot of step " +
+           std::to_string(s.step) + "\"/></a>";
+    o += "<pre>" + xml_escape(s.observation) + "</pre></div>\n";
+    o += "<p>model output:</p>\n<pre>" + xml_escape(s.output) + "</pre>\n";
+    o += "<p>parsed action: <code>" + xml_escape(s.action) + "</code>" +
+         (s.action_error.empty() ? std::string(" <span class=\"ok\">done</span>")
+                                 : " <span class=\"bad\">" + xml_escape(s.action_error) + "</span>") +
+         "</p>\n</div>\n";
   }
   o += "</body>\n</html>\n";
   return o;
@@ -79,11 +92,11 @@ std::string item_page_name(const work_item& item) {
   return s + ".html";
 }
 
-std::vector<item_page> report_item_pages(const run_report& r) {
+std::vector<item_page> report_item_pages(const run_report& r, const std::string& screenshots_base) {
   results_reader rd(r.file);
   std::vector<item_page> out;
   for (const task_result& t : rd.task_results(r.run.run_id))
-    out.push_back({item_page_name(t.item), item_html(r, t, rd.steps(r.run.run_id, t.item))});
+    out.push_back({item_page_name(t.item), item_html(r, t, rd.steps(r.run.run_id, t.item), screenshots_base)});
   return out;
 }
 

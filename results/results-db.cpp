@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results-schema.h"
+#include "step-screenshots.h"
 
 namespace kvarena::results {
 
@@ -199,7 +200,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
     st.bind_int(1, run_id);
     if (!st.step()) throw results_error("write_item: no run " + std::to_string(run_id) + " in " + path());
   }
-  for (const char* table : {"task_results", "steps", "kv_trace"}) {
+  for (const char* table : {"task_results", "steps", "kv_trace", "step_screenshots"}) {
     auto st = db_.prepare(std::string("DELETE FROM ") + table + " WHERE " + item_where);
     st.bind_int(1, run_id);
     bind_item(st, 2, r.item);
@@ -241,6 +242,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
       st.reset();
     }
   }
+  write_step_screenshots(db_, run_id, r.item, steps);
   {
     auto kept = downsample_trace(trace, opt_.max_trace_samples);
     auto st = db_.prepare(std::string("INSERT INTO kv_trace (run_id, ") + kv_trace_columns +
@@ -338,6 +340,7 @@ std::vector<step_row> results_reader::steps(int64_t run_id, const work_item& ite
     s.output = st.text(16);
     out.push_back(std::move(s));
   }
+  read_step_screenshot_paths(db_, run_id, item, out);
   return out;
 }
 

@@ -120,6 +120,11 @@ struct step_row {
   int64_t process_bytes = 0;      // the process's resident bytes after the step's model call
   std::string observation;        // the observation text the model was shown
   std::string output;             // the model's reply
+  // The Set-of-Marks screenshot shown with the observation (PNG bytes; "" when none):
+  // written as a file beside the results file with a step_screenshots row
+  // (step-screenshots.h), never into the steps table.
+  std::string screenshot_png;
+  std::string screenshot_path;    // read back: that file, relative to the results file's folder ("" when none)
 };
 
 // One sample of an item's KV size over its tokens (a kv_trace row), e.g. one per forward

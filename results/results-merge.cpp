@@ -5,6 +5,7 @@
 #include <map>
 
 #include "results-schema.h"
+#include "step-screenshots.h"
 
 namespace kvarena::results {
 
@@ -63,13 +64,14 @@ void merge_run(sql_db& db, int64_t old_id, const std::string& name, merge_summar
   sum.items_kept += count(db, "SELECT COUNT(*) FROM src.task_results WHERE run_id = ?1", old_id) - picked;
 
   const std::string in_pick = " AND (task_id, policy, seed) IN (SELECT task_id, policy, seed FROM temp.pick";
-  for (const char* table : {"task_results", "steps", "kv_trace"}) {
+  for (const char* table : {"task_results", "steps", "kv_trace", "step_screenshots"}) {
     auto st = db.prepare(std::string("DELETE FROM main.") + table + " WHERE run_id = ?1" + in_pick + " WHERE replaces)");
     st.bind_int(1, new_id);
     st.step();
   }
   const std::pair<const char*, const char*> tables[] = {
-      {"task_results", task_result_columns}, {"steps", step_columns}, {"kv_trace", kv_trace_columns}};
+      {"task_results", task_result_columns}, {"steps", step_columns}, {"kv_trace", kv_trace_columns},
+      {"step_screenshots", step_screenshot_columns}};
   for (const auto& [table, cols] : tables)
     exec_with_ids(db,
                   std::string("INSERT INTO main.") + table + " (run_id, " + cols + ") SELECT ?1, " + cols +
@@ -143,7 +145,10 @@ merge_summary merge_results(const std::string& out, const std::vector<std::strin
         auto st = db.prepare("SELECT run_id, name FROM src.runs ORDER BY run_id");
         while (st.step()) runs.emplace_back(st.int64(0), st.text(1));
       }
-      for (const auto& [id, name] : runs) merge_run(db, id, name, sum);
+      for (const auto& [id, name] : runs) {
+        merge_run(db, id, name, sum);
+        copy_step_screenshot_files(db, id, in, out);
+      }
       tx.commit();
     } catch (...) {
       db.exec("DETACH DATABASE src");

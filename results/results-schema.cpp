@@ -13,6 +13,7 @@ const char* const step_columns =
     "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, "
     "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes, process_bytes, observation, output";
 const char* const kv_trace_columns = "task_id, policy, seed, sample, token_index, kv_bytes, budget, confidence, kv_logical_bytes";
+const char* const step_screenshot_columns = "task_id, policy, seed, step, path";
 
 namespace {
 
@@ -106,13 +107,22 @@ CREATE TABLE kv_trace (
   kv_logical_bytes INTEGER NOT NULL,
   PRIMARY KEY (run_id, task_id, policy, seed, sample)
 ) WITHOUT ROWID;
+CREATE TABLE step_screenshots (
+  run_id  INTEGER NOT NULL,
+  task_id TEXT NOT NULL,
+  policy  TEXT NOT NULL,
+  seed    INTEGER NOT NULL,
+  step    INTEGER NOT NULL CHECK (step >= 0),
+  path    TEXT NOT NULL,
+  PRIMARY KEY (run_id, task_id, policy, seed, step)
+) WITHOUT ROWID;
 )sql";
 
 // Tables whose presence without our version marks a file as someone else's.
 bool has_our_tables(sql_db& db) {
   return db.query_int(
              "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN "
-             "('meta', 'runs', 'work_items', 'task_results', 'steps', 'kv_trace')") > 0;
+             "('meta', 'runs', 'work_items', 'task_results', 'steps', 'kv_trace', 'step_screenshots')") > 0;
 }
 
 [[noreturn]] void refuse_version(const std::string& path, int64_t v) {

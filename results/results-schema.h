@@ -1,5 +1,6 @@
 // results-schema.h: the results file's SQLite schema (tables runs, work_items,
-// task_results, steps, kv_trace, meta; README.md documents every column) and the one
+// task_results, steps, kv_trace, step_screenshots, meta; README.md documents every
+// column) and the one
 // function that opens a results file: it creates the tables in a new file, and refuses a
 // file of another schema version or one that is not a kvarena results file.
 // Not here: writing runs and items (results-db.h), merge, report.
@@ -12,7 +13,7 @@ namespace kvarena::results {
 
 // Bump on any change to the tables; a file of another version is refused, never migrated
 // silently. Stored twice: PRAGMA user_version and meta.schema_version.
-inline constexpr int results_schema_version = 2;  // 2: logical KV and process peaks
+inline constexpr int results_schema_version = 3;  // 2: logical KV and process peaks; 3: step_screenshots
 
 enum class open_mode {
   read,   // the file must exist; nothing is written (a killed writer's journal is rolled back)
@@ -30,5 +31,6 @@ sql_db open_results_file(const std::string& path, open_mode mode, int busy_timeo
 extern const char* const task_result_columns;  // task_id, policy, seed, status, ...
 extern const char* const step_columns;         // task_id, policy, seed, step, ...
 extern const char* const kv_trace_columns;     // task_id, policy, seed, sample, ...
+extern const char* const step_screenshot_columns;  // task_id, policy, seed, step, path
 
 }  // namespace kvarena::results

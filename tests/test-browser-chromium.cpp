@@ -14,40 +14,16 @@
 #include <set>
 
 #include "browser/chromium-browser.h"
+#include "browser/chromium-cleanup.h"
 #include "browser/chromium-process.h"
+#include "browser/som-list.h"
+#include "chromium-test-util.h"
 #include "test-browser-server.h"
 
 namespace kvarena::browser_test {
 namespace {
 
-#define SKIP_WITHOUT_CHROMIUM() \
-  if (!chromium_available()) GTEST_SKIP() << "/usr/bin/chromium is not installed (Debian package chromium)"
-
-// "role 'name'" of every line whose role an agent acts on, in order.
-std::vector<std::string> interactive_lines(const std::string& obs) {
-  static const std::set<std::string> roles = {"link", "button", "textbox", "searchbox", "combobox",
-                                              "checkbox", "radio", "listbox", "spinbutton"};
-  std::vector<std::string> out;
-  std::istringstream in(obs);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t close = line.find("] ");
-    if (close == std::string::npos) continue;
-    std::string rest = line.substr(close + 2);
-    std::string role = rest.substr(0, rest.find(' '));
-    if (!roles.count(role)) continue;
-    size_t q = rest.find(' ');
-    std::string name = q == std::string::npos ? "" : rest.substr(q + 1);
-    // the name: the quoted part only (properties differ between backends, e.g. focused)
-    if (!name.empty()) {
-      char quote = name[0];
-      size_t end = name.find(quote, 1);
-      name = name.substr(0, end == std::string::npos ? name.size() : end + 1);
-    }
-    out.push_back(role + " " + name);
-  }
-  return out;
-}
+using chromium_test::interactive_lines;
 
 // Processes whose command line holds `needle` (a Chromium's --user-data-dir).
 std::vector<int> processes_with(const std::string& needle) {
@@ -302,6 +278,62 @@ TEST_F(Chromium, ErrorsForBadUrlsAndHttpStatuses) {
   EXPECT_EQ(r.error, "cannot open '" + dead + "': net::ERR_CONNECTION_REFUSED");
 }
 
+// ---- Set-of-Marks list (no Chromium needed)
+
+TEST(SomList, VwaLinesWithTheIdsAndTheTextListedOnce) {
+  std::string long_text(300, 'x');
+  std::vector<som_item> items = {
+      {12, true, "a", "  HP Inkjet\n Fax  "},
+      {0, false, "#text", "HP Inkjet Fax"},  // the link's own label: listed already
+      {0, false, "#text", "Price: $10"},
+      {0, false, "#text", "Price: $10"},  // repeated
+      {30, true, "input", ""},
+      {0, false, "#text", "   "},
+      {31, true, "button", long_text},
+  };
+  EXPECT_EQ(som_list_text(items),
+            "[12] [A] [HP Inkjet Fax]\n[] [StaticText] [Price: $10]\n[30] [INPUT] []\n[31] [BUTTON] [" +
+                std::string(200, 'x') + "]");
+}
+
+// ---- waiting after input
+
+// A page whose button fetches from a slow URL and whose link leads to a slow page.
+test_response slow_site(const test_request& r) {
+  test_response out;
+  if (r.path == "/js") {
+    out.body = page("JS", "<button onclick=\"fetch('/data').then(r => r.text()).then(t => "
+                          "document.getElementById('out').textContent = t)\">Fetch data</button>"
+                          "<p id=\"out\">nothing yet</p><a href=\"/slowpage\">Slow page</a>"
+                          "<a href=\"#here\">Same page</a><p id=\"here\">Anchor</p>");
+  } else if (r.path == "/data") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    out.body = "loaded data";
+    out.content_type = "text/plain";
+  } else if (r.path == "/slowpage") {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    out.body = page("Slow", "<p>Slow page body</p>");
+  } else {
+    out.status = 404;
+  }
+  return out;
+}
+
+TEST_F(Chromium, InputIsDoneWhenTheRequestsAndTheNavigationItStartedAre) {
+  test_server slow{slow_site};
+  ASSERT_TRUE(b_->go_to(slow.url("/js")).ok());
+  browser_result r = b_->click(id("button 'Fetch data'"));  // a script's request, no navigation
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_NE(obs().find("loaded data"), std::string::npos) << "the click waited for the fetch and its update";
+  r = b_->click(id("link 'Same page'"));  // a fragment: no load to wait for
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(b_->current_url(), slow.url("/js#here"));
+  r = b_->click(id("link 'Slow page'"));  // a navigation: until the slow page has loaded
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(b_->current_url(), slow.url("/slowpage"));
+  EXPECT_NE(obs().find("Slow page body"), std::string::npos);
+}
+
 // ---- faults
 
 TEST_F(Chromium, APageThatNeverLoadsTimesOutWithAClearMessage) {
@@ -357,6 +389,32 @@ TEST(ChromiumProcess, NoProcessIsLeftWhenKvarenaIsKilled) {
   waitpid(child, nullptr, 0);
   EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " Chromium processes outlived kvarena";
   std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+TEST(ChromiumProcess, ProfilesOfKvarenasThatDiedAreRemovedAtStart) {
+  SKIP_WITHOUT_CHROMIUM();
+  pid_t dead = fork();  // a pid that existed and is gone: a kvarena killed with SIGKILL
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const std::string stale = chromium_temp_prefix(dead) + "test01", mine = chromium_temp_prefix(getpid()) + "test02";
+  for (const std::string& d : {stale, mine}) {
+    std::filesystem::create_directories(d + "/profile/Default");
+    std::ofstream(d + "/profile/Default/Cookies") << "x";
+  }
+  { chromium_process p(chromium_options{}); }
+  EXPECT_FALSE(std::filesystem::exists(stale)) << "the dead kvarena's profile is removed";
+  EXPECT_TRUE(std::filesystem::exists(mine)) << "a live kvarena's profile is kept";
+  std::filesystem::remove_all(mine);
+}
+
+TEST(ChromiumProcess, CleanupNowKillsAndRemovesEveryRunningChromium) {
+  SKIP_WITHOUT_CHROMIUM();
+  chromium_process p(chromium_options{});  // stands for kvarena's Chromium when a signal comes
+  const std::string dir = p.user_data_dir();
+  ASSERT_FALSE(processes_with(dir).empty());
+  chromium_cleanup_now();  // what the SIGTERM handler runs
+  EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " processes left";
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir).parent_path()));
 }
 
 TEST(ChromiumProcess, MissingExecutableGivesAClearError) {

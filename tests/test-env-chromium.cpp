@@ -1,6 +1,7 @@
 // test-env-chromium.cpp: the env API with "browser": "chromium" on the in-process sites:
 // the text and chromium observations of the same site pages list the same interactive
-// elements with the same names; a logged-in session; an action; Set-of-Marks screenshots;
+// elements with the same names; a logged-in session; logging in on a site given by URL
+// through its form in the page; an action; Set-of-Marks screenshots;
 // Chromium killed mid-session (an error observation, then a new session works); and
 // chromium asked for where it is not installed (HTTP 400). Label `chromium`: the tests that
 // need /usr/bin/chromium skip with a reason without it.
@@ -8,30 +9,11 @@
 
 #include <boost/beast/core/detail/base64.hpp>
 
+#include "chromium-test-util.h"
 #include "env-server-test-util.h"
+#include "sites/http-server.h"
 
-#define SKIP_WITHOUT_CHROMIUM() \
-  if (!chromium_available()) GTEST_SKIP() << "/usr/bin/chromium is not installed (Debian package chromium)"
-
-// "role 'name'" of the lines an agent acts on, in order; properties left out.
-std::vector<std::string> interactive_lines(const std::string& obs) {
-  static const std::set<std::string> roles = {"link", "button", "textbox", "searchbox", "combobox",
-                                              "checkbox", "radio", "listbox", "spinbutton"};
-  std::vector<std::string> out;
-  std::istringstream in(obs);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t close = line.find("] ");
-    if (close == std::string::npos) continue;
-    std::string rest = line.substr(close + 2);
-    size_t space = rest.find(' ');
-    if (!roles.count(rest.substr(0, space))) continue;
-    std::string name = space == std::string::npos ? "" : rest.substr(space + 1);
-    if (!name.empty()) name = name.substr(0, name.find(name[0], 1) + 1);
-    out.push_back(rest.substr(0, space) + " " + name);
-  }
-  return out;
-}
+using chromium_test::interactive_lines;
 
 std::string site_task(const std::string& site, const std::string& path, bool login) {
   nlohmann::json t = parse_json(classifieds_task(k_string_eval, login));
@@ -88,6 +70,61 @@ TEST_F(EnvServerTest, ChromiumSessionLogsInStepsAndEvaluates) {
   client_.close(c.session_id);
 }
 
+// A Postmill-like site served elsewhere (--site reddit=URL): its login form at VWA's /login
+// gets its CSRF token from a script, so only a browser that runs the page's JavaScript can
+// sign in; the front page greets whoever holds the session cookie.
+struct fake_postmill {
+  std::atomic<bool> accept{true};
+  sites::http_server http{{}, [this](const sites::http_request& req) {
+                            if (req.path == "/login" && req.method == "GET")
+                              return sites::http_response::html(
+                                  "<html><head><title>Log in</title></head><body><form method=\"post\" "
+                                  "action=\"/login_check\"><input type=\"hidden\" name=\"_csrf_token\" value=\"\">"
+                                  "<label>Username <input type=\"text\" name=\"_username\"></label>"
+                                  "<label>Password <input type=\"password\" name=\"_password\"></label>"
+                                  "<button>Log in</button></form><script>document.querySelector("
+                                  "'[name=_csrf_token]').value = 'from-script';</script></body></html>");
+                            if (req.path == "/login_check") {
+                              bool ok = accept && req.form.get("_csrf_token") == "from-script" &&
+                                        req.form.get("_password") == "test1234";
+                              sites::http_response r = sites::http_response::redirect(ok ? "/" : "/login");
+                              if (ok) r.set_cookie("PHPSESSID", req.form.get("_username"), "/");
+                              return r;
+                            }
+                            if (req.path == "/") {
+                              std::string who = req.cookies.get("PHPSESSID");
+                              return sites::http_response::html(
+                                  "<html><head><title>Forum</title></head><body><p>" +
+                                  (who.empty() ? std::string("Not logged in") : "Logged in as " + who) +
+                                  "</p><a href=\"/login\">Log in</a></body></html>");
+                            }
+                            return sites::http_response::error(404, "no such page");
+                          }};
+};
+
+TEST_F(EnvServerTest, ChromiumSessionLogsInOnASiteByUrlThroughItsFormInThePage) {
+  SKIP_WITHOUT_CHROMIUM();
+  fake_postmill forum;
+  forum.http.start();
+  nlohmann::json t = parse_json(classifieds_task(k_string_eval, /*require_login=*/true));
+  t["sites"] = {"reddit"};
+  t["start_url"] = "__REDDIT__/";
+  env_create_options o = with_browser("chromium");
+  o.sites = {{"reddit", forum.http.base_url()}};
+  env_created c = client_.create_session(t.dump(), o);
+  EXPECT_NE(c.observation.text.find("Logged in as MarvelsGrantMan136"), std::string::npos) << c.observation.text;
+  client_.close(c.session_id);
+
+  forum.accept = false;  // the site keeps showing its form: a clear error, no session
+  try {
+    client_.create_session(t.dump(), o);
+    ADD_FAILURE() << "a refused login made a session";
+  } catch (const env_client_error& e) {
+    EXPECT_EQ(e.http_status(), 502);
+    EXPECT_NE(std::string(e.what()).find("showed its login form again"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(EnvServerTest, SetOfMarksObservationCarriesAMarkedScreenshot) {
   SKIP_WITHOUT_CHROMIUM();
   env_created c = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium", "som"));
@@ -99,6 +136,36 @@ TEST_F(EnvServerTest, SetOfMarksObservationCarriesAMarkedScreenshot) {
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   env_step_result r = client_.step(c.session_id, "scroll [down]");
   EXPECT_FALSE(r.observation.screenshot_png_base64.empty()) << "every observation has one";
+  client_.close(c.session_id);
+
+  // The text is VWA's list under the tab header: [id] [TAG] [text] per marked element (the
+  // ids actions take), [] [StaticText] [text] for the rest; no accessibility tree lines.
+  c = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium", "som"));
+  const std::string& text = c.observation.text;
+  EXPECT_EQ(text.rfind("Tab 0 (current): ", 0), 0u) << text;
+  std::istringstream lines(text.substr(text.find("\n\n") + 2));
+  std::string line, cars_line;
+  int marked = 0, statics = 0;
+  while (std::getline(lines, line)) {
+    ASSERT_EQ(line.front(), '[') << line;
+    ASSERT_EQ(line.back(), ']') << line;
+    if (line.rfind("[] [StaticText] [", 0) == 0) {
+      ++statics;
+      continue;
+    }
+    size_t close = line.find("] [");
+    ASSERT_NE(close, std::string::npos) << line;
+    EXPECT_NE(line.substr(1, close - 1).find_first_not_of("0123456789"), 0u) << "an id: " << line;
+    ++marked;
+    if (line.find("] [A] [Cars]") != std::string::npos) cars_line = line;
+  }
+  EXPECT_GT(marked, 3) << text;
+  EXPECT_GT(statics, 0) << text;
+  EXPECT_EQ(text.find("] link '"), std::string::npos) << "the list replaces the tree:\n" << text;
+  ASSERT_FALSE(cars_line.empty()) << text;
+  r = client_.step(c.session_id, "click " + cars_line.substr(0, cars_line.find(']') + 1));
+  EXPECT_FALSE(r.action_error) << *r.action_error;
+  EXPECT_NE(r.observation.url.find("/category/cars"), std::string::npos) << r.observation.url;
   client_.close(c.session_id);
 
   try {

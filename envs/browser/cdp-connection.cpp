@@ -140,16 +140,23 @@ json cdp_connection::call(const std::string& method, json params, const std::str
 
 std::optional<cdp_event> cdp_connection::wait_event(const std::string& method, const std::string& session_id,
                                                     clock::time_point deadline) {
+  return wait_event_if([&](const cdp_event& e) { return e.method == method && e.session_id == session_id; },
+                       deadline);
+}
+
+std::optional<cdp_event> cdp_connection::wait_event_if(const std::function<bool(const cdp_event&)>& match,
+                                                       clock::time_point deadline) {
   size_t seen = 0;
   while (true) {
     for (; seen < events_.size(); ++seen) {
-      if (events_[seen].method == method && events_[seen].session_id == session_id) {
+      if (match(events_[seen])) {
         cdp_event e = std::move(events_[seen]);
         events_.erase(events_.begin() + static_cast<long>(seen));
         return e;
       }
     }
     if (!read_one(deadline)) return std::nullopt;
+    if (events_.size() >= 4096) seen = 0;  // the full queue dropped its oldest: indices moved
   }
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -63,6 +64,10 @@ class cdp_connection {
   // (events of other kinds stay queued); nullopt on timeout. Throws cdp_error(dead).
   std::optional<cdp_event> wait_event(const std::string& method, const std::string& session_id,
                                       clock::time_point deadline);
+  // The first queued or arriving event that `match` accepts before `deadline` (the others
+  // stay queued); nullopt on timeout. Throws cdp_error(dead).
+  std::optional<cdp_event> wait_event_if(const std::function<bool(const cdp_event&)>& match,
+                                         clock::time_point deadline);
   // Reads what has arrived (without blocking past `deadline`) and returns the queued
   // events; the queue is emptied.
   std::deque<cdp_event> drain_events(clock::time_point deadline);

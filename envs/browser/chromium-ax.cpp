@@ -102,6 +102,8 @@ std::unordered_map<int64_t, layout_box> layout_boxes_from_cdp(const json& snap, 
   const json& doc = (*docs)[0];  // the main frame; iframes are not in the observation
   *scroll_y = doc.value("scrollOffsetY", 0.0);
   const json& backend = doc["nodes"]["backendNodeId"];
+  const json& names = doc["nodes"]["nodeName"];  // indices into the snapshot's strings
+  const json& strings = snap["strings"];
   const json& layout = doc["layout"];
   const json& index = layout["nodeIndex"];
   const json& bounds = layout["bounds"];
@@ -109,7 +111,11 @@ std::unordered_map<int64_t, layout_box> layout_boxes_from_cdp(const json& snap, 
     size_t node = index[i].get<size_t>();
     const json& b = bounds[i];
     if (node >= backend.size() || b.size() < 4) continue;
-    layout_box box{b[0].get<double>(), b[1].get<double>(), b[2].get<double>(), b[3].get<double>()};
+    layout_box box{b[0].get<double>(), b[1].get<double>(), b[2].get<double>(), b[3].get<double>(), ""};
+    if (node < names.size() && names[node].is_number_integer()) {
+      const size_t k = names[node].get<size_t>();
+      if (k < strings.size() && strings[k].is_string()) box.tag = strings[k].get<std::string>();
+    }
     out.emplace(backend[node].get<int64_t>(), box);  // first box (continuations follow it)
   }
   return out;

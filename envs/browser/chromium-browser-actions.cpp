@@ -1,10 +1,10 @@
 // chromium-browser-actions.cpp: the chromium backend's page operations (click, type, hover,
-// press, scroll, clear), Set-of-Marks boxes and the screenshot. An [id] is resolved against
-// the last observation; the refusals are the text backend's (text-browser-actions.cpp).
-#include <boost/beast/core/detail/base64.hpp>
-
+// press, scroll, clear), the wait after input (settle) and scripts run as input. An [id] is
+// resolved against the last observation; the refusals are the text backend's
+// (text-browser-actions.cpp). Screenshots and Set-of-Marks: chromium-browser-som.cpp.
 #include <algorithm>
-#include <initializer_list>
+#include <functional>
+#include <set>
 
 #include "chromium-browser-page.h"
 #include "str-util.h"
@@ -16,10 +16,6 @@ using json = nlohmann::json;
 using clk = std::chrono::steady_clock;
 
 namespace {
-
-// How long input that may navigate (a link, a submit button, Enter) waits for the page to
-// ask for the navigation; it only runs out when such input does not navigate after all.
-constexpr std::chrono::milliseconds k_navigation_wait{1500};
 
 std::string bracket(int64_t id) {
   std::string s(1, '[');
@@ -34,10 +30,7 @@ const char* const k_describe_fn = R"(function() {
                      'datetime-local', 'month', 'week', 'time'];
   const field = tag === 'textarea' || (tag === 'input' && textTypes.includes((e.getAttribute('type') || '').toLowerCase()))
                 || (e && e.isContentEditable);
-  const act = e && e.closest ? e.closest('a[href], area[href], button, input[type=submit], input[type=image]') : null;
-  const type = act ? (act.getAttribute('type') || '').toLowerCase() : '';
-  const navigates = !!act && !(act.tagName === 'BUTTON' && (type === 'button' || type === 'reset'));
-  return {tag, field, navigates, disabled: !!(e && e.disabled), readonly: !!(e && e.readOnly)};
+  return {tag, field, disabled: !!(e && e.disabled), readonly: !!(e && e.readOnly)};
 })";
 
 // Chooses the option of a <select> (this) whose label or value equals, starts with, or
@@ -200,32 +193,78 @@ struct chromium_browser_ops {
                                     {"windowsVirtualKeyCode", k.key_code}, {"modifiers", modifiers}});
   }
 
-  // After input: follows a navigation it started (until loaded) and adopts new tabs. Form
-  // submission is queued as a task in the page, so the navigation request can come after
-  // the input event's acknowledgement: input that may navigate (a link, a submit button,
-  // Enter) waits up to k_navigation_wait for it, other input `settle_time`.
-  browser_result settle(bool may_navigate) {
+  // After input: waits for what the input started, on the page's own signals. The main
+  // frame asking for or starting a navigation (Page.frameRequestedNavigation, a form
+  // submission's comes as a queued task after the input's acknowledgement;
+  // frameStartedNavigating / frameStartedLoading) is followed until the frame stops loading
+  // (wait_for_load: load_timeout). Otherwise the input is done once the page has been quiet
+  // for `settle_time`: no navigation and no network request of its own in flight (requests
+  // that never end are given up after network_idle_timeout). New tabs are adopted.
+  browser_result settle() {
     chromium_browser::tab& t = tab();
     t.snap.valid = false;
-    const auto deadline = clk::now() + (may_navigate ? k_navigation_wait : b.options_.settle_time);
-    bool loading = false;
-    while (!loading) {
-      while (auto e = cdp().wait_event("Page.frameRequestedNavigation", t.session_id, clk::now())) {
-        const json& p = e->params;
-        if (p.value("frameId", std::string()) != t.target_id || p.value("disposition", std::string()) != "currentTab")
-          continue;
-        std::string to = p.value("url", std::string()), here = b.current_url();
-        loading = loading || to.find('#') == std::string::npos ||
-                  to.substr(0, to.find('#')) != here.substr(0, here.find('#'));
+    const std::string& sid = t.session_id;
+    const std::string& frame = t.target_id;
+    const auto quiet = b.options_.settle_time;
+    const auto network_deadline = clk::now() + b.options_.network_idle_timeout;
+    auto quiet_until = clk::now() + quiet;
+    std::set<std::string> in_flight;  // Network requestIds started since the input
+    bool navigating = false;
+    auto relevant = [&](const cdp_event& e) {
+      if (e.session_id != sid) return false;
+      return e.method == "Page.frameRequestedNavigation" || e.method == "Page.frameStartedNavigating" ||
+             e.method == "Page.frameStartedLoading" || e.method == "Network.requestWillBeSent" ||
+             e.method == "Network.loadingFinished" || e.method == "Network.loadingFailed";
+    };
+    while (!navigating) {
+      const auto until = in_flight.empty() ? std::min(quiet_until, network_deadline) : network_deadline;
+      if (clk::now() >= until) break;
+      std::optional<cdp_event> e = cdp().wait_event_if(relevant, until);
+      if (!e) break;
+      const json& p = e->params;
+      if (e->method == "Network.requestWillBeSent") {
+        if (p.value("type", std::string()) == "Document" && p.value("frameId", std::string()) == frame)
+          navigating = true;
+        else
+          in_flight.insert(p.value("requestId", std::string()));
+      } else if (e->method == "Network.loadingFinished" || e->method == "Network.loadingFailed") {
+        in_flight.erase(p.value("requestId", std::string()));
+      } else if (p.value("frameId", std::string()) == frame) {
+        navigating = starts_main_frame_navigation(*e);
       }
-      if (loading || clk::now() >= deadline) break;
-      auto slice = std::min(deadline, clk::now() + std::chrono::milliseconds(20));
-      loading = cdp().wait_event("Page.frameStartedLoading", t.session_id, slice).has_value();
+      quiet_until = std::max(quiet_until, clk::now() + quiet);
     }
     browser_result r;
-    if (loading) r = b.wait_for_load(t, "the page");
+    if (navigating) r = b.wait_for_load(t, "the page");
     b.adopt_popups();
     return r;
+  }
+
+  // Whether a main-frame Page event starts loading another document (not a fragment or
+  // history.pushState change, not a link opening a new tab).
+  bool starts_main_frame_navigation(const cdp_event& e) {
+    const json& p = e.params;
+    if (e.method == "Page.frameStartedLoading") return true;
+    if (e.method == "Page.frameStartedNavigating") {
+      std::string kind = p.value("navigationType", std::string());
+      return kind != "sameDocument" && kind != "historySameDocument";
+    }
+    if (p.value("disposition", std::string()) != "currentTab") return false;  // frameRequestedNavigation
+    std::string to = p.value("url", std::string()), here = b.current_url();
+    return to.find('#') == std::string::npos || to.substr(0, to.find('#')) != here.substr(0, here.find('#'));
+  }
+
+  // Resolves `id` of the last observation and runs `fn` on a copy of its node (the snapshot
+  // may be replaced while fn runs), or returns the refusal; inside guarded (what: the action).
+  browser_result with_node(const char* what, int64_t id,
+                           const std::function<browser_result(const chromium_node&)>& fn) {
+    return b.guarded(what, [&]() -> browser_result {
+      std::string err;
+      const chromium_node* found = resolve(id, &err);
+      if (!found) return {err, ""};
+      const chromium_node n = *found;
+      return fn(n);
+    });
   }
 
   browser_result click_at(int64_t id, const chromium_node& n) {
@@ -234,7 +273,7 @@ struct chromium_browser_ops {
       tab().snap.valid = false;
       if (what == "disabled") return {"cannot select the option " + bracket(id) + ": it is disabled", ""};
       if (what == "selected") return {};
-      return settle(true);
+      return settle();
     }
     json d = call_on(n.backend_id, k_describe_fn);
     if (d.value("tag", std::string()) == "select") {
@@ -249,28 +288,19 @@ struct chromium_browser_ops {
     mouse("mouseMoved", c->first, c->second);
     mouse("mousePressed", c->first, c->second);
     mouse("mouseReleased", c->first, c->second);
-    return settle(d.value("navigates", false));
+    return settle();
   }
 };
 
 browser_result chromium_browser::click(int64_t id) {
-  return guarded("click", [&]() -> browser_result {
-    chromium_browser_ops ops{*this};
-    std::string err;
-    const chromium_node* n = ops.resolve(id, &err);
-    if (!n) return {err, ""};
-    chromium_node copy = *n;
-    return ops.click_at(id, copy);
-  });
+  chromium_browser_ops ops{*this};
+  return ops.with_node("click", id, [&](const chromium_node& n) { return ops.click_at(id, n); });
 }
 
 browser_result chromium_browser::hover(int64_t id) {
-  return guarded("hover", [&]() -> browser_result {
-    chromium_browser_ops ops{*this};
-    std::string err;
-    const chromium_node* n = ops.resolve(id, &err);
-    if (!n) return {err, ""};
-    auto c = ops.centre(n->backend_id);
+  chromium_browser_ops ops{*this};
+  return ops.with_node("hover", id, [&](const chromium_node& n) -> browser_result {
+    auto c = ops.centre(n.backend_id);
     if (!c) return {"cannot hover over " + bracket(id) + ": it has no box on the page (hidden or zero size)", ""};
     ops.mouse("mouseMoved", c->first, c->second);
     current().snap.valid = false;
@@ -279,12 +309,8 @@ browser_result chromium_browser::hover(int64_t id) {
 }
 
 browser_result chromium_browser::type(int64_t id, const std::string& text, bool press_enter) {
-  return guarded("type", [&]() -> browser_result {
-    chromium_browser_ops ops{*this};
-    std::string err;
-    const chromium_node* found = ops.resolve(id, &err);
-    if (!found) return {err, ""};
-    chromium_node n = *found;
+  chromium_browser_ops ops{*this};
+  return ops.with_node("type", id, [&](const chromium_node& n) -> browser_result {
     json d = ops.call_on(n.backend_id, k_describe_fn);
     if (d.value("tag", std::string()) == "select") {
       if (d.value("disabled", false)) return {"cannot type into " + bracket(id) + ": the " + n.role + " is disabled", ""};
@@ -312,17 +338,13 @@ browser_result chromium_browser::type(int64_t id, const std::string& text, bool 
     if (!press_enter) return {};
     cdp_->drain_events(clk::now());
     ops.key(*key_named("enter"), 0);
-    return ops.settle(true);
+    return ops.settle();
   });
 }
 
 browser_result chromium_browser::clear(int64_t id) {
-  return guarded("clear", [&]() -> browser_result {
-    chromium_browser_ops ops{*this};
-    std::string err;
-    const chromium_node* found = ops.resolve(id, &err);
-    if (!found) return {err, ""};
-    chromium_node n = *found;
+  chromium_browser_ops ops{*this};
+  return ops.with_node("clear", id, [&](const chromium_node& n) -> browser_result {
     json d = ops.call_on(n.backend_id, k_describe_fn);
     if (d.value("tag", std::string()) == "select")
       return {"cannot clear " + bracket(id) + ": it is " + role_phrase(n.role) + "; click one of its options instead", ""};
@@ -361,7 +383,7 @@ browser_result chromium_browser::press(const std::string& key_combination) {
     cdp_->drain_events(clk::now());
     bool select_all = last == "a" && (modifiers & (2 | 4));
     ops.key(*k, modifiers, select_all);
-    return ops.settle(last == "enter" || last == "space");
+    return ops.settle();
   });
 }
 
@@ -384,40 +406,17 @@ browser_result chromium_browser::scroll(const std::string& direction) {
   });
 }
 
-std::string chromium_browser::screenshot_png(std::string* error) {
-  std::string png;
-  browser_result r = guarded("screenshot", [&]() -> browser_result {
-    json s = cdp_->call("Page.captureScreenshot", {{"format", "png"}}, current().session_id, options_.command_timeout);
-    std::string b64 = s.value("data", std::string());
-    png.resize(boost::beast::detail::base64::decoded_size(b64.size()));
-    auto [written, read] = boost::beast::detail::base64::decode(png.data(), b64.data(), b64.size());
-    png.resize(written);
-    return {};
-  });
-  if (!r.ok() && error) *error = r.error;
-  return png;
-}
-
-std::vector<chromium_browser::element_box> chromium_browser::interactive_boxes(std::string* error) {
-  static const std::initializer_list<const char*> k_interactive = {
-      "link", "button", "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "option",
-      "menuitem", "tab", "switch", "slider", "spinbutton", "DisclosureTriangle"};
-  std::vector<element_box> out;
-  browser_result r = guarded("interactive_boxes", [&]() -> browser_result {
-    snapshot& s = current_snapshot();
-    for (int64_t id : s.ids_in_view) {
-      const chromium_node& n = s.nodes.at(id);
-      bool interactive = false;
-      for (const char* role : k_interactive) interactive = interactive || n.role == role;
-      auto box = s.boxes.find(n.backend_id);
-      if (!interactive || box == s.boxes.end()) continue;
-      const layout_box& b = box->second;
-      out.push_back({id, n.role, n.name, b.x, b.y - s.scroll_y, b.width, b.height});
+browser_result chromium_browser::run_js_as_input(const std::string& expression) {
+  return guarded("script", [&]() -> browser_result {
+    chromium_browser_ops ops{*this};
+    cdp_->drain_events(clk::now());
+    json r = ops.call("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}});
+    if (auto ex = r.find("exceptionDetails"); ex != r.end()) {
+      std::string text = (*ex)["exception"].value("description", ex->value("text", std::string("exception")));
+      return {"the script threw: " + text.substr(0, text.find('\n')), ""};
     }
-    return {};
+    return ops.settle();
   });
-  if (!r.ok() && error) *error = r.error;
-  return out;
 }
 
 }  // namespace kvarena

@@ -1,6 +1,7 @@
 // chromium-browser-page.h: the private state of chromium_browser shared by its source files
 // (chromium-browser.cpp: tabs, navigation, observation, evaluators; chromium-browser-
-// actions.cpp: the page operations; chromium-ax.cpp: DevTools AX tree -> ax_node), and the
+// actions.cpp: the page operations; chromium-browser-som.cpp: screenshot and Set-of-Marks;
+// chromium-ax.cpp: DevTools AX tree -> ax_node), and the
 // small helpers they share. Not for use outside the chromium backend.
 #pragma once
 #include <map>
@@ -21,6 +22,7 @@ namespace kvarena {
 // A layout box in CSS pixels, document coordinates.
 struct layout_box {
   double x = 0, y = 0, width = 0, height = 0;
+  std::string tag;  // the DOM node's name: "A", "BUTTON", "INPUT", "#text"
 };
 
 // What an [id] of the observation stands for.
@@ -53,8 +55,8 @@ struct chromium_browser::tab {
 // (booleans True/False), ids = backend DOM node ids (nodes without one get 1e9 + AX id).
 ax_node ax_tree_from_cdp(const nlohmann::json& nodes);
 
-// DOMSnapshot.captureSnapshot's layout boxes by backend node id, and the document's
-// vertical scroll offset.
+// DOMSnapshot.captureSnapshot's layout boxes (with the node's name) by backend node id,
+// and the document's vertical scroll offset.
 std::unordered_map<int64_t, layout_box> layout_boxes_from_cdp(const nlohmann::json& snapshot, double* scroll_y);
 
 // Prints `tree` through the window [top, top + height) of the page: a node is in view when

@@ -77,18 +77,24 @@ std::unique_ptr<chromium_browser::tab> chromium_browser::open_tab(const std::str
   json r = cdp_->call("Target.createTarget", {{"url", url}, {"browserContextId", context_id_}}, "",
                       options_.command_timeout);
   t->target_id = r.value("targetId", std::string());
-  json a = cdp_->call("Target.attachToTarget", {{"targetId", t->target_id}, {"flatten", true}}, "",
+  attach_tab(*t);
+  return t;
+}
+
+// Attaches a DevTools session to the tab's target with the domains the backend listens to
+// (Network: the requests an input starts, see settle) and the viewport.
+void chromium_browser::attach_tab(tab& t) {
+  json a = cdp_->call("Target.attachToTarget", {{"targetId", t.target_id}, {"flatten", true}}, "",
                       options_.command_timeout);
-  t->session_id = a.value("sessionId", std::string());
-  for (const char* domain : {"Page.enable", "DOM.enable", "Accessibility.enable"})
-    cdp_->call(domain, json::object(), t->session_id, options_.command_timeout);
+  t.session_id = a.value("sessionId", std::string());
+  for (const char* domain : {"Page.enable", "DOM.enable", "Accessibility.enable", "Network.enable"})
+    cdp_->call(domain, json::object(), t.session_id, options_.command_timeout);
   cdp_->call("Emulation.setDeviceMetricsOverride",
              {{"width", options_.viewport_width_px},
               {"height", options_.viewport_height_px},
               {"deviceScaleFactor", 1},
               {"mobile", false}},
-             t->session_id, options_.command_timeout);
-  return t;
+             t.session_id, options_.command_timeout);
 }
 
 chromium_browser::tab& chromium_browser::current() { return *tabs_[current_]; }
@@ -238,14 +244,7 @@ void chromium_browser::adopt_popups() {
     if (known || !info.contains("openerId")) continue;
     auto t = std::make_unique<tab>();
     t->target_id = id;
-    json a = cdp_->call("Target.attachToTarget", {{"targetId", id}, {"flatten", true}}, "", options_.command_timeout);
-    t->session_id = a.value("sessionId", std::string());
-    for (const char* domain : {"Page.enable", "DOM.enable", "Accessibility.enable"})
-      cdp_->call(domain, json::object(), t->session_id, options_.command_timeout);
-    cdp_->call("Emulation.setDeviceMetricsOverride",
-               {{"width", options_.viewport_width_px}, {"height", options_.viewport_height_px},
-                {"deviceScaleFactor", 1}, {"mobile", false}},
-               t->session_id, options_.command_timeout);
+    attach_tab(*t);
     tabs_.push_back(std::move(t));
     current_ = tab_count() - 1;
     wait_for_load(current(), "the new tab");

@@ -39,8 +39,12 @@ struct chromium_browser_options {
   int viewport_height_px = 2048;
   std::chrono::milliseconds load_timeout{15000};     // a navigation until its load event
   std::chrono::milliseconds command_timeout{15000};  // any other DevTools command
-  // After an input event, how long to wait for a navigation it may have started.
-  std::chrono::milliseconds settle_time{60};
+  // After an input event: how long the page must stay quiet (no navigation started, no
+  // network request of its own in flight) before the input counts as done; any activity
+  // restarts it. A navigation is followed until its load (load_timeout).
+  std::chrono::milliseconds settle_time{100};
+  // Requests started by an input that never end (long polls) stop counting after this.
+  std::chrono::milliseconds network_idle_timeout{2000};
 };
 
 class chromium_browser final : public browser {
@@ -82,16 +86,22 @@ class chromium_browser final : public browser {
   // that origin. *status and *final_url describe the response; false with *error.
   bool post_form(const std::string& url, const std::string& body, long* status, std::string* final_url,
                  std::string* error);
+  // Runs a JavaScript expression that acts on the page as input would (e.g. submits a
+  // form) and waits for what it started, as after a click (a navigation until loaded).
+  browser_result run_js_as_input(const std::string& expression);
   // The current viewport as PNG bytes (Page.captureScreenshot); empty with *error.
   std::string screenshot_png(std::string* error);
-  // Boxes (CSS pixels in the viewport) of the interactive elements of the last
-  // observation, in observation order: for Set-of-Marks.
+  // What Set-of-Marks shows of the current observation, in observation order: the
+  // interactive elements in view with a box (CSS pixels in the viewport) and the page's
+  // text in view (interactive false, no mark).
   struct element_box {
     int64_t id;
     std::string role, name;
+    std::string tag;  // the DOM node's name: "A", "BUTTON", "INPUT" ("#text" for text)
     double x, y, width, height;
+    bool interactive;
   };
-  std::vector<element_box> interactive_boxes(std::string* error);
+  std::vector<element_box> som_elements(std::string* error);
 
   int tab_count() const { return static_cast<int>(tabs_.size()); }
   int current_tab() const { return current_; }
@@ -105,6 +115,7 @@ class chromium_browser final : public browser {
  private:
   friend struct chromium_browser_ops;
   std::unique_ptr<tab> open_tab(const std::string& url);
+  void attach_tab(tab& t);
   tab& current();
   const tab& current() const;
   browser_result navigate_current(const std::string& url);

@@ -2,6 +2,8 @@
 // chromium-process.h).
 #include "chromium-process.h"
 
+#include "chromium-cleanup.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -59,9 +61,12 @@ chromium_process::chromium_process(const chromium_options& opt) {
     throw std::runtime_error("the chromium browser backend needs " + opt.executable +
                              ", which is missing: install Debian's chromium package (scripts/setup.sh), or use "
                              "the text browser");
-  char tmpl[] = "/tmp/kvarena-chromium-XXXXXX";
-  if (!mkdtemp(tmpl)) throw std::runtime_error(std::string("cannot make a temporary directory for Chromium: ") + std::strerror(errno));
+  remove_stale_chromium_dirs();  // left by a kvarena killed with SIGKILL
+  std::string tmpl = chromium_temp_prefix(getpid()) + "XXXXXX";
+  if (!mkdtemp(tmpl.data()))
+    throw std::runtime_error(std::string("cannot make a temporary directory for Chromium: ") + std::strerror(errno));
   temp_dir_ = tmpl;
+  cleanup_slot_ = register_chromium(temp_dir_);
   user_data_dir_ = temp_dir_ + "/profile";
   stderr_path_ = temp_dir_ + "/stderr.log";
   std::filesystem::create_directories(user_data_dir_);
@@ -76,7 +81,11 @@ chromium_process::chromium_process(const chromium_options& opt) {
 
   const pid_t parent = getpid();
   pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("cannot start Chromium: fork failed: ") + std::strerror(errno));
+  if (pid_ < 0) {
+    const std::string why = std::strerror(errno);
+    discard();
+    throw std::runtime_error("cannot start Chromium: fork failed: " + why);
+  }
   if (pid_ == 0) {  // the child: only async-signal-safe calls until exec
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -89,6 +98,7 @@ chromium_process::chromium_process(const chromium_options& opt) {
     _exit(127);
   }
   setpgid(pid_, pid_);  // also here: whichever runs first
+  set_chromium_group(cleanup_slot_, pid_);
 
   const auto deadline = std::chrono::steady_clock::now() + opt.start_timeout;
   const std::string port_file = user_data_dir_ + "/DevToolsActivePort";
@@ -102,14 +112,13 @@ chromium_process::chromium_process(const chromium_options& opt) {
     }
     if (!alive()) {
       std::string tail = stderr_tail();
-      kill_now();
+      discard();
       throw std::runtime_error("Chromium (" + opt.executable + ") exited while starting" +
                                (tail.empty() ? std::string() : ": " + tail));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       std::string tail = stderr_tail();
-      kill_now();
-      std::filesystem::remove_all(temp_dir_);
+      discard();
       throw std::runtime_error("Chromium did not open its DevTools port within " +
                                std::to_string(opt.start_timeout.count() / 1000) + " s" +
                                (tail.empty() ? std::string() : ": " + tail));
@@ -118,10 +127,14 @@ chromium_process::chromium_process(const chromium_options& opt) {
   }
 }
 
-chromium_process::~chromium_process() {
+chromium_process::~chromium_process() { discard(); }
+
+void chromium_process::discard() {
   kill_now();
   std::error_code ec;
   std::filesystem::remove_all(temp_dir_, ec);
+  unregister_chromium(cleanup_slot_);
+  cleanup_slot_ = -1;
 }
 
 bool chromium_process::alive() {

@@ -3,7 +3,9 @@
 // ephemeral port (read back from the DevToolsActivePort file), in its own process group,
 // with PR_SET_PDEATHSIG so it dies with the kvarena thread that started it (start it from
 // a long-lived thread). The destructor kills the whole process group (renderers, GPU and
-// zygote processes included) and removes the temporary directory.
+// zygote processes included) and removes the temporary directory
+// (/tmp/kvarena-chromium-<pid>-XXXXXX); on SIGTERM/SIGINT/SIGHUP or SIGKILL of kvarena,
+// chromium-cleanup.h does it.
 //
 // chromium_host shares one process between many browser sessions (each gets its own
 // browser context: chromium-browser.h) and starts a fresh process when the last one died.
@@ -45,6 +47,9 @@ class chromium_process {
 
  private:
   std::string stderr_tail() const;
+  void discard();  // kill, remove the directory, unregister
+
+  int cleanup_slot_ = -1;  // chromium-cleanup.h's registry
 
   pid_t pid_ = -1;
   bool exited_ = false;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace kvarena {
 namespace {
@@ -48,21 +49,48 @@ std::string draw_som_marks(const std::string& png, const std::vector<som_mark>& 
   cairo_t* cr = cairo_create(surface);
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
   cairo_set_font_size(cr, 12);
-  for (size_t i = 0; i < marks.size(); ++i) {
+  const double img_w = cairo_image_surface_get_width(surface), img_h = cairo_image_surface_get_height(surface);
+  for (size_t i = 0; i < marks.size(); ++i) {  // every box first, so no box covers a label
     const som_mark& m = marks[i];
     set_colour(cr, i, 1.0);
     cairo_set_line_width(cr, 2);
     cairo_rectangle(cr, m.x, m.y, std::max(1.0, m.width), std::max(1.0, m.height));
     cairo_stroke(cr);
+  }
+  // Labels as VWA places them: the first of a few spots around the box's corners that stays
+  // in the image and clear of the labels placed so far and (unlike VWA) of the other
+  // boxes, so a label does not hide a neighbour's text; else above the top-left corner.
+  struct rect {
+    double x, y, w, h;
+    bool overlaps(const rect& o) const { return x < o.x + o.w && o.x < x + w && y < o.y + o.h && o.y < y + h; }
+  };
+  std::vector<rect> boxes, placed;
+  for (const som_mark& m : marks) boxes.push_back({m.x, m.y, std::max(1.0, m.width), std::max(1.0, m.height)});
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const som_mark& m = marks[i];
     std::string label = std::to_string(m.id);
     cairo_text_extents_t ext;
     cairo_text_extents(cr, label.c_str(), &ext);
-    double lw = ext.x_advance + 6, lh = 15;
-    double lx = m.x, ly = std::max(0.0, m.y - lh);  // above the box, or inside at the top edge
-    cairo_rectangle(cr, lx, ly, lw, lh);
+    const double lw = ext.x_advance + 6, lh = 15;
+    const double right = m.x + std::max(1.0, m.width), bottom = m.y + std::max(1.0, m.height);
+    const rect spots[] = {{m.x, m.y - lh, lw, lh},         {right - lw, m.y - lh, lw, lh}, {m.x - lw, m.y, lw, lh},
+                          {right, m.y, lw, lh},            {m.x, bottom, lw, lh},          {right - lw, bottom, lw, lh}};
+    rect at = {m.x, std::max(0.0, m.y - lh), lw, lh};
+    for (const rect& r : spots) {
+      bool inside = r.x >= 0 && r.y >= 0 && r.x + r.w <= img_w && r.y + r.h <= img_h;
+      bool clear = std::none_of(placed.begin(), placed.end(), [&](const rect& p) { return p.overlaps(r); });
+      for (size_t j = 0; j < boxes.size() && clear; ++j) clear = j == i || !boxes[j].overlaps(r);
+      if (inside && clear) {
+        at = r;
+        break;
+      }
+    }
+    placed.push_back(at);
+    set_colour(cr, i, 1.0);
+    cairo_rectangle(cr, at.x, at.y, at.w, at.h);
     cairo_fill(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_move_to(cr, lx + 3, ly + lh - 3.5);
+    cairo_move_to(cr, at.x + 3, at.y + lh - 3.5);
     cairo_show_text(cr, label.c_str());
   }
   cairo_destroy(cr);

@@ -1,6 +1,7 @@
 // som-draw.h: Set-of-Marks: numbered boxes drawn onto a page screenshot, as VisualWebArena
-// shows it to multimodal agents (each interactable element outlined, its [id] in a label at
-// the box's top-left corner). PNG decoding, drawing and encoding are Cairo's.
+// shows it to multimodal agents (each interactable element outlined, its [id] in a label
+// beside a corner of its box, the first spot clear of the other labels, as VWA places
+// them). PNG decoding, drawing and encoding are Cairo's.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -10,7 +10,8 @@
 //                                       "repeated_actions"}?}
 //          -> 201 {"session_id", "observation": {"text", "url", "tabs": [..], "screenshot"?}}
 //          (screenshot: with "observation": "som", a PNG in base64 of the viewport with the
-//          elements' [id]s drawn on, every observation; needs "browser": "chromium")
+//          elements' [id]s drawn on, every observation; needs "browser": "chromium"; the
+//          text is then VWA's Set-of-Marks list "[id] [TAG] [text]" under the tab header)
 //   POST   /v1/sessions/{id}/step      {"action": "click [12]"}
 //          -> 200 {"observation", "action_error": null|"...", "done",
 //                  "answer"?, "reason"?}       (answer and reason only once done)
@@ -64,7 +65,7 @@ struct env_observation {
 struct env_create_request {
   std::string task_json;        // the "task" object as compact JSON text
   std::string browser = "text";      // or "chromium"
-  std::string observation = "text";  // or "som": text plus a marked screenshot
+  std::string observation = "text";  // or "som": VWA's [id] [TAG] [text] list plus a marked screenshot
   std::map<std::string, std::string> sites;  // site name -> base URL, overriding the server's
   std::optional<int64_t> max_obs_tokens;     // > 0
   std::optional<early_stop_config> early_stop;

@@ -4,6 +4,7 @@
 
 #include "browser/chromium-browser-probe.h"
 #include "browser/som-draw.h"
+#include "browser/som-list.h"
 #include "browser/text-browser-probe.h"
 #include "server/env-api.h"
 
@@ -30,11 +31,13 @@ class text_session_browser final : public session_browser {
     return true;
   }
   std::unique_ptr<page_probe> probe() override { return std::make_unique<text_browser_probe>(b_); }
-  http_client* http() override { return &b_.http(); }
-  std::string som_png(std::string* error) override {
+  bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
+    return form_login(b_.http(), base_url, account, err);
+  }
+  som_view som(std::string* error) override {
     *error = "the text browser renders nothing, so it has no screenshot; create the session with \"browser\": "
              "\"chromium\" for Set-of-Marks";
-    return "";
+    return {};
   }
 
  private:
@@ -50,13 +53,22 @@ class chromium_session_browser final : public session_browser {
     return b_.post_form(url, body, status, final_url, error);
   }
   std::unique_ptr<page_probe> probe() override { return std::make_unique<chromium_browser_probe>(b_); }
-  std::string som_png(std::string* error) override {
+  bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
+    return form_login_in_page(b_, base_url, account, err);
+  }
+  som_view som(std::string* error) override {
     std::string png = b_.screenshot_png(error);
-    if (png.empty()) return "";
+    if (png.empty()) return {};
     std::vector<som_mark> marks;
-    for (const chromium_browser::element_box& e : b_.interactive_boxes(error))
-      marks.push_back({e.id, e.x, e.y, e.width, e.height});
-    return draw_som_marks(png, marks, error);
+    std::vector<som_item> items;
+    for (const chromium_browser::element_box& e : b_.som_elements(error)) {
+      if (e.interactive) marks.push_back({e.id, e.x, e.y, e.width, e.height});
+      items.push_back({e.id, e.interactive, e.tag, e.name});
+    }
+    som_view v;
+    v.png = draw_som_marks(png, marks, error);
+    if (!v.png.empty()) v.text = som_list_text(items);
+    return v;
   }
 
  private:

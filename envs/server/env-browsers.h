@@ -14,6 +14,7 @@
 #include "browser/chromium-process.h"
 #include "browser/text-browser.h"
 #include "eval/page-probe.h"
+#include "server/site-login.h"
 
 namespace kvarena {
 
@@ -26,12 +27,17 @@ class session_browser {
   virtual bool post_form(const std::string& url, const std::string& body, long* status, std::string* final_url,
                          std::string* error) = 0;
   virtual std::unique_ptr<page_probe> probe() = 0;
-  // The browser's own HTTP client (its cookie jar), for logging in through a site's form
-  // (site-login.h); nullptr for backends that have none (chromium).
-  virtual http_client* http() { return nullptr; }
-  // PNG of the current viewport with the observation's elements marked (Set-of-Marks);
-  // only backends that render can; "" with *error otherwise.
-  virtual std::string som_png(std::string* error) = 0;
+  // Logs in on a site given by URL through its own login form (site-login.h), so the
+  // session cookie lands in this browser; false with *err saying what failed.
+  virtual bool site_login(const std::string& base_url, const site_account& account, std::string* err) = 0;
+  // Set-of-Marks of the current viewport: the PNG with the interactive elements marked
+  // (som-draw.h) and VWA's list of them (som-list.h), made from one element list so the
+  // numbers drawn are the ids listed. Only backends that render can; png "" with *error.
+  struct som_view {
+    std::string png;
+    std::string text;
+  };
+  virtual som_view som(std::string* error) = 0;
 };
 
 struct env_browsers_options {

@@ -47,13 +47,8 @@ void env_session::start(const std::vector<env_login>& logins) {
     if (login.site_form) {  // a site given by URL: its own login form (site-login.h)
       auto account = vwa_account(login.site);
       if (!account) continue;
-      http_client* http = browser_->http();
-      if (!http)
-        throw env_api_error(400, "logging in on site '" + login.site + "' at " + login.base_url +
-                                     " through its own form needs the text browser; the chromium backend does not "
-                                     "do it yet");
       std::string err;
-      if (!form_login(*http, login.base_url, *account, &err))
+      if (!browser_->site_login(login.base_url, *account, &err))
         throw env_api_error(502, "cannot log in on site '" + login.site + "' at " + login.base_url + ": " + err);
       continue;
     }
@@ -85,17 +80,21 @@ void env_session::start(const std::vector<env_login>& logins) {
 env_observation env_session::observe() {
   browser_observation o = browser_->get().observe();
   env_observation out;
-  out.text = opt_.max_obs_tokens ? truncate_observation(std::move(o.text), *opt_.max_obs_tokens) : std::move(o.text);
   out.url = std::move(o.url);
   out.tabs = std::move(o.tabs);
-  if (opt_.som) {
+  if (opt_.som && o.text.rfind("Error: ", 0) != 0) {  // an error observation stays as it is
+    // VWA's Set-of-Marks observation: the tab header, then the marked elements' list
+    // instead of the tree (same ids), and the marked screenshot.
     std::string error;
-    std::string png = browser_->som_png(&error);
-    if (png.empty())
-      out.text += "\n\n(no Set-of-Marks screenshot: " + error + ")";
-    else
-      out.screenshot_png_base64 = base64_encode(png);
+    session_browser::som_view v = browser_->som(&error);
+    if (v.png.empty()) {
+      o.text += "\n\n(no Set-of-Marks screenshot: " + error + ")";
+    } else {
+      out.screenshot_png_base64 = base64_encode(v.png);
+      o.text = o.text.substr(0, o.text.find("\n\n")) + "\n\n" + v.text;
+    }
   }
+  out.text = opt_.max_obs_tokens ? truncate_observation(std::move(o.text), *opt_.max_obs_tokens) : std::move(o.text);
   return out;
 }
 

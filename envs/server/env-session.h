@@ -72,8 +72,6 @@ class env_session {
   // may navigate the session's browser.
   eval_result evaluate(const std::optional<std::string>& answer);
   env_session_info info() const;
-  // PNG of the current page with Set-of-Marks; "" with *error for the text backend.
-  std::string som_png(std::string* error) { return browser_->som_png(error); }
 
   const std::string& id() const { return id_; }
   const env_sites::lease& lease() const { return lease_; }

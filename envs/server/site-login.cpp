@@ -1,6 +1,8 @@
 // site-login.cpp: see site-login.h.
 #include "server/site-login.h"
 
+#include <nlohmann/json.hpp>
+
 #include "browser/css-select.h"
 #include "browser/html-document.h"
 #include "browser/url-util.h"
@@ -83,6 +85,76 @@ bool form_login(http_client& http, const std::string& base_url, const site_accou
   }
   html_document after(res.body);
   if (find_login_form(after)) {
+    *err = "the site at " + base + " showed its login form again after signing in as " + account.username +
+           " (wrong account for this site?)";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// A JavaScript string literal (JSON quoting is valid JavaScript).
+std::string js_string(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Fills the login form of the page; "ok", or "no-form" when no form has a password field.
+std::string fill_login_form_js(const site_account& a) {
+  return "(() => {\n"
+         "  const form = Array.from(document.forms).find(f => f.querySelector('input[type=password i]'));\n"
+         "  if (!form) return 'no-form';\n"
+         "  const set = (e, v) => { e.focus(); e.value = v; e.dispatchEvent(new Event('input', {bubbles: true}));\n"
+         "                          e.dispatchEvent(new Event('change', {bubbles: true})); };\n"
+         "  const user = Array.from(form.querySelectorAll('input')).find(e => {\n"
+         "    const t = (e.getAttribute('type') || 'text').toLowerCase(); return t === 'text' || t === 'email'; });\n"
+         "  if (user) set(user, " + js_string(a.username) + ");\n"
+         "  set(form.querySelector('input[type=password i]'), " + js_string(a.password) + ");\n"
+         "  return 'ok';\n"
+         "})()";
+}
+
+const char* const k_submit_login_form_js =
+    "(() => { const form = Array.from(document.forms).find(f => f.querySelector('input[type=password i]'));\n"
+    "  const button = form.querySelector('button[type=submit i], input[type=submit i], button:not([type])');\n"
+    "  if (form.requestSubmit) form.requestSubmit(button || undefined); else form.submit(); })()";
+
+const char* const k_has_login_form_js =
+    "Array.from(document.forms).some(f => f.querySelector('input[type=password i]')) ? 'yes' : 'no'";
+
+}  // namespace
+
+bool form_login_in_page(chromium_browser& b, const std::string& base_url, const site_account& account,
+                        std::string* err) {
+  std::string base = base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  const std::string url = base + account.login_path;
+  browser_result opened = b.go_to(url);
+  if (!opened.ok()) {
+    *err = "cannot open the login page " + url + ": " + opened.error;
+    return false;
+  }
+  if (opened.note.find("HTTP ") != std::string::npos) {
+    *err = "cannot open the login page " + url + ": " + opened.note;
+    return false;
+  }
+  std::string js_err;
+  std::optional<std::string> filled = b.evaluate_js(fill_login_form_js(account), &js_err);
+  if (!filled) {
+    *err = "cannot fill the login form at " + url + ": " + js_err;
+    return false;
+  }
+  if (*filled != "ok") {
+    *err = url + " has no form with a password field (is it the site's login page?)";
+    return false;
+  }
+  browser_result sent = b.run_js_as_input(k_submit_login_form_js);
+  if (!sent.ok()) {
+    *err = "the login form at " + url + " failed: " + sent.error;
+    return false;
+  }
+  std::optional<std::string> again = b.evaluate_js(k_has_login_form_js, &js_err);
+  if (!again || *again == "yes") {
     *err = "the site at " + base + " showed its login form again after signing in as " + account.username +
            " (wrong account for this site?)";
     return false;
