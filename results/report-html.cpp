@@ -77,7 +77,7 @@ std::string kv_trace_plot(const run_report& r) {
   p.y = {"logical KV bytes", axis_unit::bytes};
   p.lines = true;
   for (const auto& t : r.traces) {
-    plot_series s{t.policy, policy_color(policy_index(r, t.policy)), {}, {}};
+    plot_series s{t.policy, policy_color(policy_index(r, t.policy)), {}, {}, {}, {}};
     for (const auto& k : t.samples) {
       s.x.push_back(double(k.token_index));
       s.y.push_back(double(k.kv_logical_bytes));

@@ -375,7 +375,7 @@ TEST(EnvClient, UnreachableServerGivesAClearErrorAfterRetries) {
 
 TEST(EnvApiJson, BodiesRoundTrip) {
   env_step_result r;
-  r.observation = {"Tab 0 (current): x\n\n[1] RootWebArea 'x'", "http://h/a", {"x", "y"}};
+  r.observation = {"Tab 0 (current): x\n\n[1] RootWebArea 'x'", "http://h/a", {"x", "y"}, ""};
   r.action_error = "no element [3]";
   r.done = true;
   r.answer = "42";
