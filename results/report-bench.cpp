@@ -50,6 +50,10 @@ std::string label(const std::string& policy, const json& options) {
   return s;
 }
 
+// A point's series: its spec without the budget ("confkv:kv-int8=1@512t" -> "confkv:kv-int8=1"),
+// so each policy variant is one colour across a sweep.
+std::string series_of(const std::string& spec) { return spec.substr(0, spec.find('@')); }
+
 // "text /tmp/t.txt, max_tokens 2048, kv_budget 512t": the config's scalars a reader needs to
 // tell two groups apart (threads, backend and seed too: they change tok/s and the prompts).
 std::string config_summary(const json& c) {
@@ -130,11 +134,11 @@ void fill_group(bench_group& g, const std::vector<const bench_result_row*>& rows
       cells.insert(cells.end(), {fmt("%.4f", ppl), ratio(ppl, full_ppl), format_bytes(kv), ratio(kv, full_kv),
                                  format_bytes(num(m, "peak_kv_bytes")), fmt("%.0f", num(m, "tok_s"))});
       if (!std::isnan(ppl) && full_ppl > 0) out["ppl_vs_full"] = ppl / full_ppl;
-      if (!std::isnan(ppl) && !std::isnan(kv)) g.points.push_back({rows[i]->policy, spec, kv, ppl});
+      if (!std::isnan(ppl) && !std::isnan(kv)) g.points.push_back({series_of(spec), spec, kv, ppl});
     } else if (g.bench == "niah") {
       const double acc = num(m, "accuracy");
       cells.insert(cells.end(), {fmt("%.3f", acc), per_length(m), format_bytes(kv), ratio(kv, full_kv)});
-      if (!std::isnan(acc) && !std::isnan(kv)) g.points.push_back({rows[i]->policy, spec, kv, acc});
+      if (!std::isnan(acc) && !std::isnan(kv)) g.points.push_back({series_of(spec), spec, kv, acc});
     } else if (g.bench == "confidence-kl") {
       cells.insert(cells.end(), {fmt("%.3f", num(m, "pearson_r")), fmt("%.0f", num(m, "n_samples")),
                                  fmt("%.4f", num(m, "confidence_mean")), fmt("%.4f", num(m, "kl_mean"))});

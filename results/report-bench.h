@@ -18,7 +18,7 @@ namespace kvarena::results {
 
 // One policy's point on the metric-vs-memory plot of a group.
 struct bench_point {
-  std::string policy;  // full, window, ... (the series)
+  std::string policy;  // the series: the spec without its budget (window, confkv:kv-int8=1, ...)
   std::string spec;    // window@512t (the point's label)
   double peak_kv_logical = 0;
   double value = 0;    // ppl or accuracy

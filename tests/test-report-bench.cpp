@@ -85,6 +85,7 @@ TEST(ReportBench, GroupsAndRatiosAreTheHandComputedOnes) {
   EXPECT_EQ(p.points[1].policy, "window");
   EXPECT_DOUBLE_EQ(p.points[1].value, 2.5);
   EXPECT_DOUBLE_EQ(p.points[1].peak_kv_logical, 2 * MiB);
+  EXPECT_EQ(p.points[2].policy, "h2o:heavy=256:recent=256");  // a variant is its own series
 
   const bench_group& q = b.groups[1];  // no full row: no ratios
   ASSERT_EQ(q.rows.size(), 1u);
@@ -123,7 +124,7 @@ TEST(ReportBench, TextJsonAndHtmlCarryTheTables) {
   for (size_t at = 0; (at = html.find("</svg>", at)) != std::string::npos; ++at) ++closes;
   EXPECT_EQ(svgs, 3u);  // ppl twice and niah; confidence-kl has no plot
   EXPECT_EQ(closes, svgs);
-  for (const char* s : {"full", "window", "h2o"})
+  for (const char* s : {"full", "window", "h2o:heavy=256:recent=256"})
     EXPECT_NE(html.find(std::string("data-series=\"") + s + "\""), std::string::npos) << s;
   EXPECT_NE(html.find("<td>h2o:heavy=256:recent=256</td>"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
