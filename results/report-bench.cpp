@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench-results-db.h"
+#include "report-format.h"
 #include "sqlite-util.h"
 #include "svg-plot.h"
 
@@ -160,12 +161,6 @@ std::vector<std::vector<std::string>> with_header(const bench_group& g) {
   return t;
 }
 
-const char* color(size_t i) {
-  static const char* const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
-  return palette[i % std::size(palette)];
-}
-
 std::string group_plot(const bench_group& g) {
   plot_spec p;
   p.title = g.plot_value + " vs peak logical KV memory";
@@ -176,7 +171,7 @@ std::string group_plot(const bench_group& g) {
   for (const auto& pt : g.points)
     if (std::find(order.begin(), order.end(), pt.policy) == order.end()) order.push_back(pt.policy);
   for (size_t i = 0; i < order.size(); ++i) {
-    plot_series s{order[i], color(i), {}, {}, {}, {}};
+    plot_series s{order[i], series_color(i), {}, {}, {}, {}};
     for (const auto& pt : g.points)
       if (pt.policy == order[i]) {
         s.x.push_back(pt.peak_kv_logical);
@@ -231,20 +226,7 @@ std::string bench_report_text(const bench_report& b) {
   if (b.groups.empty()) return "";
   std::string o = "\nbenchmarks (" + std::to_string(b.n_rows) + " bench_results rows)\n";
   for (const auto& g : b.groups) {
-    o += "\n" + g.title + "\n";
-    const auto t = with_header(g);
-    std::vector<size_t> width(g.columns.size(), 0);
-    for (const auto& row : t)
-      for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    for (const auto& row : t) {
-      std::string line = " ";
-      for (size_t c = 0; c < row.size() && c < width.size(); ++c) {
-        const std::string pad(width[c] - row[c].size(), ' ');
-        line += c == 0 ? " " + row[c] + pad : "  " + pad + row[c];
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      o += line + "\n";
-    }
+    o += "\n" + g.title + "\n" + text_table(with_header(g), "  ");
   }
   o += std::string("\n") + notes + "\n";
   return o;
@@ -270,15 +252,7 @@ std::string bench_report_html(const bench_report& b) {
   std::string o = "<h2>Benchmarks</h2>\n<p class=\"note\">" + std::to_string(b.n_rows) +
                   " rows of <code>bench_results</code> (<code>kvarena bench ... --db</code>). " + notes + "</p>\n";
   for (const auto& g : b.groups) {
-    o += "<h3>" + xml_escape(g.title) + "</h3>\n<div class=\"wide\">\n<table>\n<thead><tr>";
-    for (const auto& h : g.columns) o += "<th>" + xml_escape(h) + "</th>";
-    o += "</tr></thead>\n<tbody>\n";
-    for (const auto& row : g.rows) {
-      o += "<tr>";
-      for (const auto& c : row) o += "<td>" + xml_escape(c) + "</td>";
-      o += "</tr>\n";
-    }
-    o += "</tbody>\n</table>\n</div>\n";
+    o += "<h3>" + xml_escape(g.title) + "</h3>\n" + html_table(with_header(g));
     if (!g.plot_value.empty() && !g.points.empty()) o += group_plot(g);
   }
   return o;
@@ -287,10 +261,7 @@ std::string bench_report_html(const bench_report& b) {
 std::string bench_report_page(const bench_report& b, const std::string& file) {
   std::string o =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>kvarena benchmarks</title>\n"
-      "<style>body { font-family: sans-serif; margin: 2em; color: #222; } .wide { overflow-x: auto; }\n"
-      "table { border-collapse: collapse; font-size: 0.92em; } th, td { padding: 4px 10px; border-bottom: 1px solid "
-      "#ddd; text-align: right; white-space: nowrap; }\nth:first-child, td:first-child { text-align: left; } th { "
-      "background: #f4f4f4; } .note { color: #555; font-size: 0.88em; } code { background: #f4f4f4; }</style>\n"
+      "<style>" + std::string(report_page_css()) + "</style>\n"
       "</head>\n<body>\n<h1>kvarena benchmarks: <code>" +
       xml_escape(file) + "</code></h1>\n";
   o += b.groups.empty() ? "<p class=\"note\">No benchmark rows.</p>\n" : bench_report_html(b);

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "report-format.h"
 #include "report-items.h"
 #include "svg-plot.h"
 
@@ -13,11 +14,7 @@ namespace kvarena::results {
 namespace {
 
 // One colour per policy, the same in both plots (by the policy's place in the report).
-const char* policy_color(size_t i) {
-  static const char* const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                        "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
-  return palette[i % std::size(palette)];
-}
+const char* policy_color(size_t i) { return series_color(i); }
 
 size_t policy_index(const run_report& r, const std::string& policy) {
   for (size_t i = 0; i < r.policies.size(); ++i)
@@ -87,18 +84,6 @@ std::string kv_trace_plot(const run_report& r) {
   return svg_plot(p);
 }
 
-constexpr const char* css = R"css(
-body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1500px; }
-.wide { overflow-x: auto; }
-h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
-table { border-collapse: collapse; font-size: 0.92em; }
-th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
-th { background: #f4f4f4; }
-.meta { color: #555; } .note { color: #555; font-size: 0.88em; }
-.complete { color: #1a7f37; } .incomplete { color: #b42318; font-weight: bold; }
-code { background: #f4f4f4; padding: 0 3px; }
-)css";
 
 }  // namespace
 
@@ -110,7 +95,7 @@ std::string report_html(const run_report& r, const std::string& items_dir, const
     seeds += std::to_string(s);
   }
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>kvarena report: " +
-                  xml_escape(i.name) + "</title>\n<style>" + css + "</style>\n</head>\n<body>\n";
+                  xml_escape(i.name) + "</title>\n<style>" + report_page_css() + "</style>\n</head>\n<body>\n";
   o += "<h1>kvarena report: run " + xml_escape(i.name) + "</h1>\n";
   o += "<p class=\"meta\">model <code>" + xml_escape(i.model) + "</code>, suite <code>" + xml_escape(i.suite) +
        "</code>, seeds " + xml_escape(seeds) + ", created " + xml_escape(r.run.created_at) +
@@ -124,16 +109,7 @@ std::string report_html(const run_report& r, const std::string& items_dir, const
     o += "<p class=\"incomplete\">INCOMPLETE: " + std::to_string(r.not_done) + " of " + std::to_string(r.planned) +
          " planned items not done (<code>kvarena merge</code> lists them).</p>\n";
 
-  auto t = report_table(r);
-  o += "<div class=\"wide\">\n<table>\n<thead><tr>";
-  for (const auto& h : t[0]) o += "<th>" + xml_escape(h) + "</th>";
-  o += "</tr></thead>\n<tbody>\n";
-  for (size_t k = 1; k < t.size(); ++k) {
-    o += "<tr>";
-    for (const auto& c : t[k]) o += "<td>" + xml_escape(c) + "</td>";
-    o += "</tr>\n";
-  }
-  o += "</tbody>\n</table>\n</div>\n";
+  o += html_table(report_table(r));
   o += "<p class=\"note\">errors = error + timeout rows; success = successes / task rows (errors count as "
        "failures); retained = "
        "success / full's success (in brackets: 95% percentile bootstrap over tasks); 95% CI = Wilson score "

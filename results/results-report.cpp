@@ -1,6 +1,8 @@
 // results-report.cpp: metrics, the text table and JSON of results-report.h.
 #include "results-report.h"
 
+#include "report-format.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -299,19 +301,7 @@ std::string report_text(const run_report& r) {
          " planned items not done (`kvarena merge` lists them)\n";
   o += "\n";
 
-  auto t = report_table(r);
-  std::vector<size_t> width(t[0].size(), 0);
-  for (const auto& row : t)
-    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  for (const auto& row : t) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      std::string pad(width[c] - row[c].size(), ' ');
-      line += c == 0 ? row[c] + pad : "  " + pad + row[c];  // first column left, numbers right
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    o += line + "\n";
-  }
+  o += text_table(report_table(r));
   o += "\nerrors = error + timeout rows; success = successes / task rows (errors count as failures);\n"
        "95% CI = Wilson score interval; tmpl mean = unweighted mean of per-template success rates;\n"
        "retained = success / full's success (in brackets: 95% percentile bootstrap over tasks);\n"

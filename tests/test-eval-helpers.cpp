@@ -18,22 +18,10 @@
 #include "sites/http-server.h"
 #include "sites/site-eval-helpers.h"
 #include "sites/site-server.h"
+#include "eval-test-util.h"
 
 namespace kvarena {
 namespace {
-
-class html_page : public page_probe {
- public:
-  std::string url = "http://shop.test/x", html;
-  std::string current_url() override { return url; }
-  bool navigate(const std::string& u, std::string*) override {
-    url = u;
-    return true;
-  }
-  std::string page_html() override { return html; }
-  std::optional<std::string> eval_locator(const std::string&) override { return std::nullopt; }
-  bool run_prep_action(const std::string&, std::string*) override { return false; }
-};
 
 std::optional<std::string> call(const char* helper, page_probe& page, std::vector<std::string> args,
                                 std::map<std::string, std::string> sites = {}) {
@@ -50,7 +38,7 @@ const char* k_order_page = R"(<html><body><table id="my-orders-table"><thead><tr
 <td class="col price">$42.30</td><td class="col qty">Ordered12</td><td class="col subtotal">$84.60</td></tr></tbody></table></body></html>)";
 
 TEST(VwaHelpers, OrderPage) {
-  html_page page;
+  fake_page page;
   page.html = k_order_page;
   EXPECT_EQ(call("shopping_get_order_product_name_list", page, {"__page__"}),
             "Protein Bars, Strawberry\nSize\n12 Count (Pack of 1)\nColor\nRed |OR| Protein Bars, Cookie Dough");
@@ -71,7 +59,7 @@ TEST(VwaHelpers, OrderPage) {
 }
 
 TEST(VwaHelpers, ProductPage) {
-  html_page page;
+  fake_page page;
   page.html = R"(<div id="maincontent"><div class="columns"><div><div class="product-info-main">
 <div class="product-info-price"><div class="price-box price-final_price"><span><span>$1,024.99</span></span></div></div>
 <div class="rating-result" title="87%"></div><a id="tab-label-reviews-title">Reviews 14</a></div></div></div></div>
@@ -100,7 +88,7 @@ std::string comment(int level, const std::string& user, const std::string& text,
 }
 
 TEST(VwaHelpers, RedditCommentTree) {
-  html_page page;
+  fake_page page;
   const std::string me = "MarvelsGrantMan136";
   page.html = "<main id=\"main\">" +
               comment(1, "alice", "first", "2023-01-01T10:00:00+00:00",
@@ -126,7 +114,7 @@ TEST(VwaHelpers, RedditCommentTree) {
 }
 
 TEST(VwaHelpers, GitlabMemberRoleAndLowercaseQuery) {
-  html_page page;
+  fake_page page;
   page.html = R"(<table><tr><td data-label="Account"><span class="gl-avatar-labeled-sublabel">@byteblaze</span></td>
 <td class="col-max-role"><span>Owner</span></td></tr><tr><td data-label="Account"><span class="gl-avatar-labeled-sublabel">@yjlou</span></td>
 <td class="col-max-role"><span>Developer</span></td></tr></table>)";
@@ -156,7 +144,7 @@ TEST(VwaHelpers, RestHelpersAgainstAFakeMagento) {
   sites::http_server magento({}, fake_magento);
   magento.start();
   const std::map<std::string, std::string> urls = {{"shopping", magento.base_url() + "/"}};
-  html_page page;
+  fake_page page;
   const std::string shop = magento.base_url();
   EXPECT_EQ(call("shopping_get_latest_order_url", page, {}, urls), shop + "/sales/order/view/order_id/191/");
   EXPECT_EQ(call("shopping_get_auth_token", page, {}, urls), "tok");
@@ -180,7 +168,7 @@ TEST(VwaHelpers, RestHelpersAgainstTheLocalShoppingSite) {
   server.start();
   const std::map<std::string, std::string> urls = server.site_urls("main");
   const std::string shop = urls.at("shopping");
-  html_page page;
+  fake_page page;
   auto newest = server.store().query("main", "shopping", "SELECT id FROM orders ORDER BY created_at DESC, id DESC LIMIT 1");
   ASSERT_EQ(newest.size(), 1u);
   EXPECT_EQ(call("shopping_get_latest_order_url", page, {}, urls),
@@ -214,7 +202,7 @@ TEST(VwaHelpers, OrderHelpersOnTheLocalShoppingSite) {
   get.url = server.site_urls("main").at("shopping") + "/orders/" + order[0]["number"].get<std::string>();
   http_response res = http.fetch(get);
   ASSERT_EQ(res.status, 200) << res.body.substr(0, 300);
-  html_page page;
+  fake_page page;
   page.html = res.body;
   const std::string sku = order[0]["sku"].get<std::string>();
   EXPECT_EQ(call("shopping_get_order_product_quantity", page, {"__page__", sku}), std::to_string(order[0]["qty"].get<int>()));

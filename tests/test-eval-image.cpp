@@ -17,6 +17,7 @@
 #include "eval/eval-image.h"
 #include "eval/image-ssim.h"
 #include "sites/http-server.h"
+#include "eval-test-util.h"
 #include "test-util.h"
 
 namespace kvarena {
@@ -110,19 +111,6 @@ TEST(Ssim, DecodesPngAndJpegToPilGray) {
   EXPECT_NE(err.find("neither PNG nor JPEG"), std::string::npos) << err;
 }
 
-class page_at : public page_probe {
- public:
-  std::string url, html;
-  std::string current_url() override { return url; }
-  bool navigate(const std::string& u, std::string*) override {
-    url = u;
-    return true;
-  }
-  std::string page_html() override { return html; }
-  std::optional<std::string> eval_locator(const std::string&) override { return std::nullopt; }
-  bool run_prep_action(const std::string&, std::string*) override { return false; }
-};
-
 task image_task(const std::string& queries) {
   task t;
   t.task_id = 9;
@@ -162,7 +150,7 @@ TEST(PageImageQuery, FuzzyImageMatchAndVqa) {
     return (dir / name).string();
   };
   const std::string same = write("same.png", bike), other = write("other.png", png_bytes(16, 16, inverted));
-  page_at page;
+  fake_page page;
   page.url = server.base_url() + "/item/3";
   page.html = "<div class='gallery'><img src='/img/bike.png' alt='bike'></div><img src='/logo.png' alt=''>";
   eval_inputs in;

@@ -105,28 +105,28 @@ void parent_of_latest(const comment_node& n, const std::string& user, const comm
   }
 }
 
-std::optional<std::string> latest_comment_content(const eval_helper_call& c) {
+// The comment `walk` picks for the user arg(c, 1) in the page's comment tree, as `field`;
+// "" when none or when the page has no tree (VWA's catch).
+using comment_walk = void (*)(const comment_node&, const std::string&, const comment_node**, double*);
+std::optional<std::string> picked_comment(const eval_helper_call& c, comment_walk walk,
+                                          std::string comment_node::*field) {
   try {
     comment_node tree = comment_tree(c.page);
     const comment_node* best = nullptr;
     double t = -std::numeric_limits<double>::infinity();
-    latest_by(tree, arg(c, 1), &best, &t);
-    return best ? best->content : "";
+    walk(tree, arg(c, 1), &best, &t);
+    return best ? best->*field : "";
   } catch (const std::exception&) {
     return "";
   }
 }
 
+std::optional<std::string> latest_comment_content(const eval_helper_call& c) {
+  return picked_comment(c, latest_by, &comment_node::content);
+}
+
 std::optional<std::string> parent_username(const eval_helper_call& c) {
-  try {
-    comment_node tree = comment_tree(c.page);
-    const comment_node* best = nullptr;
-    double t = -std::numeric_limits<double>::infinity();
-    parent_of_latest(tree, arg(c, 1), &best, &t);
-    return best ? best->username : "";
-  } catch (const std::exception&) {
-    return "";
-  }
+  return picked_comment(c, parent_of_latest, &comment_node::username);
 }
 
 // GitLab's members table: the row whose account sublabel is "@name", its max role.
