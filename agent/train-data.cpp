@@ -112,8 +112,12 @@ std::string cut_to_tokens(const std::string& text, const tokenizer* tok, int64_t
 
 // max_words sizes the filler; with a tokenizer the haystack is then cut to at most
 // max_tokens tokens (page text has more tokens per word than the sentence filler).
+// max_needles > 1: a document holds 1..max_needles needles, each of its own phrasing and
+// code at its own depth, and asks for every one in turn (a target after each question).
+// The first needle and question are drawn as with max_needles 1, and the others from a
+// stream of their own, so max_needles 1 gives the same documents as before it existed.
 train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, const std::vector<std::string>& pages,
-                                  const tokenizer* tok = nullptr, int64_t max_tokens = 0) {
+                                  const tokenizer* tok = nullptr, int64_t max_tokens = 0, int64_t max_needles = 1) {
   struct phrasing {
     const char* needle;    // before the value
     const char* question;  // ends where the answer starts
@@ -123,20 +127,61 @@ train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, c
       {"The pass key is ", "\n\nWhat is the pass key? The pass key is"},
       {"Remember this number: ", "\n\nWhich number was to be remembered? The number is"},
   };
+  constexpr int64_t k_n_phrasings = 3;
+  if (max_needles < 1 || max_needles > k_n_phrasings)
+    throw std::invalid_argument("train-data: needles per NIAH document must be in [1, 3]");
+  struct needle {
+    size_t at;          // byte offset in the haystack, between words
+    size_t phrasing;    // index into k_phrasings
+    std::string code;
+  };
   train_dataset d{"niah", {}};
   uint64_t st = mix(seed ^ 0x6E696168ull);
   for (int64_t i = 0; i < n; ++i) {
     st = mix(st + static_cast<uint64_t>(i));
-    const phrasing& ph = k_phrasings[st % 3];
+    const size_t first_phrasing = st % k_n_phrasings;
     const int64_t words = 64 + static_cast<int64_t>(mix(st) % static_cast<uint64_t>(std::max<int64_t>(1, max_words - 64)));
     const int64_t hay_tokens = max_tokens * words / std::max<int64_t>(1, max_words);
     const std::string hay = cut_to_tokens(filler(st, words, pages), tok, std::max<int64_t>(32, hay_tokens));
-    const std::string code = five_digits(st);
+    auto between_words = [&](uint64_t r) {
+      size_t at = static_cast<size_t>(static_cast<double>(r % 1001) / 1000.0 * static_cast<double>(hay.size()));
+      while (at < hay.size() && hay[at] != ' ' && hay[at] != '\n') ++at;
+      return at;
+    };
+    std::vector<needle> needles;
+    needles.push_back({0, first_phrasing, five_digits(st)});
     st = mix(st);
-    size_t at = static_cast<size_t>(static_cast<double>(st % 1001) / 1000.0 * static_cast<double>(hay.size()));
-    while (at < hay.size() && hay[at] != ' ' && hay[at] != '\n') ++at;  // between words
-    const std::string text = hay.substr(0, at) + " " + ph.needle + code + ". " + hay.substr(at) + ph.question;
-    d.sequences.push_back({{{text, false}, {" " + code + ".", true}}});
+    needles[0].at = between_words(st);
+    if (max_needles > 1) {
+      uint64_t more = mix(st ^ 0x6D6F7265ull);
+      const int64_t k = 1 + static_cast<int64_t>(more % static_cast<uint64_t>(max_needles));
+      for (int64_t j = 1; j < k; ++j) {
+        std::string code;
+        do code = five_digits(more);
+        while (std::any_of(needles.begin(), needles.end(), [&](const needle& x) { return x.code == code; }));
+        more = mix(more);
+        needles.push_back({between_words(more), (first_phrasing + static_cast<size_t>(j)) % k_n_phrasings, code});
+      }
+    }
+    std::vector<size_t> by_place(needles.size());  // needles in haystack order
+    for (size_t j = 0; j < by_place.size(); ++j) by_place[j] = j;
+    std::stable_sort(by_place.begin(), by_place.end(), [&](size_t a, size_t b) { return needles[a].at < needles[b].at; });
+    std::string text;
+    size_t from = 0;
+    for (size_t j : by_place) {
+      const needle& x = needles[j];
+      text += hay.substr(from, x.at - from) + " " + k_phrasings[x.phrasing].needle + x.code + ". ";
+      from = x.at;
+    }
+    text += hay.substr(from);
+    // Asked in the order drawn: the first needle first (as with one needle), then the rest.
+    train_sequence q;
+    for (const needle& x : needles) {
+      q.segments.push_back({text + k_phrasings[x.phrasing].question, false});
+      q.segments.push_back({" " + x.code + ".", true});
+      text.clear();
+    }
+    d.sequences.push_back(std::move(q));
   }
   return d;
 }
@@ -224,9 +269,12 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
   return out;
 }
 
-train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words) { return niah_documents_from(seed, n, max_words, {}); }
+train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words, int64_t max_needles) {
+  return niah_documents_from(seed, n, max_words, {}, nullptr, 0, max_needles);
+}
 
-train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs) {
+train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t max_queries) {
+  if (max_queries < 1) throw std::invalid_argument("train-data: queries per kv document must be >= 1");
   train_dataset d{"kv", {}};
   uint64_t st = mix(seed ^ 0x6B76ull);
   for (int64_t i = 0; i < n; ++i) {
@@ -241,9 +289,25 @@ train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs) {
     std::string text = "Records:\n";
     for (const auto& [k, v] : kv) text += "key " + k + ": value " + v + "\n";
     st = mix(st);
-    const auto& q = kv[st % kv.size()];
-    text += "\nWhat is the value of key " + q.first + "? The value is";
-    d.sequences.push_back({{{text, false}, {" " + q.second + ".", true}}});
+    // The first query as with one query; more (max_queries > 1) from a stream of their own,
+    // distinct keys, so max_queries 1 gives the same documents as before it existed.
+    std::vector<size_t> asked = {static_cast<size_t>(st % kv.size())};
+    if (max_queries > 1) {
+      uint64_t more = mix(st ^ 0x6D6F7265ull);
+      const size_t k = std::min(kv.size(), static_cast<size_t>(1 + more % static_cast<uint64_t>(max_queries)));
+      while (asked.size() < k) {
+        more = mix(more);
+        const size_t j = static_cast<size_t>(more % kv.size());
+        if (std::find(asked.begin(), asked.end(), j) == asked.end()) asked.push_back(j);
+      }
+    }
+    train_sequence q;
+    for (size_t j : asked) {
+      q.segments.push_back({text + "\nWhat is the value of key " + kv[j].first + "? The value is", false});
+      q.segments.push_back({" " + kv[j].second + ".", true});
+      text.clear();
+    }
+    d.sequences.push_back(std::move(q));
   }
   return d;
 }
@@ -299,8 +363,11 @@ train_data_summary write_train_data(const train_data_options& opt) {
   }
   const int64_t max_words = static_cast<int64_t>(0.9 * static_cast<double>(opt.max_doc_tokens) / tokens_per_word);
   train_dataset niah =
-      niah_documents_from(opt.seed, opt.n_niah, max_words, pages, opt.tok, opt.max_doc_tokens - 40);
-  train_dataset kv = kv_documents(opt.seed, opt.n_kv, std::max<int64_t>(8, opt.max_doc_tokens / 14));
+      niah_documents_from(opt.seed, opt.n_niah, max_words, pages, opt.tok,
+                          opt.max_doc_tokens - 40 * opt.niah_needles, opt.niah_needles);
+  // A record line is about 14 tokens; each query beyond the first about 20 more.
+  const int64_t kv_room = opt.max_doc_tokens - 20 * (opt.kv_queries - 1);
+  train_dataset kv = kv_documents(opt.seed, opt.n_kv, std::max<int64_t>(8, kv_room / 14), opt.kv_queries);
   log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
 
   const std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};

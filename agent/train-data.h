@@ -12,8 +12,10 @@
 //                           same reply): more practice per token at reading an element's
 //                           id and copying names from the objective
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
-//                           filler from seeds the bench does not use), 256..max_doc_tokens
-//   kv                      key-value retrieval documents ("key K: value V" lines, a query)
+//                           filler from seeds the bench does not use), 256..max_doc_tokens;
+//                           with niah_needles > 1 up to that many needles, each asked for
+//   kv                      key-value retrieval documents ("key K: value V" lines, a query,
+//                           or up to kv_queries queries)
 //   corpus                  every distinct page the oracle saw, as plain text (perplexity)
 //
 // A sequence is a list of segments, each context or target. Without a tokenizer only the
@@ -69,6 +71,8 @@ struct train_data_options {
   int64_t n_niah = 2000;             // NIAH documents
   int64_t n_kv = 1000;               // key-value documents
   int64_t max_doc_tokens = 4096;     // longest NIAH / kv document
+  int64_t niah_needles = 1;          // most needles per NIAH document (1..3), each asked for
+  int64_t kv_queries = 1;            // most queries per kv document, each a target
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };
@@ -104,7 +108,9 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
                                                  int64_t max_obs_tokens);
 
 // The documents alone (deterministic for a seed), for tests.
-train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words);
-train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs);
+// max_needles / max_queries > 1: documents with up to that many needles / queries, every
+// one asked for with its answer a target (more retrieval practice per token); 1: one.
+train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words, int64_t max_needles = 1);
+train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t max_queries = 1);
 
 }  // namespace kvarena

@@ -75,6 +75,8 @@ int run_train_data(const train_data_args& a) {
   m["tokenizer"] = a.tokenizer_path;
   m["max_obs_tokens"] = a.o.max_obs_tokens;
   m["max_doc_tokens"] = a.o.max_doc_tokens;
+  m["niah_needles"] = a.o.niah_needles;
+  m["kv_queries"] = a.o.kv_queries;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -109,6 +111,11 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
   sub->add_option("--kv", a->o.n_kv, "Key-value documents")->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--max-doc-tokens", a->o.max_doc_tokens, "Longest NIAH / kv document")->capture_default_str()
       ->check(CLI::Range(int64_t(128), int64_t(1) << 20));
+  sub->add_option("--niah-needles", a->o.niah_needles,
+                  "Most needles per NIAH document, each of its own phrasing and asked for in turn")
+      ->capture_default_str()->check(CLI::Range(1, 3));
+  sub->add_option("--kv-queries", a->o.kv_queries, "Most queries per kv document, each answer a target")
+      ->capture_default_str()->check(CLI::Range(1, 64));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }
 

@@ -3,7 +3,10 @@
 // their end markers as targets; NIAH and key-value documents; the token files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -156,6 +159,73 @@ TEST(TrainData, KvDocumentsAnswerWithTheQueriedKeysValue) {
     const std::string line = "key " + m[1].str() + ": value" + q.segments[1].text.substr(0, 6) + "\n";
     EXPECT_NE(doc.find(line), std::string::npos) << line;
   }
+}
+
+// With several needles a document alternates question and answer segments; each answer is
+// the code of the needle that its question names, every needle's code is different, and the
+// first question and answer are those of the one-needle document of the same index.
+TEST(TrainData, MultiNeedleNiahAsksForEachNeedleByItsPhrasing) {
+  const std::map<std::string, std::string> needle_of_question = {
+      {"\n\nWhat is the secret code? The secret code is", "The secret code is "},
+      {"\n\nWhat is the pass key? The pass key is", "The pass key is "},
+      {"\n\nWhich number was to be remembered? The number is", "Remember this number: "},
+  };
+  const train_dataset one = niah_documents(5, 40, 300);
+  const train_dataset many = niah_documents(5, 40, 300, 3);
+  ASSERT_EQ(many.sequences.size(), 40u);
+  std::set<size_t> counts;
+  for (size_t i = 0; i < many.sequences.size(); ++i) {
+    const std::vector<train_segment>& seg = many.sequences[i].segments;
+    ASSERT_EQ(seg.size() % 2, 0u);
+    counts.insert(seg.size() / 2);
+    EXPECT_EQ(seg[1].text, one.sequences[i].segments[1].text) << "first answer as with one needle";
+    const std::string& first = seg[0].text;
+    std::set<std::string> codes;
+    for (size_t j = 0; j < seg.size(); j += 2) {
+      EXPECT_FALSE(seg[j].target);
+      EXPECT_TRUE(seg[j + 1].target);
+      std::string question;
+      for (const auto& [q, needle] : needle_of_question) {
+        if (seg[j].text.size() >= q.size() && seg[j].text.compare(seg[j].text.size() - q.size(), q.size(), q) == 0)
+          question = q;
+      }
+      ASSERT_FALSE(question.empty()) << seg[j].text.substr(seg[j].text.size() > 80 ? seg[j].text.size() - 80 : 0);
+      std::smatch m;
+      ASSERT_TRUE(std::regex_match(seg[j + 1].text, m, std::regex(" ([0-9]{5})\\."))) << seg[j + 1].text;
+      EXPECT_TRUE(codes.insert(m[1].str()).second) << "codes differ within a document";
+      const std::string placed = needle_of_question.at(question) + m[1].str() + ".";
+      EXPECT_NE(first.find(placed), std::string::npos) << placed;
+      if (j > 0) {
+        EXPECT_EQ(seg[j].text, question) << "later questions follow the answer directly";
+      }
+    }
+  }
+  EXPECT_EQ(counts, (std::set<size_t>{1, 2, 3}));
+  EXPECT_THROW(niah_documents(5, 1, 300, 4), std::invalid_argument);
+}
+
+TEST(TrainData, KvDocumentsWithSeveralQueriesAnswerEachQueriedKey) {
+  const train_dataset one = kv_documents(3, 30, 40);
+  const train_dataset many = kv_documents(3, 30, 40, 5);
+  size_t most = 0;
+  for (size_t i = 0; i < many.sequences.size(); ++i) {
+    const std::vector<train_segment>& seg = many.sequences[i].segments;
+    ASSERT_EQ(seg.size() % 2, 0u);
+    ASSERT_LE(seg.size() / 2, 5u);
+    most = std::max(most, seg.size() / 2);
+    EXPECT_EQ(seg[1].text, one.sequences[i].segments[1].text) << "first answer as with one query";
+    const std::string& records = seg[0].text;
+    std::set<std::string> keys;
+    for (size_t j = 0; j < seg.size(); j += 2) {
+      std::smatch m;
+      ASSERT_TRUE(std::regex_search(seg[j].text, m, std::regex("value of key ([0-9]{5})\\? The value is$")));
+      EXPECT_TRUE(keys.insert(m[1].str()).second) << "a key is asked once";
+      ASSERT_TRUE(seg[j + 1].target);
+      const std::string line = "key " + m[1].str() + ": value" + seg[j + 1].text.substr(0, 6) + "\n";
+      EXPECT_NE(records.find(line), std::string::npos) << line;
+    }
+  }
+  EXPECT_EQ(most, 5u);
 }
 
 // A byte-level vocabulary (256 byte tokens in GPT-2's byte-to-unicode form, no merges, and

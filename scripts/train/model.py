@@ -97,6 +97,30 @@ def causal_attention(q, k, v, scale, mask, chunk=0):
     return torch.cat(outs, dim=3)
 
 
+def segment_bounds(seg):
+    """seg: (B, T) document index of each token -> per row, the [start, end) of each run of
+    one document: [[(0, 480), (480, 1536)], ...]."""
+    s = seg.numpy()
+    out = []
+    for row in s:
+        cut = [0] + (np.flatnonzero(row[1:] != row[:-1]) + 1).tolist() + [len(row)]
+        out.append(list(zip(cut[:-1], cut[1:])))
+    return out
+
+
+def segmented_attention(q, k, v, scale, causal, chunk, bounds):
+    """causal_attention over packed rows, each document alone: q (B, KVH, G, T, hd), k/v
+    (B, KVH, T, hd), causal (T, T) additive mask, bounds from segment_bounds. The same
+    result as the (B, 1, 1, T, T) document mask, without the scores between documents
+    (a row of 1536 tokens packing 3 documents computes a third of them)."""
+    rows = []
+    for b, runs in enumerate(bounds):
+        parts = [causal_attention(q[b:b + 1, :, :, s:e], k[b:b + 1, :, s:e], v[b:b + 1, :, s:e], scale,
+                                  causal[:e - s, :e - s], chunk) for s, e in runs]
+        rows.append(torch.cat(parts, dim=3))
+    return torch.cat(rows, dim=0)
+
+
 class Block(nn.Module):
     def __init__(self, c):
         super().__init__()
@@ -112,7 +136,7 @@ class Block(nn.Module):
         self.w_up = nn.Linear(c.dim, c.ffn_dim, bias=False)
         self.w_down = nn.Linear(c.ffn_dim, c.dim, bias=False)
 
-    def forward(self, x, cos, sin, mask, chunk):
+    def forward(self, x, cos, sin, mask, chunk, bounds=None):
         c = self.c
         B, T, D = x.shape
         hd, H, KVH = c.head_dim, c.n_heads, c.n_kv_heads
@@ -124,7 +148,10 @@ class Block(nn.Module):
         q = q.view(B, T, KVH, H // KVH, hd).permute(0, 2, 3, 1, 4)
         k = k.transpose(1, 2)
         v = v.transpose(1, 2)
-        o = causal_attention(q, k, v, 1.0 / math.sqrt(hd), mask, chunk)
+        if bounds is None:
+            o = causal_attention(q, k, v, 1.0 / math.sqrt(hd), mask, chunk)
+        else:
+            o = segmented_attention(q, k, v, 1.0 / math.sqrt(hd), mask, chunk, bounds)
         x = x + self.wo(o.permute(0, 3, 1, 2, 4).reshape(B, T, D))
         h = self.ffn_norm(x)
         return x + self.w_down(F.silu(self.w_gate(h)) * self.w_up(h))
@@ -139,6 +166,8 @@ class Llama(nn.Module):
         self.norm = RMSNorm(c.dim, c.norm_eps)
         self.output = None if c.tied else nn.Linear(c.dim, c.n_vocab, bias=False)
         self.attn_chunk = 0
+        # Packed rows: attention per document (True) or over the row with a document mask.
+        self.segment_attention = True
         self._tables = {}
 
     def init_random(self, seed, std=0.02):
@@ -163,14 +192,18 @@ class Llama(nn.Module):
         its position in it; a token then attends only to earlier tokens of its own
         document and is rotated by its own position, as if each document ran alone."""
         cos, sin, mask = self._rope_mask(tokens.shape[1])
+        bounds = None
         if seg is not None:
-            same = seg[:, :, None] == seg[:, None, :]                      # (B, T, T)
-            allowed = same & (mask == 0)                                   # and causal
-            mask = torch.zeros(same.shape).masked_fill_(~allowed, float("-inf"))[:, None, None]
+            if self.segment_attention:
+                bounds = segment_bounds(seg)                               # mask stays (T, T) causal
+            else:
+                same = seg[:, :, None] == seg[:, None, :]                  # (B, T, T)
+                allowed = same & (mask == 0)                               # and causal
+                mask = torch.zeros(same.shape).masked_fill_(~allowed, float("-inf"))[:, None, None]
             cos, sin = cos[pos], sin[pos]                                  # (B, T, hd/2)
         x = self.tok_embd(tokens)
         for layer in self.layers:
-            x = layer(x, cos, sin, mask, self.attn_chunk)
+            x = layer(x, cos, sin, mask, self.attn_chunk, bounds)
         return self.norm(x)
 
     def logits(self, h):

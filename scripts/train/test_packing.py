@@ -32,16 +32,18 @@ def check_model():
     pos = torch.tensor([list(range(23)) + list(range(17))])
     with torch.no_grad():
         la, lb = m(a)[0], m(b)[0]
-        for chunk in (0, 8):
-            m.attn_chunk = chunk
-            packed = m(row, seg, pos)[0]
-            d = max(float((packed[:23] - la).abs().max()), float((packed[23:] - lb).abs().max()))
-            assert d < 1e-4, f"chunk {chunk}: packed logits differ from the lone documents by {d}"
+        for per_doc in (True, False):      # attention per document, or the document mask
+            m.segment_attention = per_doc
+            for chunk in (0, 8):
+                m.attn_chunk = chunk
+                packed = m(row, seg, pos)[0]
+                d = max(float((packed[:23] - la).abs().max()), float((packed[23:] - lb).abs().max()))
+                assert d < 1e-4, f"per_doc {per_doc} chunk {chunk}: packed logits differ from the lone documents by {d}"
         m.attn_chunk = 0
         unmasked = m(row)[0]
         d = float((unmasked[23:] - lb).abs().max())
         assert d > 1e-3, f"without the mask the second document should see the first (diff {d})"
-    print(f"model: packed == alone (chunks 0, 8); unmasked differs by {d:.3g}")
+    print(f"model: packed == alone (per document and masked, chunks 0, 8); unmasked differs by {d:.3g}")
 
 
 def check_packer():

@@ -338,7 +338,12 @@ def main(argv=None):
     opt = make_optimizer(a, model)
     if "optimizer" in st:
         opt.load_state_dict(st["optimizer"])
-        packer.load_state(st["data"])
+        mixture = {"data": os.path.abspath(a.data), "mix": parse_mix(a.mix)}
+        if st.get("mixture", mixture) == mixture:
+            packer.load_state(st["data"])
+        else:  # the pooled (dataset, sequence) indices would name other sequences
+            log(f"data or mixture changed since the checkpoint ({st['mixture']} -> {mixture}): a fresh pool")
+            packer.rng = np.random.Generator(np.random.PCG64([st["data_seed"], st["step"]]))
         torch.set_rng_state(st["rng"]["torch"])
         np.random.set_state(st["rng"]["numpy"])
         random.setstate(st["rng"]["python"])
@@ -357,6 +362,7 @@ def main(argv=None):
 
     def checkpoint():
         st.update(model=model.state_dict(), optimizer=opt.state_dict(), data=packer.state(),
+                  mixture={"data": os.path.abspath(a.data), "mix": parse_mix(a.mix)},
                   config=model.c.to_dict(), tokenizer=tok,
                   rng={"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
                   hparams={k: v for k, v in vars(a).items() if not k.startswith(("bench", "export"))})
