@@ -5,7 +5,9 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -312,6 +314,51 @@ train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t 
   return d;
 }
 
+train_dataset lookup_documents(const std::vector<std::string>& pages, uint64_t seed, int64_t max_queries) {
+  if (max_queries < 1) throw std::invalid_argument("train-data: queries per lookup document must be >= 1");
+  static const std::regex k_element(R"(^\t*\[(\d+)\] ([A-Za-z]+) '(.+)'.*$)");
+  train_dataset d{"lookup", {}};
+  uint64_t st = mix(seed ^ 0x6C6F6F6Bull);
+  for (const std::string& page : pages) {
+    struct element {
+      std::string id, role, name;
+    };
+    std::vector<element> els;
+    std::map<std::pair<std::string, std::string>, int> seen;  // (role, name) -> lines
+    for (size_t a = 0; a < page.size();) {
+      size_t e = page.find('\n', a);
+      if (e == std::string::npos) e = page.size();
+      std::smatch m;
+      const std::string line = page.substr(a, e - a);
+      if (std::regex_match(line, m, k_element)) {
+        els.push_back({m[1].str(), m[2].str(), m[3].str()});
+        ++seen[{m[2].str(), m[3].str()}];
+      }
+      a = e + 1;
+    }
+    std::vector<size_t> unique;  // elements no other line shares role and name with
+    for (size_t j = 0; j < els.size(); ++j)
+      if (seen[{els[j].role, els[j].name}] == 1) unique.push_back(j);
+    if (unique.empty()) continue;
+    st = mix(st);
+    const size_t k = std::min(unique.size(), static_cast<size_t>(1 + st % static_cast<uint64_t>(max_queries)));
+    for (size_t j = 0; j < k; ++j) {  // a partial Fisher-Yates shuffle: k distinct elements
+      st = mix(st);
+      std::swap(unique[j], unique[j + static_cast<size_t>(st % (unique.size() - j))]);
+    }
+    train_sequence q;
+    std::string text = page + "\n";
+    for (size_t j = 0; j < k; ++j) {
+      const element& x = els[unique[j]];
+      q.segments.push_back({text + "\nWhich element is the " + x.role + " '" + x.name + "'? It is", false});
+      q.segments.push_back({" [" + x.id + "].", true});
+      text.clear();
+    }
+    d.sequences.push_back(std::move(q));
+  }
+  return d;
+}
+
 train_data_summary write_train_data(const train_data_options& opt) {
   if (opt.site_seeds.empty()) throw std::invalid_argument("train-data: no site seeds");
   for (uint64_t s : opt.site_seeds)
@@ -370,7 +417,15 @@ train_data_summary write_train_data(const train_data_options& opt) {
   train_dataset kv = kv_documents(opt.seed, opt.n_kv, std::max<int64_t>(8, kv_room / 14), opt.kv_queries);
   log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
 
-  const std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
+  std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
+  train_dataset lookup{"lookup", {}};
+  if (opt.lookup_queries > 0) {
+    std::vector<std::string> cut;  // the pages as the agent sees them
+    for (const std::string& p : pages) cut.push_back(opt.tok ? truncate_to_tokens(*opt.tok, p, opt.max_obs_tokens).text : p);
+    lookup = lookup_documents(cut, opt.seed, opt.lookup_queries);
+    sets.push_back(&lookup);
+    log("documents: " + std::to_string(lookup.sequences.size()) + " lookup");
+  }
   for (const train_dataset* d : sets) sum.sequences.push_back({d->name, static_cast<int64_t>(d->sequences.size())});
   if (!opt.tok) {
     const fs::path f = fs::path(opt.out_dir) / "corpus.txt";

@@ -16,6 +16,8 @@
 //                           with niah_needles > 1 up to that many needles, each asked for
 //   kv                      key-value retrieval documents ("key K: value V" lines, a query,
 //                           or up to kv_queries queries)
+//   lookup                  (lookup_queries > 0) each distinct page the oracle saw, then
+//                           questions naming an element by role and name, answered by its id
 //   corpus                  every distinct page the oracle saw, as plain text (perplexity)
 //
 // A sequence is a list of segments, each context or target. Without a tokenizer only the
@@ -73,6 +75,7 @@ struct train_data_options {
   int64_t max_doc_tokens = 4096;     // longest NIAH / kv document
   int64_t niah_needles = 1;          // most needles per NIAH document (1..3), each asked for
   int64_t kv_queries = 1;            // most queries per kv document, each a target
+  int64_t lookup_queries = 0;        // > 0: a lookup document per page, up to this many queries
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };
@@ -112,5 +115,9 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
 // one asked for with its answer a target (more retrieval practice per token); 1: one.
 train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words, int64_t max_needles = 1);
 train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t max_queries = 1);
+// One document per page (that has an element whose role and name no other line shares): the
+// page, then up to max_queries questions "Which element is the link 'Cars'? It is", each
+// answered " [58]." (a target): the agent's step of finding an element's id, without the rest.
+train_dataset lookup_documents(const std::vector<std::string>& pages, uint64_t seed, int64_t max_queries);
 
 }  // namespace kvarena

@@ -77,6 +77,7 @@ int run_train_data(const train_data_args& a) {
   m["max_doc_tokens"] = a.o.max_doc_tokens;
   m["niah_needles"] = a.o.niah_needles;
   m["kv_queries"] = a.o.kv_queries;
+  m["lookup_queries"] = a.o.lookup_queries;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -116,6 +117,9 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
       ->capture_default_str()->check(CLI::Range(1, 3));
   sub->add_option("--kv-queries", a->o.kv_queries, "Most queries per kv document, each answer a target")
       ->capture_default_str()->check(CLI::Range(1, 64));
+  sub->add_option("--lookup-queries", a->o.lookup_queries,
+                  "Element lookup documents: each page seen, then up to N questions for an element's id (0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 64));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }
 

@@ -228,6 +228,45 @@ TEST(TrainData, KvDocumentsWithSeveralQueriesAnswerEachQueriedKey) {
   EXPECT_EQ(most, 5u);
 }
 
+// Lookup documents ask only for elements whose role and name are unique on the page (the
+// two "link 'Boats'" lines are never asked for), answer each with the id written on that
+// line, ask each element once per document, and skip a page without elements.
+TEST(TrainData, LookupDocumentsAskForUniqueElementsAndAnswerTheirIds) {
+  const std::string page =
+      "Tab 0 (current): Home\n\n"
+      "\t[12] link 'Cars'\n"
+      "\t[13] link 'Boats'\n"
+      "\t\t[14] StaticText 'Boats'\n"
+      "\t[15] link 'Boats'\n"
+      "\t[16] button 'Search' required: False\n";
+  const std::map<std::string, std::string> expected = {
+      {"\nWhich element is the link 'Cars'? It is", " [12]."},
+      {"\nWhich element is the StaticText 'Boats'? It is", " [14]."},
+      {"\nWhich element is the button 'Search'? It is", " [16]."},
+  };
+  std::set<std::string> asked_ever;
+  std::set<size_t> counts;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    const train_dataset d = lookup_documents({page, "Tab 0 (current): Empty\n\nno elements here\n"}, seed, 10);
+    ASSERT_EQ(d.sequences.size(), 1u) << "the page without elements gives no document";
+    const std::vector<train_segment>& seg = d.sequences[0].segments;
+    ASSERT_EQ(seg.size() % 2, 0u);
+    counts.insert(seg.size() / 2);
+    EXPECT_EQ(seg[0].text.rfind(page + "\n", 0), 0u) << "the document starts with the page";
+    std::set<std::string> asked;
+    for (size_t j = 0; j < seg.size(); j += 2) {
+      const std::string question = j == 0 ? seg[0].text.substr(page.size() + 1) : seg[j].text;
+      ASSERT_TRUE(expected.count(question)) << question;
+      EXPECT_EQ(seg[j + 1].text, expected.at(question));
+      EXPECT_TRUE(seg[j + 1].target && !seg[j].target);
+      EXPECT_TRUE(asked.insert(question).second) << "asked twice: " << question;
+      asked_ever.insert(question);
+    }
+  }
+  EXPECT_EQ(asked_ever.size(), 3u);
+  EXPECT_EQ(counts, (std::set<size_t>{1, 2, 3}));
+}
+
 // A byte-level vocabulary (256 byte tokens in GPT-2's byte-to-unicode form, no merges, and
 // the three ChatML specials) written to a vocabulary-only GGUF.
 std::filesystem::path byte_vocab_gguf() {

@@ -40,7 +40,7 @@ class Packer:
     """Samples sequences by mixture weight and packs them into rows; its state (RNG and
     pool) goes into the checkpoint so a resumed run sees the same data."""
 
-    def __init__(self, data_dir, mix, ctx_weight, seed, pool_size=32, log=sys.stderr, whole=("niah", "kv")):
+    def __init__(self, data_dir, mix, ctx_weight, seed, pool_size=32, log=sys.stderr, whole=("niah", "kv", "lookup")):
         tdir = os.path.join(data_dir, "tokens")
         self.sets, weights = [], []
         for name, w in mix.items():
