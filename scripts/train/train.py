@@ -77,6 +77,8 @@ def parse_args(argv=None):
     a("--eval-every", type=int, default=200)
     a("--eval-n", type=int, default=150, help="held-out sequences per evaluation")
     a("--eval-only", action="store_true", help="evaluate the checkpoint (or --init-gguf) on --eval-data and exit")
+    a("--eval-set", default="agent-last", help="--eval-only: the dataset of --eval-data measured (agent-last, "
+      "niah, kv, lookup: teacher-forced exact match of every answer of a sequence)")
     a("--seed", type=int, default=1, help="init seed")
     a("--data-seed", type=int, default=1)
     a("--ckpt-minutes", type=float, default=5)
@@ -288,7 +290,8 @@ def main(argv=None):
         else:
             model, _ = load_gguf_model(a.init_gguf)
         from heldout import load_heldout, evaluate
-        r = evaluate(model, load_heldout(a.eval_data), a.eval_n)
+        r = evaluate(model, load_heldout(a.eval_data, a.eval_set), a.eval_n)
+        r["set"] = a.eval_set
         r["model"] = f"checkpoint step {st['step']}" if st else a.init_gguf
         print(json.dumps(r))
         return
