@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+# test_copy_data.py: checks of make_copy_data.copy_sequences (ctest `train-copy-data`): every
+# sequence is a run followed by the same run, the mask marks exactly the second run, ids stay
+# below the number of normal tokens, lengths stay in range, and a seed fixes the data.
+# Needs numpy only (exit 77, skipped, without it).
+import os
+import sys
+
+try:
+    import numpy  # noqa: F401
+except ImportError:
+    print("test_copy_data: skipped: /usr/bin/python3 has no numpy", file=sys.stderr)
+    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from make_copy_data import copy_sequences  # noqa: E402
+
+
+def main():
+    tok, mask, idx = copy_sequences(50, 200, 3, 9, seed=4)
+    assert len(idx) == 201 and idx[0] == 0 and idx[-1] == len(tok) == len(mask)
+    seen_lens = set()
+    for i in range(200):
+        a, b = int(idx[i]), int(idx[i + 1])
+        n = (b - a) // 2
+        assert (b - a) % 2 == 0 and 3 <= n <= 9, (a, b)
+        seen_lens.add(n)
+        assert (tok[a:a + n] == tok[a + n:b]).all(), f"sequence {i}: second run differs"
+        assert (mask[a:a + n] == 0).all() and (mask[a + n:b] == 1).all(), f"sequence {i}: mask"
+    assert int(tok.max()) < 50
+    assert seen_lens == set(range(3, 10)), seen_lens
+    again = copy_sequences(50, 200, 3, 9, seed=4)
+    other = copy_sequences(50, 200, 3, 9, seed=5)
+    assert all((x == y).all() for x, y in zip((tok, mask, idx), again)), "not deterministic"
+    assert len(other[0]) != len(tok) or (other[0] != tok).any(), "another seed gives the same data"
+    print(f"copy data: 200 sequences, runs repeated, mask on the second run, lengths {sorted(seen_lens)}")
+
+
+if __name__ == "__main__":
+    main()
