@@ -112,6 +112,17 @@ std::string cut_to_tokens(const std::string& text, const tokenizer* tok, int64_t
   return tok->decode(ids);
 }
 
+// A retrieval document: `context`, then each question followed by its answer (a target).
+train_sequence asked_in_turn(std::string context, const std::vector<std::pair<std::string, std::string>>& qa) {
+  train_sequence q;
+  for (const auto& [question, answer] : qa) {
+    q.segments.push_back({context + question, false});
+    q.segments.push_back({answer, true});
+    context.clear();
+  }
+  return q;
+}
+
 // max_words sizes the filler; with a tokenizer the haystack is then cut to at most
 // max_tokens tokens (page text has more tokens per word than the sentence filler).
 // max_needles > 1: a document holds 1..max_needles needles, each of its own phrasing and
@@ -177,13 +188,9 @@ train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, c
     }
     text += hay.substr(from);
     // Asked in the order drawn: the first needle first (as with one needle), then the rest.
-    train_sequence q;
-    for (const needle& x : needles) {
-      q.segments.push_back({text + k_phrasings[x.phrasing].question, false});
-      q.segments.push_back({" " + x.code + ".", true});
-      text.clear();
-    }
-    d.sequences.push_back(std::move(q));
+    std::vector<std::pair<std::string, std::string>> qa;
+    for (const needle& x : needles) qa.push_back({k_phrasings[x.phrasing].question, " " + x.code + "."});
+    d.sequences.push_back(asked_in_turn(std::move(text), qa));
   }
   return d;
 }
@@ -303,13 +310,10 @@ train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t 
         if (std::find(asked.begin(), asked.end(), j) == asked.end()) asked.push_back(j);
       }
     }
-    train_sequence q;
-    for (size_t j : asked) {
-      q.segments.push_back({text + "\nWhat is the value of key " + kv[j].first + "? The value is", false});
-      q.segments.push_back({" " + kv[j].second + ".", true});
-      text.clear();
-    }
-    d.sequences.push_back(std::move(q));
+    std::vector<std::pair<std::string, std::string>> qa;
+    for (size_t j : asked)
+      qa.push_back({"\nWhat is the value of key " + kv[j].first + "? The value is", " " + kv[j].second + "."});
+    d.sequences.push_back(asked_in_turn(std::move(text), qa));
   }
   return d;
 }
@@ -346,15 +350,12 @@ train_dataset lookup_documents(const std::vector<std::string>& pages, uint64_t s
       st = mix(st);
       std::swap(unique[j], unique[j + static_cast<size_t>(st % (unique.size() - j))]);
     }
-    train_sequence q;
-    std::string text = page + "\n";
+    std::vector<std::pair<std::string, std::string>> qa;
     for (size_t j = 0; j < k; ++j) {
       const element& x = els[unique[j]];
-      q.segments.push_back({text + "\nWhich element is the " + x.role + " '" + x.name + "'? It is", false});
-      q.segments.push_back({" [" + x.id + "].", true});
-      text.clear();
+      qa.push_back({"\nWhich element is the " + x.role + " '" + x.name + "'? It is", " [" + x.id + "]."});
     }
-    d.sequences.push_back(std::move(q));
+    d.sequences.push_back(asked_in_turn(page + "\n", qa));
   }
   return d;
 }
