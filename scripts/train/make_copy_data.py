@@ -1,13 +1,13 @@
 #!/usr/bin/python3
 # make_copy_data.py: the `copy` dataset, the plainest in-context retrieval there is: a run of
-# random tokens, then the same run again; the second run is the loss target. Each of its
+# random tokens, then the same run again (or --repeats times); every copy after the first is the loss target. Each of its
 # tokens follows from the first run alone (which token came after this one there), so the
 # loss falls only once the model attends back to it: the induction mechanism that NIAH, the
 # kv documents, looking up an element's id and copying a title from the objective all need.
 # Random tokens of the whole vocabulary rarely repeat within a run, so where to copy from is
 # never ambiguous (unlike digits amid page text).
 #   scripts/train/make_copy_data.py --vocab models/kvarena-agent.gguf --out DIR/tokens \
-#       [--n 40000] [--min-len 8] [--max-len 128] [--seed 0]
+#       [--n 40000] [--min-len 8] [--max-len 128] [--repeats 2] [--seed 0]
 # writes DIR/tokens/copy.{tok,mask,idx} (data.py's format); deterministic for a seed.
 import argparse
 import os
@@ -19,22 +19,22 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gguf_read import read_gguf  # noqa: E402
 
 
-def copy_sequences(n_vocab_normal, n, min_len, max_len, seed):
+def copy_sequences(n_vocab_normal, n, min_len, max_len, seed, repeats=2):
     """(tokens uint16, mask uint8, idx uint64): n sequences, each a run of L random ids in
-    [0, n_vocab_normal) (L uniform in [min_len, max_len]) followed by the same run; mask 1
-    on the second run."""
+    [0, n_vocab_normal) (L uniform in [min_len, max_len]) written `repeats` times in a row;
+    mask 1 on every copy after the first."""
     rng = np.random.Generator(np.random.PCG64(seed))
     lens = rng.integers(min_len, max_len + 1, size=n)
     idx = np.zeros(n + 1, np.uint64)
-    idx[1:] = np.cumsum(2 * lens)
+    idx[1:] = np.cumsum(repeats * lens)
     tok = np.empty(int(idx[-1]), np.uint16)
     mask = np.zeros(int(idx[-1]), np.uint8)
     for i, L in enumerate(lens):
         run = rng.integers(0, n_vocab_normal, size=L).astype(np.uint16)
         a = int(idx[i])
-        tok[a:a + L] = run
-        tok[a + L:a + 2 * L] = run
-        mask[a + L:a + 2 * L] = 1
+        for r in range(repeats):
+            tok[a + r * L:a + (r + 1) * L] = run
+        mask[a + L:a + repeats * L] = 1
     return tok, mask, idx
 
 
@@ -45,16 +45,19 @@ def main():
     ap.add_argument("--n", type=int, default=40000)
     ap.add_argument("--min-len", type=int, default=8)
     ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--repeats", type=int, default=2, help="copies of each run (the first is context)")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     if not 1 <= a.min_len <= a.max_len:
         raise SystemExit("make_copy_data: need 1 <= --min-len <= --max-len")
+    if a.repeats < 2:
+        raise SystemExit("make_copy_data: need --repeats >= 2 (the first copy is only context)")
     meta, _ = read_gguf(a.vocab)
     types = list(meta["tokenizer.ggml.token_type"])
     n_normal = sum(1 for t in types if t == 1)
     if types[:n_normal] != [1] * n_normal:
         raise SystemExit("make_copy_data: the normal tokens are not ids 0..N-1 in this vocabulary")
-    tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed)
+    tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats)
     os.makedirs(a.out, exist_ok=True)
     tok.astype("<u2").tofile(os.path.join(a.out, "copy.tok"))
     mask.tofile(os.path.join(a.out, "copy.mask"))

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # test_copy_data.py: checks of make_copy_data.copy_sequences (ctest `train-copy-data`): every
-# sequence is a run followed by the same run, the mask marks exactly the second run, ids stay
-# below the number of normal tokens, lengths stay in range, and a seed fixes the data.
+# sequence is a run followed by the same run (or three copies), the mask marks exactly the
+# copies after the first, ids stay below the number of normal tokens, lengths stay in range,
+# and a seed fixes the data.
 # Needs numpy only (exit 77, skipped, without it).
 import os
 import sys
@@ -33,6 +34,13 @@ def main():
     other = copy_sequences(50, 200, 3, 9, seed=5)
     assert all((x == y).all() for x, y in zip((tok, mask, idx), again)), "not deterministic"
     assert len(other[0]) != len(tok) or (other[0] != tok).any(), "another seed gives the same data"
+    tok3, mask3, idx3 = copy_sequences(50, 100, 3, 9, seed=4, repeats=3)
+    for i in range(100):
+        a, b = int(idx3[i]), int(idx3[i + 1])
+        n = (b - a) // 3
+        assert (b - a) % 3 == 0 and 3 <= n <= 9, (a, b)
+        assert (tok3[a:a + n] == tok3[a + n:a + 2 * n]).all() and (tok3[a:a + n] == tok3[a + 2 * n:b]).all()
+        assert (mask3[a:a + n] == 0).all() and (mask3[a + n:b] == 1).all(), f"sequence {i}: mask (3 copies)"
     print(f"copy data: 200 sequences, runs repeated, mask on the second run, lengths {sorted(seen_lens)}")
 
 

@@ -79,6 +79,8 @@ def parse_args(argv=None):
     a("--eval-only", action="store_true", help="evaluate the checkpoint (or --init-gguf) on --eval-data and exit")
     a("--eval-set", default="agent-last", help="--eval-only: the dataset of --eval-data measured (agent-last, "
       "niah, kv, lookup: teacher-forced exact match of every answer of a sequence)")
+    a("--watch", default="", help="DIR:SET,... more held-out sets measured with --eval-data's (e.g. "
+      "heldout-retrieval:copy), each into CKPT/eval-SET.csv: a skill the mixture is meant to teach")
     a("--seed", type=int, default=1, help="init seed")
     a("--data-seed", type=int, default=1)
     a("--ckpt-minutes", type=float, default=5)
@@ -386,7 +388,26 @@ def main(argv=None):
             with open(ecsv, "w") as f:
                 f.write("step,tokens,n,exact,token_acc,target_loss\n")
 
+    watched = []  # (set name, dataset, csv path)
+    for spec in filter(None, a.watch.split(",")):
+        wdir, _, wset = spec.rpartition(":")
+        if not wdir or not wset:
+            raise SystemExit(f"train.py: --watch wants DIR:SET, got '{spec}'")
+        from heldout import load_heldout
+        wcsv = os.path.join(a.ckpt_dir, f"eval-{wset}.csv")
+        if not os.path.exists(wcsv):
+            with open(wcsv, "w") as f:
+                f.write("step,tokens,n,exact,token_acc,target_loss\n")
+        watched.append((wset, load_heldout(wdir, wset), wcsv))
+
     def run_eval():
+        for wset, wds, wcsv in watched:
+            r = evaluate(model, wds, a.eval_n)
+            log(f"held-out {wset} step {st['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
+                f"target_loss {r['target_loss']:.3f} (n {r['n']})")
+            with open(wcsv, "a") as f:
+                f.write(f"{st['step']},{st['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},"
+                        f"{r['target_loss']:.4f}\n")
         t0 = time.time()
         r = evaluate(model, heldout, a.eval_n)
         r.update(step=st["step"], tokens=st["tokens"])
