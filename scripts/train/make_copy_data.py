@@ -5,10 +5,15 @@
 # loss falls only once the model attends back to it: the induction mechanism that NIAH, the
 # kv documents, looking up an element's id and copying a title from the objective all need.
 # Random tokens of the whole vocabulary rarely repeat within a run, so where to copy from is
-# never ambiguous (unlike digits amid page text).
+# never ambiguous (unlike digits amid page text). That is also its limit: one token of context
+# says where to copy from, and a model that learns only that does not copy a code such as
+# " 55083" (" ", then one token per digit, each digit common in the text). --alphabet digits
+# draws the runs from the ten digit tokens, --alphabet-size K from K tokens picked per run, so
+# that only a longer match (the previous two or three tokens) finds the place to copy from.
 #   scripts/train/make_copy_data.py --vocab models/kvarena-agent.gguf --out DIR/tokens \
-#       [--n 40000] [--min-len 8] [--max-len 128] [--repeats 2] [--seed 0]
-# writes DIR/tokens/copy.{tok,mask,idx} (data.py's format); deterministic for a seed.
+#       [--n 40000] [--min-len 8] [--max-len 128] [--repeats 2] [--seed 0] \
+#       [--alphabet all|digits] [--alphabet-size K] [--name copy]
+# writes DIR/tokens/NAME.{tok,mask,idx} (data.py's format); deterministic for a seed.
 import argparse
 import os
 import sys
@@ -19,10 +24,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gguf_read import read_gguf  # noqa: E402
 
 
-def copy_sequences(n_vocab_normal, n, min_len, max_len, seed, repeats=2):
-    """(tokens uint16, mask uint8, idx uint64): n sequences, each a run of L random ids in
-    [0, n_vocab_normal) (L uniform in [min_len, max_len]) written `repeats` times in a row;
-    mask 1 on every copy after the first."""
+def copy_sequences(n_vocab_normal, n, min_len, max_len, seed, repeats=2, alphabet=None, alphabet_size=0):
+    """(tokens uint16, mask uint8, idx uint64): n sequences, each a run of L random ids
+    (L uniform in [min_len, max_len]) written `repeats` times in a row; mask 1 on every copy
+    after the first. The ids come from `alphabet` (default: all of [0, n_vocab_normal)), or,
+    with alphabet_size K > 0, from K ids of it drawn afresh for each run."""
+    alphabet = np.arange(n_vocab_normal) if alphabet is None else np.asarray(alphabet)
+    if alphabet_size > len(alphabet):
+        raise ValueError(f"alphabet_size {alphabet_size} > the {len(alphabet)} ids to draw from")
     rng = np.random.Generator(np.random.PCG64(seed))
     lens = rng.integers(min_len, max_len + 1, size=n)
     idx = np.zeros(n + 1, np.uint64)
@@ -30,7 +39,8 @@ def copy_sequences(n_vocab_normal, n, min_len, max_len, seed, repeats=2):
     tok = np.empty(int(idx[-1]), np.uint16)
     mask = np.zeros(int(idx[-1]), np.uint8)
     for i, L in enumerate(lens):
-        run = rng.integers(0, n_vocab_normal, size=L).astype(np.uint16)
+        letters = alphabet if alphabet_size <= 0 else rng.choice(alphabet, alphabet_size, replace=False)
+        run = letters[rng.integers(0, len(letters), size=L)].astype(np.uint16)
         a = int(idx[i])
         for r in range(repeats):
             tok[a + r * L:a + (r + 1) * L] = run
@@ -47,6 +57,11 @@ def main():
     ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--repeats", type=int, default=2, help="copies of each run (the first is context)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--alphabet", choices=("all", "digits"), default="all",
+                    help="ids the runs are drawn from: every normal token, or the ten one-digit tokens")
+    ap.add_argument("--alphabet-size", type=int, default=0,
+                    help="K > 0: each run draws from K ids of the alphabet picked for it (0: the whole alphabet)")
+    ap.add_argument("--name", default="copy", help="dataset name: the files NAME.{tok,mask,idx}")
     a = ap.parse_args()
     if not 1 <= a.min_len <= a.max_len:
         raise SystemExit("make_copy_data: need 1 <= --min-len <= --max-len")
@@ -57,12 +72,22 @@ def main():
     n_normal = sum(1 for t in types if t == 1)
     if types[:n_normal] != [1] * n_normal:
         raise SystemExit("make_copy_data: the normal tokens are not ids 0..N-1 in this vocabulary")
-    tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats)
+    alphabet = None
+    if a.alphabet == "digits":
+        pieces = list(meta["tokenizer.ggml.tokens"])
+        alphabet = [i for i in range(n_normal) if len(pieces[i]) == 1 and pieces[i] in "0123456789"]
+        if sorted(pieces[i] for i in alphabet) != list("0123456789"):
+            raise SystemExit("make_copy_data: this vocabulary has no one-token digits 0-9")
+    if a.alphabet_size < 0 or a.alphabet_size > (10 if alphabet else n_normal):
+        raise SystemExit("make_copy_data: --alphabet-size must be in [0, the alphabet's size]")
+    tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats,
+                                    alphabet, a.alphabet_size)
     os.makedirs(a.out, exist_ok=True)
-    tok.astype("<u2").tofile(os.path.join(a.out, "copy.tok"))
-    mask.tofile(os.path.join(a.out, "copy.mask"))
-    idx.astype("<u8").tofile(os.path.join(a.out, "copy.idx"))
-    print(f"copy: {a.n} sequences, {len(tok)} tokens ({int(mask.sum())} targets), ids < {n_normal}")
+    tok.astype("<u2").tofile(os.path.join(a.out, a.name + ".tok"))
+    mask.tofile(os.path.join(a.out, a.name + ".mask"))
+    idx.astype("<u8").tofile(os.path.join(a.out, a.name + ".idx"))
+    print(f"{a.name}: {a.n} sequences, {len(tok)} tokens ({int(mask.sum())} targets), "
+          f"{len(np.unique(tok))} distinct ids")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 # test_copy_data.py: checks of make_copy_data.copy_sequences (ctest `train-copy-data`): every
 # sequence is a run followed by the same run (or three copies), the mask marks exactly the
 # copies after the first, ids stay below the number of normal tokens, lengths stay in range,
-# and a seed fixes the data.
+# a seed fixes the data, and --alphabet / --alphabet-size keep each run to the ids asked for.
 # Needs numpy only (exit 77, skipped, without it).
 import os
 import sys
@@ -41,6 +41,23 @@ def main():
         assert (b - a) % 3 == 0 and 3 <= n <= 9, (a, b)
         assert (tok3[a:a + n] == tok3[a + n:a + 2 * n]).all() and (tok3[a:a + n] == tok3[a + 2 * n:b]).all()
         assert (mask3[a:a + n] == 0).all() and (mask3[a + n:b] == 1).all(), f"sequence {i}: mask (3 copies)"
+    digits = list(range(48, 58))  # an alphabet given as ids (the digits' ids in the agent vocabulary)
+    tokd, maskd, idxd = copy_sequences(4093, 300, 6, 12, seed=7, alphabet=digits)
+    assert set(tokd.tolist()) == set(digits), sorted(set(tokd.tolist()))
+    for i in range(300):
+        a, b = int(idxd[i]), int(idxd[i + 1])
+        n = (b - a) // 2
+        assert (tokd[a:a + n] == tokd[a + n:b]).all() and (maskd[a + n:b] == 1).all()
+    tokk, _, idxk = copy_sequences(4093, 300, 12, 12, seed=8, alphabet_size=3)
+    per_run = [set(tokk[int(idxk[i]):int(idxk[i]) + 12].tolist()) for i in range(300)]
+    assert all(len(s) <= 3 for s in per_run), "a run uses more than its 3 ids"
+    assert sum(len(s) == 3 for s in per_run) > 250, "12 draws from 3 ids should nearly always use all 3"
+    assert len(set().union(*per_run)) > 500, "each run should pick its own alphabet"
+    try:
+        copy_sequences(4093, 2, 6, 12, seed=1, alphabet=digits, alphabet_size=11)
+        raise AssertionError("alphabet_size 11 of 10 ids was accepted")
+    except ValueError:
+        pass
     print(f"copy data: 200 sequences, runs repeated, mask on the second run, lengths {sorted(seen_lens)}")
 
 
