@@ -72,16 +72,19 @@ def main():
     n_normal = sum(1 for t in types if t == 1)
     if types[:n_normal] != [1] * n_normal:
         raise SystemExit("make_copy_data: the normal tokens are not ids 0..N-1 in this vocabulary")
+    if a.alphabet_size < 0:
+        raise SystemExit("make_copy_data: need --alphabet-size >= 0")
     alphabet = None
     if a.alphabet == "digits":
-        pieces = list(meta["tokenizer.ggml.tokens"])
-        alphabet = [i for i in range(n_normal) if len(pieces[i]) == 1 and pieces[i] in "0123456789"]
-        if sorted(pieces[i] for i in alphabet) != list("0123456789"):
+        digits = set("0123456789")
+        alphabet = [i for i, piece in enumerate(meta["tokenizer.ggml.tokens"][:n_normal]) if piece in digits]
+        if len(alphabet) != 10:
             raise SystemExit("make_copy_data: this vocabulary has no one-token digits 0-9")
-    if a.alphabet_size < 0 or a.alphabet_size > (10 if alphabet else n_normal):
-        raise SystemExit("make_copy_data: --alphabet-size must be in [0, the alphabet's size]")
-    tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats,
-                                    alphabet, a.alphabet_size)
+    try:
+        tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats,
+                                        alphabet, a.alphabet_size)
+    except ValueError as e:
+        raise SystemExit(f"make_copy_data: --alphabet-size: {e}")
     os.makedirs(a.out, exist_ok=True)
     tok.astype("<u2").tofile(os.path.join(a.out, a.name + ".tok"))
     mask.tofile(os.path.join(a.out, a.name + ".mask"))
