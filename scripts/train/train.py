@@ -80,7 +80,8 @@ def parse_args(argv=None):
     a("--eval-set", default="agent-last", help="--eval-only: the dataset of --eval-data measured (agent-last, "
       "niah, kv, lookup: teacher-forced exact match of every answer of a sequence)")
     a("--watch", default="", help="DIR:SET,... more held-out sets measured with --eval-data's (e.g. "
-      "heldout-retrieval:copy), each into CKPT/eval-SET.csv: a skill the mixture is meant to teach")
+      "heldout-retrieval:copy), each into CKPT/eval-DIRNAME-SET.csv (DIRNAME: DIR's last component): a skill "
+      "the mixture is meant to teach")
     a("--seed", type=int, default=1, help="init seed")
     a("--data-seed", type=int, default=1)
     a("--ckpt-minutes", type=float, default=5)
@@ -101,6 +102,24 @@ def parse_args(argv=None):
 def parse_schedule(spec):
     pts = sorted((float(f), int(c)) for c, f in (p.split(":") for p in spec.split(",")))
     return pts
+
+
+def watch_specs(spec, ckpt_dir):
+    """--watch's "DIR:SET,...": (label, DIR, SET, csv) per entry, csv = CKPT/eval-DIRNAME-SET.csv
+    (DIRNAME = DIR's last component, so two folders watched for the same SET keep their own
+    files). A malformed entry or two entries with one csv stop with a usage error."""
+    out, seen = [], set()
+    for item in filter(None, spec.split(",")):
+        wdir, _, wset = item.rpartition(":")
+        if not wdir or not wset:
+            raise SystemExit(f"train.py: --watch wants DIR:SET, got '{item}'")
+        name = os.path.basename(os.path.normpath(wdir))
+        csv = os.path.join(ckpt_dir, f"eval-{name}-{wset}.csv")
+        if csv in seen:
+            raise SystemExit(f"train.py: --watch names {name}:{wset} twice (one file, {csv})")
+        seen.add(csv)
+        out.append((f"{name}:{wset}", wdir, wset, csv))
+    return out
 
 
 def ctx_at(sched, frac):
@@ -388,22 +407,18 @@ def main(argv=None):
             with open(ecsv, "w") as f:
                 f.write("step,tokens,n,exact,token_acc,target_loss\n")
 
-    watched = []  # (set name, dataset, csv path)
-    for spec in filter(None, a.watch.split(",")):
-        wdir, _, wset = spec.rpartition(":")
-        if not wdir or not wset:
-            raise SystemExit(f"train.py: --watch wants DIR:SET, got '{spec}'")
+    watched = []  # (label, dataset, csv path)
+    for label, wdir, wset, wcsv in watch_specs(a.watch, a.ckpt_dir):
         from heldout import load_heldout
-        wcsv = os.path.join(a.ckpt_dir, f"eval-{wset}.csv")
         if not os.path.exists(wcsv):
             with open(wcsv, "w") as f:
                 f.write("step,tokens,n,exact,token_acc,target_loss\n")
-        watched.append((wset, load_heldout(wdir, wset), wcsv))
+        watched.append((label, load_heldout(wdir, wset), wcsv))
 
     def run_eval():
-        for wset, wds, wcsv in watched:
+        for label, wds, wcsv in watched:
             r = evaluate(model, wds, a.eval_n)
-            log(f"held-out {wset} step {st['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
+            log(f"held-out {label} step {st['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
                 f"target_loss {r['target_loss']:.3f} (n {r['n']})")
             with open(wcsv, "a") as f:
                 f.write(f"{st['step']},{st['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},"
