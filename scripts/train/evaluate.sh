@@ -3,9 +3,13 @@
 #   - kvarena run on tasks/vwa-local and tasks/long-horizon (site seed 1: never trained on)
 #   - kvarena run on vwa-local generated and served with another unseen site seed (101)
 #   - kvarena bench niah at 2K and 4K tokens
-# and one JSON line per measurement plus a summary line (success with 95% Wilson intervals).
+# and one JSON line per measurement (success with 95% Wilson intervals), then, per suite,
+# the success on tasks whose objective never occurs word for word among the tasks of the
+# training site seeds (seen_objectives.py: templated objectives repeat across seeds).
 #   scripts/train/evaluate.sh [MODEL] [OUT_DIR]     (defaults: models/kvarena-agent.gguf, /tmp/kvarena-eval)
-# Environment: KVARENA (build/kvarena), HISTORY (full), JOBS (2), LIMIT (all tasks), SEED (101).
+# Environment: KVARENA (build/kvarena), HISTORY (full), JOBS (2), LIMIT (all tasks), SEED (101),
+# TRAIN_SITE_SEEDS (150-249: the data's --site-seeds, A-B or a comma list), TRAIN_TASKS
+# (OUT_DIR/train-tasks: their generated tasks, kept and reused when present).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 MODEL="${1:-$ROOT/models/kvarena-agent.gguf}"
@@ -14,6 +18,8 @@ KVARENA="${KVARENA:-$ROOT/build/kvarena}"
 HISTORY="${HISTORY:-full}"
 JOBS="${JOBS:-2}"
 SEED="${SEED:-101}"
+TRAIN_SITE_SEEDS="${TRAIN_SITE_SEEDS:-150-249}"
+TRAIN_TASKS="${TRAIN_TASKS:-$OUT/train-tasks}"
 LIMIT=()
 [ -n "${LIMIT_TASKS:-}" ] && LIMIT=(--limit "$LIMIT_TASKS")
 mkdir -p "$OUT"
@@ -52,3 +58,26 @@ import json; r=json.load(open('$OUT/niah.json'))['results'][0]
 by={}
 for c in r['grid']: by.setdefault(c['length'],[]).append(c['correct'])
 print(json.dumps({'measure':'niah','accuracy':{str(k):f'{sum(v)}/{len(v)}' for k,v in sorted(by.items())}}))"
+
+if [ ! -d "$TRAIN_TASKS" ]; then
+  echo "[evaluate] objectives of the training site seeds $TRAIN_SITE_SEEDS -> $TRAIN_TASKS" >&2
+  mkdir -p "$TRAIN_TASKS.partial"
+  for part in ${TRAIN_SITE_SEEDS//,/ }; do
+    if [[ "$part" == *-* ]]; then seeds=$(seq "${part%-*}" "${part#*-}"); else seeds="$part"; fi
+    for s in $seeds; do  # a seed that cannot instantiate every template adds what it has
+      "$KVARENA" tasks generate --seed "$s" --out "$TRAIN_TASKS.partial/$s" >/dev/null 2>&1 || true
+    done
+  done
+  if ! compgen -G "$TRAIN_TASKS.partial/*/vwa-local" >/dev/null; then
+    echo "evaluate.sh: no tasks generated for site seeds '$TRAIN_SITE_SEEDS' (with $KVARENA)" >&2
+    exit 1
+  fi
+  mv "$TRAIN_TASKS.partial" "$TRAIN_TASKS"
+fi
+seen_split() {  # name suite
+  /usr/bin/python3 "$ROOT/scripts/train/seen_objectives.py" --name "$1-unseen-objectives" --suite "$2" \
+    --db "$OUT/$1.sqlite" --train "$TRAIN_TASKS"/*/vwa-local "$TRAIN_TASKS"/*/long-horizon
+}
+seen_split vwa-local "$ROOT/tasks/vwa-local"
+seen_split long-horizon "$ROOT/tasks/long-horizon"
+seen_split "vwa-local-seed-$SEED" "$OUT/seed-$SEED/vwa-local"
