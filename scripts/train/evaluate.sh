@@ -25,13 +25,9 @@ LIMIT=()
 mkdir -p "$OUT"
 rm -f "$OUT"/*.sqlite
 
-wilson() {  # successes total -> "rate [lo, hi]"
-  python3 -c "
-import math,sys
-k,n=int(sys.argv[1]),int(sys.argv[2]); z=1.96
-if n==0: print('n/a'); sys.exit()
-p=k/n; d=1+z*z/n; c=(p+z*z/(2*n))/d; h=z*math.sqrt(p*(1-p)/n+z*z/(4*n*n))/d
-print(f'{p:.3f} [{max(0,c-h):.3f}, {min(1,c+h):.3f}] ({k}/{n})')" "$1" "$2"
+wilson() {  # successes total -> "rate [lo, hi] (k/n)" (seen_objectives.py's)
+  /usr/bin/python3 -c "import sys; sys.path.insert(0, sys.argv[1]); from seen_objectives import wilson; \
+print(wilson(int(sys.argv[2]), int(sys.argv[3])))" "$ROOT/scripts/train" "$1" "$2"
 }
 
 suite_run() {  # name suite [extra run flags]

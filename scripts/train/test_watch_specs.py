@@ -13,16 +13,9 @@ except ImportError:
     print("test_watch_specs: skipped: /usr/bin/python3 has no torch", file=sys.stderr)
     sys.exit(77)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_util import check, finish  # noqa: E402
 from train import watch_specs  # noqa: E402
 
-fails = 0
-
-
-def check(cond, what):
-    global fails
-    if not cond:
-        fails += 1
-        print("FAIL:", what)
 
 
 got = watch_specs("/d/heldout-niah-short:niah,/d/heldout-retrieval/:niah,", "/ck")
@@ -40,5 +33,4 @@ for bad in ("copy", ":copy", "dir:", "/d/x:copy,/e/x:copy", "x:copy,x/:copy"):
     except SystemExit as e:
         check("--watch" in str(e), f"'{bad}': message {e}")
 
-print("test_watch_specs:", "FAIL" if fails else "ok")
-sys.exit(1 if fails else 0)
+finish("test_watch_specs")

@@ -399,8 +399,9 @@ def main(argv=None):
         with open(csv, "w") as f:
             f.write("step,tokens,target_tokens,ctx,rows,loss,target_loss,lr,tok_per_s,fill,wall_s\n")
     heldout = None
-    if a.eval_data:
+    if a.eval_data or a.watch:
         from heldout import load_heldout, evaluate
+    if a.eval_data:
         heldout = load_heldout(a.eval_data)
         ecsv = os.path.join(a.ckpt_dir, "eval.csv")
         if not os.path.exists(ecsv):
@@ -409,7 +410,6 @@ def main(argv=None):
 
     watched = []  # (label, dataset, csv path)
     for label, wdir, wset, wcsv in watch_specs(a.watch, a.ckpt_dir):
-        from heldout import load_heldout
         if not os.path.exists(wcsv):
             with open(wcsv, "w") as f:
                 f.write("step,tokens,n,exact,token_acc,target_loss\n")
