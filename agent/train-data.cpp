@@ -21,6 +21,7 @@
 #include "oracle-agent.h"
 #include "server/env-server.h"
 #include "tokenizer.h"
+#include "train-rename.h"
 #include "train-tokens.h"
 #include "url-view.h"
 
@@ -371,7 +372,9 @@ train_data_summary write_train_data(const train_data_options& opt) {
   fs::create_directories(opt.out_dir);
   train_data_summary sum;
 
+  if (opt.renamed_copies < 0) throw std::invalid_argument("train-data: renamed copies must be >= 0");
   train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
+  train_dataset renamed{"agent-renamed", {}};
   std::set<std::string> pages_seen;
   std::vector<std::string> pages;
   for (size_t k = 0; k < opt.site_seeds.size(); ++k) {
@@ -385,6 +388,13 @@ train_data_summary write_train_data(const train_data_options& opt) {
       continue;
     }
     int64_t steps = 0;
+    std::vector<std::string> words;  // this seed's page words: the new names' vocabulary
+    if (opt.renamed_copies > 0) {
+      std::vector<std::string> texts;
+      for (const trajectory& tr : trs)
+        for (const seen_step& st : tr.steps) texts.push_back(st.observation);
+      words = word_pool(texts);
+    }
     for (const trajectory& tr : trs) {
       for (train_sequence& q : render_trajectory(tr, history_mode::last, opt.tok, opt.max_obs_tokens))
         last.sequences.push_back(std::move(q));
@@ -393,6 +403,10 @@ train_data_summary write_train_data(const train_data_options& opt) {
       for (train_sequence& q : render_cropped_steps(tr, opt.seed ^ mix(s * 1000003 + crop.sequences.size()), opt.tok,
                                                     opt.max_obs_tokens))
         crop.sequences.push_back(std::move(q));
+      if (opt.renamed_copies > 0)
+        for (train_sequence& q : render_renamed_steps(tr, words, opt.seed ^ mix(s * 7919 + renamed.sequences.size()),
+                                                      opt.renamed_copies, opt.tok, opt.max_obs_tokens))
+          renamed.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
       steps += static_cast<int64_t>(tr.steps.size());
@@ -419,6 +433,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
 
   std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
+  if (opt.renamed_copies > 0) sets.insert(sets.begin() + 3, &renamed);
   train_dataset lookup{"lookup", {}};
   if (opt.lookup_queries > 0) {
     std::vector<std::string> cut;  // the pages as the agent sees them

@@ -11,6 +11,9 @@
 //                           observation cut to a few lines around that element's line (the
 //                           same reply): more practice per token at reading an element's
 //                           id and copying names from the objective
+//   agent-renamed           (renamed_copies > 0) the steps of agent-last whose objective quotes
+//                           names, in worlds where those names are new (train-rename.h): the
+//                           name can only be copied from the objective, not recalled
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
 //                           filler from seeds the bench does not use), 256..max_doc_tokens;
 //                           with niah_needles > 1 up to that many needles, each asked for
@@ -76,6 +79,7 @@ struct train_data_options {
   int64_t niah_needles = 1;          // most needles per NIAH document (1..3), each asked for
   int64_t kv_queries = 1;            // most queries per kv document, each a target
   int64_t lookup_queries = 0;        // > 0: a lookup document per page, up to this many queries
+  int renamed_copies = 0;            // > 0: agent-renamed, this many renamings per trajectory
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };

@@ -78,6 +78,7 @@ int run_train_data(const train_data_args& a) {
   m["niah_needles"] = a.o.niah_needles;
   m["kv_queries"] = a.o.kv_queries;
   m["lookup_queries"] = a.o.lookup_queries;
+  m["renamed_copies"] = a.o.renamed_copies;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -120,6 +121,9 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
   sub->add_option("--lookup-queries", a->o.lookup_queries,
                   "Element lookup documents: each page seen, then up to N questions for an element's id (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 64));
+  sub->add_option("--renamed", a->o.renamed_copies,
+                  "agent-renamed: each trajectory whose objective quotes names, this many times with new names (0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 16));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }
 

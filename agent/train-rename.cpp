@@ -1,0 +1,154 @@
+// train-rename.cpp: see train-rename.h.
+#include "train-rename.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "sites/http-message.h"
+#include "sites/seed-data.h"
+#include "sites/site-forum.h"
+
+namespace kvarena {
+namespace {
+
+bool ascii_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) && static_cast<unsigned char>(c) < 128; }
+bool ascii_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) && static_cast<unsigned char>(c) < 128; }
+
+constexpr size_t k_min_word = 3, k_max_word = 14;
+
+}  // namespace
+
+std::vector<std::string> quoted_names(const std::string& intent) {
+  std::vector<std::string> out;
+  for (size_t a = intent.find('"'); a != std::string::npos;) {
+    const size_t b = intent.find('"', a + 1);
+    if (b == std::string::npos) break;
+    std::string name = intent.substr(a + 1, b - a - 1);
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(std::move(name));
+    a = intent.find('"', b + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> word_pool(const std::vector<std::string>& texts) {
+  std::set<std::string> words;
+  for (const std::string& t : texts)
+    for (size_t i = 0; i < t.size();) {
+      if (!ascii_alpha(t[i])) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j < t.size() && ascii_alpha(t[j])) ++j;
+      const bool whole = (i == 0 || !ascii_alnum(t[i - 1])) && (j == t.size() || !ascii_alnum(t[j]));
+      if (whole && j - i >= k_min_word && j - i <= k_max_word) words.insert(t.substr(i, j - i));
+      i = j;
+    }
+  return {words.begin(), words.end()};
+}
+
+std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed) {
+  struct span {
+    size_t at, len;
+  };
+  std::vector<span> words;  // the replaceable words of `name`
+  for (size_t i = 0; i < name.size();) {
+    if (!ascii_alpha(name[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < name.size() && ascii_alpha(name[j])) ++j;
+    const bool whole = (i == 0 || !ascii_alnum(name[i - 1])) && (j == name.size() || !ascii_alnum(name[j]));
+    if (whole && j - i >= k_min_word) words.push_back({i, j - i});
+    i = j;
+  }
+  if (words.empty() || pool.size() < 2) return name;
+  sites::seed_rng rng(seed, 0x72656E616D65ull);  // "rename"
+  std::vector<char> swap(words.size(), 0);
+  for (char& s : swap) s = rng.chance(0.5);
+  if (std::none_of(swap.begin(), swap.end(), [](char s) { return s; })) swap[rng.index(words.size())] = 1;
+  std::string out;
+  size_t from = 0;
+  for (size_t k = 0; k < words.size(); ++k) {
+    out += name.substr(from, words[k].at - from);
+    const std::string old = name.substr(words[k].at, words[k].len);
+    std::string w = old;
+    if (swap[k])  // a different word, not the same one in another case (a few tries)
+      for (int tries = 0; tries < 16 && sites::lower_ascii(w) == sites::lower_ascii(old); ++tries) w = rng.pick(pool);
+    if (sites::lower_ascii(w) == sites::lower_ascii(old)) w = old;
+    if (w != old) {
+      const bool upper = std::isupper(static_cast<unsigned char>(old[0]));
+      w[0] = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(w[0]))
+                                     : std::tolower(static_cast<unsigned char>(w[0])));
+    }
+    out += w;
+    from = words[k].at + words[k].len;
+  }
+  return out + name.substr(from);
+}
+
+std::string replace_whole(const std::string& text, const std::string& from, const std::string& to) {
+  if (from.empty()) return text;
+  std::string out;
+  size_t done = 0;
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1)) {
+    if (at < done) continue;
+    const size_t end = at + from.size();
+    const bool alone_left = at == 0 || !ascii_alnum(text[at - 1]) || !ascii_alnum(from.front());
+    const bool alone_right = end == text.size() || !ascii_alnum(text[end]) || !ascii_alnum(from.back());
+    if (!alone_left || !alone_right) continue;
+    out.append(text, done, at - done).append(to);
+    done = end;
+    at = end - 1;
+  }
+  return out.append(text, done, std::string::npos);
+}
+
+trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<std::string, std::string>>& renames) {
+  std::vector<std::pair<std::string, std::string>> spellings;  // every spelling of every rename
+  for (const auto& [from, to] : renames) {
+    spellings.push_back({from, to});
+    const std::string enc_from = sites::url_encode(from, true), enc_to = sites::url_encode(to, true);
+    if (enc_from != from) spellings.push_back({enc_from, enc_to});
+    const std::string slug_from = sites::forum::slugify(from), slug_to = sites::forum::slugify(to);
+    if (slug_from != from && slug_from.find('-') != std::string::npos) spellings.push_back({slug_from, slug_to});
+  }
+  std::stable_sort(spellings.begin(), spellings.end(),
+                   [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  auto placeholder = [](size_t k) {  // built by appends: GCC 12 warns falsely on "\x01" + std::string
+    std::string p = "\x01";
+    p += std::to_string(k);
+    p += '\x02';
+    return p;
+  };
+  auto apply = [&](std::string s) {
+    // Placeholders first, so that a new name containing an older one's spelling is left alone.
+    for (size_t k = 0; k < spellings.size(); ++k) s = replace_whole(s, spellings[k].first, placeholder(k));
+    for (size_t k = 0; k < spellings.size(); ++k) s = replace_whole(s, placeholder(k), spellings[k].second);
+    return s;
+  };
+  trajectory out;
+  out.intent = apply(tr.intent);
+  for (const seen_step& s : tr.steps) out.steps.push_back({apply(s.observation), apply(s.url), apply(s.action)});
+  return out;
+}
+
+std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
+                                                 uint64_t seed, int copies, const tokenizer* tok,
+                                                 int64_t max_obs_tokens) {
+  const std::vector<std::string> names = quoted_names(tr.intent);
+  std::vector<train_sequence> out;
+  if (names.empty()) return out;
+  for (int c = 0; c < copies; ++c) {
+    std::vector<std::pair<std::string, std::string>> renames;
+    for (size_t k = 0; k < names.size(); ++k)
+      renames.push_back({names[k], novel_name(names[k], pool, seed * 1000003ull + static_cast<uint64_t>(c) * 131ull + k)});
+    for (train_sequence& q : render_trajectory(renamed_trajectory(tr, renames), history_mode::last, tok, max_obs_tokens))
+      out.push_back(std::move(q));
+  }
+  return out;
+}
+
+}  // namespace kvarena
