@@ -6,9 +6,9 @@
 
 namespace kvarena::sites::forum {
 
-namespace {
-
 std::string points(int64_t score) { return std::to_string(score) + (score == 1 || score == -1 ? " point" : " points"); }
+
+namespace {
 
 std::string domain_of(std::string_view url) {
   size_t start = url.find("://");

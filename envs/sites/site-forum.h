@@ -130,6 +130,9 @@ std::optional<comment_row> get_comment(sqlite_db& db, int64_t id, int64_t viewer
 
 // "Friendly reminder: bookshop.org exists!" -> "friendly-reminder-bookshop-org-exists".
 std::string slugify(std::string_view title);
+// A score as the pages show it: "1 point", "-1 point", "0 points", "12 points" (task
+// generators expect the same words).
+std::string points(int64_t score);
 std::string post_path(const post_row& p);  // "/f/books/12/the-slug"
 // "3 days ago", relative to the seeded clock (kSeedNowMinutes).
 std::string time_ago(int64_t created_min);

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "generator/gen-templates.h"
+#include "sites/site-forum.h"
 
 namespace kvarena::tasks::gen {
 namespace {
@@ -201,12 +202,12 @@ void forum_points(const site_data& data, std::vector<draft>& out) {
     d.instantiation = {{"post", str(*a, "title")}, {"forum", str(f, "name")}};
     expect_must_include(d, {winner, diff});
     reddit_find_post(d.plan, str(*a, "title"));
-    std::string fact = std::to_string(sa) + " points";
+    std::string fact = sites::forum::points(sa);
     int s = seen(d, fact);
     reddit_open_forum(d.plan, str(f, "name"));
     d.plan.click("link", "Top")
         .click("link", str(top, "title"))
-        .expect(std::to_string(st) + " points")
+        .expect(sites::forum::points(st))
         .click("link", str(top, "username"))
         .back()
         .stop("\"" + winner + "\" has more points, by " + diff);
@@ -243,7 +244,7 @@ void rating_to_forum(const site_data& data, std::vector<draft>& out) {
     auto text = html_target("last", qs("main", "innerText"));
     auto vote = html_target("__REDDIT__" + reddit_post_path(newest), qs("main > .vote .score"));
     expect_html(d, {with_exact(h1, title), with_must_include(text, {body}),
-                    with_exact(vote, std::to_string(num(newest, "score") + 1) + " points")});
+                    with_exact(vote, sites::forum::points(num(newest, "score") + 1))});
     shopping_find_product(d.plan, str(r, "name"));
     int s = seen(d, rating);
     d.plan.tab(1);

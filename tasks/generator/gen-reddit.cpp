@@ -143,7 +143,8 @@ void questions(const site_data& data, std::vector<draft>& out) {
     std::string n = std::to_string(num(p, "score"));
     expect_required_values(d, {"== " + n});
     reddit_find_post(d.plan, str(p, "title"));
-    d.plan.expect(n + " points").stop(n + " points");
+    const std::string shown = sites::forum::points(num(p, "score"));  // "1 point", "7 points"
+    d.plan.expect(shown).stop(shown);
     out.push_back(d);
   }
   {
@@ -268,7 +269,7 @@ void comments_and_votes(const site_data& data, std::vector<draft>& out) {
     draft d = base(std::string(votes[k].verb) == "Upvote" ? "upvote" : "downvote", 312, "{verb} the post \"{title}\".");
     d.instantiation = {{"verb", votes[k].verb}, {"title", str(p, "title")}};
     auto score = html_target(url(reddit_post_path(p)), qs("main > .vote .score"));
-    expect_html(d, {with_exact(score, std::to_string(num(p, "score") + votes[k].delta) + " points")});
+    expect_html(d, {with_exact(score, sites::forum::points(num(p, "score") + votes[k].delta))});
     if (k == 2) {  // from the list of search results instead of the post page
       d.intent_template = "{verb} the post \"{title}\" in f/{forum}.";
       d.instantiation["forum"] = str(p, "forum");
