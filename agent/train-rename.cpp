@@ -5,6 +5,8 @@
 #include <cctype>
 #include <set>
 
+#include "agent-action.h"
+#include "prompt.h"
 #include "sites/http-message.h"
 #include "sites/seed-data.h"
 #include "sites/site-forum.h"
@@ -135,18 +137,64 @@ trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<
   return out;
 }
 
+namespace {
+
+// The line of element [id] on a page ("\t\t[71] link 'Name'"), or "" when it has none.
+std::string element_line(const std::string& observation, int64_t id) {
+  std::string mark = "[";  // built by appends: GCC 12 warns falsely on "[" + std::string
+  mark += std::to_string(id);
+  mark += "] ";
+  for (size_t a = 0; a < observation.size();) {
+    size_t e = observation.find('\n', a);
+    if (e == std::string::npos) e = observation.size();
+    const size_t b = observation.find_first_not_of('\t', a);
+    if (b < e && observation.compare(b, mark.size(), mark) == 0) return observation.substr(b, e - b);
+    a = e + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool acts_on_name(const seen_step& step, const std::vector<std::string>& names) {
+  for (const std::string& n : names)
+    if (step.action.find(n) != std::string::npos) return true;
+  const agent_action a = extract_agent_action(compact_reply(step.action));
+  if (!a.ok() || a.parsed.act.element_id < 0) return false;
+  const std::string line = element_line(step.observation, a.parsed.act.element_id);
+  for (const std::string& n : names)
+    if (!line.empty() && line.find(n) != std::string::npos) return true;
+  return false;
+}
+
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
                                                  uint64_t seed, int copies, const tokenizer* tok,
                                                  int64_t max_obs_tokens) {
   const std::vector<std::string> names = quoted_names(tr.intent);
   std::vector<train_sequence> out;
   if (names.empty()) return out;
+  sites::seed_rng rng(seed, 0x63726F70ull);  // "crop"
   for (int c = 0; c < copies; ++c) {
     std::vector<std::pair<std::string, std::string>> renames;
-    for (size_t k = 0; k < names.size(); ++k)
+    std::vector<std::string> new_names;
+    for (size_t k = 0; k < names.size(); ++k) {
       renames.push_back({names[k], novel_name(names[k], pool, seed * 1000003ull + static_cast<uint64_t>(c) * 131ull + k)});
-    for (train_sequence& q : render_trajectory(renamed_trajectory(tr, renames), history_mode::last, tok, max_obs_tokens))
-      out.push_back(std::move(q));
+      new_names.push_back(renames.back().second);
+    }
+    trajectory r = renamed_trajectory(tr, renames);
+    std::vector<char> keep(r.steps.size(), 0);
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      if (!acts_on_name(r.steps[i], new_names)) continue;
+      keep[i] = 1;
+      const agent_action a = extract_agent_action(compact_reply(r.steps[i].action));
+      if (!rng.chance(0.5) || !a.ok() || a.parsed.act.element_id < 0) continue;  // half cut as agent-crop's
+      const int64_t before = rng.uniform(2, 24), after = rng.uniform(2, 24);
+      if (std::optional<std::string> cut = crop_observation(r.steps[i].observation, a.parsed.act.element_id, before, after))
+        r.steps[i].observation = std::move(*cut);
+    }
+    std::vector<train_sequence> all = render_trajectory(r, history_mode::last, tok, max_obs_tokens);
+    for (size_t i = 0; i < all.size() && i < keep.size(); ++i)
+      if (keep[i]) out.push_back(std::move(all[i]));
   }
   return out;
 }

@@ -41,8 +41,15 @@ std::string replace_whole(const std::string& text, const std::string& from, cons
 // ("a+b%2C+c") and as a forum URL slug ("a-b-c"), longest names first.
 trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<std::string, std::string>>& renames);
 
+// Whether a step acts on one of `names`: its action types or answers one, or names an
+// element whose line on the page holds one ("click [71]" on "[71] link 'Lantern Mug'").
+bool acts_on_name(const seen_step& step, const std::vector<std::string>& names);
+
 // agent-renamed's sequences of one trajectory: `copies` renamings (each its own draw from
-// `seed`), each rendered in history mode last; none when the objective quotes nothing.
+// `seed`), rendered in history mode last, keeping the steps that act on a new name (the
+// ones the renaming teaches: typing it, answering with it, picking its element); half of
+// them with the observation cut around the acted-on element as agent-crop cuts it (2..24
+// lines each side), for more such steps per token. None when the objective quotes nothing.
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
                                                  uint64_t seed, int copies, const tokenizer* tok,
                                                  int64_t max_obs_tokens);

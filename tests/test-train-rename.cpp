@@ -73,6 +73,14 @@ trajectory shopping_trajectory() {
   return t;
 }
 
+// shopping_trajectory() and a last step that does not act on the name.
+trajectory shopping_trajectory_to_cart() {
+  trajectory t = shopping_trajectory();
+  t.steps.push_back({"Dreamweave Microfiber Bed Sheet Set, Gray\n\n[80] button 'Add to Cart'\n[81] link 'Home'",
+                     "http://localhost/shopping/product/12", "click [80]"});
+  return t;
+}
+
 TEST(TrainRename, RenamedTrajectoryHasTheNewNameEverywhereIncludingUrls) {
   const trajectory r =
       renamed_trajectory(shopping_trajectory(), {{"Dreamweave Microfiber Bed Sheet Set, Gray",
@@ -103,16 +111,30 @@ TEST(TrainRename, ForumSlugsAreRenamedAndTwoNamesCanSwap) {
   EXPECT_EQ(r.steps[0].url, "http://localhost/reddit/f/television/12/small-lanterns-in-better-call-maple");
 }
 
+TEST(TrainRename, AStepActsOnANameByTypingItOrByItsElementsLine) {
+  const std::vector<std::string> names = {"Lantern Mug"};
+  EXPECT_TRUE(acts_on_name({"[58] searchbox 'Search'", "u", "type [58] [Lantern Mug] [1]"}, names));
+  EXPECT_TRUE(acts_on_name({"[70] link 'Home'\n\t\t[71] link 'Lantern Mug, Gray'", "u", "click [71]"}, names));
+  EXPECT_TRUE(acts_on_name({"x", "u", "stop [Lantern Mug]"}, names));
+  // The name in the page's header or on another element's line is not this element's.
+  EXPECT_FALSE(acts_on_name({"Results for 'Lantern Mug'\n\n[70] link 'Home'\n[71] link 'Lantern Mug'", "u", "click [70]"},
+                            names));
+  EXPECT_FALSE(acts_on_name({"[170] link 'Lantern Mug'\n[17] link 'Home'", "u", "click [17]"}, names));
+  EXPECT_FALSE(acts_on_name({"[58] searchbox 'Search'", "u", "type [58] [Lantern] [1]"}, names));
+  EXPECT_FALSE(acts_on_name({"x", "u", "scroll [down]"}, names));
+}
+
 TEST(TrainRename, RenderedStepsCarryTheNewNameInObjectiveAndReplyAndNeverTheOld) {
   const std::vector<std::string> pool = {"apple", "banana", "cherry", "Damson"};
-  const std::vector<train_sequence> seqs = render_renamed_steps(shopping_trajectory(), pool, 7, 2, nullptr, 0);
-  ASSERT_EQ(seqs.size(), 4u);  // two renamings x two steps (history mode last)
+  const std::vector<train_sequence> seqs = render_renamed_steps(shopping_trajectory_to_cart(), pool, 7, 2, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 4u);  // two renamings x the two steps on the name (history mode last)
   std::set<std::string> typed;
   for (size_t i = 0; i < seqs.size(); ++i) {
     std::string context, target;
     for (const train_segment& s : seqs[i].segments) (s.target ? target : context) += s.text;
     EXPECT_EQ(context.find("Dreamweave Microfiber Bed Sheet Set, Gray"), std::string::npos) << context;
     EXPECT_EQ(target.find("Dreamweave Microfiber Bed Sheet Set, Gray"), std::string::npos) << target;
+    EXPECT_EQ(target.find("click [80]"), std::string::npos);  // not the cart step
     if (i % 2 == 0) {  // the typing step: the reply types the objective's (new) name
       std::smatch m;
       ASSERT_TRUE(std::regex_search(target, m, std::regex(R"(type \[58\] \[([^\]]+)\])"))) << target;
@@ -125,6 +147,35 @@ TEST(TrainRename, RenderedStepsCarryTheNewNameInObjectiveAndReplyAndNeverTheOld)
   trajectory plain = shopping_trajectory();
   plain.intent = "Add the cheapest bed sheet set to my cart.";
   EXPECT_TRUE(render_renamed_steps(plain, pool, 7, 2, nullptr, 0).empty());
+}
+
+TEST(TrainRename, AboutHalfTheRenamedStepsHaveTheirPageCutAroundTheElement) {
+  trajectory t;
+  t.intent = R"(Open "Lantern Mug".)";
+  std::string page = "Tab 0 (current): Shop\n\n";
+  for (int i = 100; i < 160; ++i) {  // appends: GCC 12 warns falsely on "[" + std::string
+    page += '[';
+    page += std::to_string(i);
+    page += "] link 'Item ";
+    page += std::to_string(i);
+    page += "'\n";
+  }
+  page += "[200] link 'Lantern Mug'";
+  t.steps.push_back({page, "http://localhost/", "click [200]"});
+  const std::vector<train_sequence> seqs = render_renamed_steps(t, {"apple", "banana", "cherry"}, 11, 16, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 16u);
+  int whole = 0, cut = 0;
+  for (const train_sequence& q : seqs) {
+    const std::string& context = q.segments.front().text;
+    const bool has_first = context.find("[100] link 'Item 100'") != std::string::npos;
+    EXPECT_NE(context.find("Tab 0 (current): Shop"), std::string::npos);  // the header stays
+    (has_first ? whole : cut) += 1;
+    if (!has_first) {
+      EXPECT_EQ(context.find("[130] link"), std::string::npos);  // at most 24 lines before [200]
+    }
+  }
+  EXPECT_GE(whole, 3);
+  EXPECT_GE(cut, 3);
 }
 
 }  // namespace
