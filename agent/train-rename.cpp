@@ -19,6 +19,28 @@ bool ascii_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) &&
 
 constexpr size_t k_min_word = 3, k_max_word = 14;
 
+struct span {
+  size_t at, len;
+};
+
+// The runs of ASCII letters in `text` that are whole words (no letter or digit either side),
+// min_len..max_len long: "x2y long-lasting" -> "long", "lasting".
+std::vector<span> whole_words(const std::string& text, size_t min_len, size_t max_len) {
+  std::vector<span> out;
+  for (size_t i = 0; i < text.size();) {
+    if (!ascii_alpha(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && ascii_alpha(text[j])) ++j;
+    const bool whole = (i == 0 || !ascii_alnum(text[i - 1])) && (j == text.size() || !ascii_alnum(text[j]));
+    if (whole && j - i >= min_len && j - i <= max_len) out.push_back({i, j - i});
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> quoted_names(const std::string& intent) {
@@ -36,36 +58,12 @@ std::vector<std::string> quoted_names(const std::string& intent) {
 std::vector<std::string> word_pool(const std::vector<std::string>& texts) {
   std::set<std::string> words;
   for (const std::string& t : texts)
-    for (size_t i = 0; i < t.size();) {
-      if (!ascii_alpha(t[i])) {
-        ++i;
-        continue;
-      }
-      size_t j = i;
-      while (j < t.size() && ascii_alpha(t[j])) ++j;
-      const bool whole = (i == 0 || !ascii_alnum(t[i - 1])) && (j == t.size() || !ascii_alnum(t[j]));
-      if (whole && j - i >= k_min_word && j - i <= k_max_word) words.insert(t.substr(i, j - i));
-      i = j;
-    }
+    for (const span& w : whole_words(t, k_min_word, k_max_word)) words.insert(t.substr(w.at, w.len));
   return {words.begin(), words.end()};
 }
 
 std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed) {
-  struct span {
-    size_t at, len;
-  };
-  std::vector<span> words;  // the replaceable words of `name`
-  for (size_t i = 0; i < name.size();) {
-    if (!ascii_alpha(name[i])) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < name.size() && ascii_alpha(name[j])) ++j;
-    const bool whole = (i == 0 || !ascii_alnum(name[i - 1])) && (j == name.size() || !ascii_alnum(name[j]));
-    if (whole && j - i >= k_min_word) words.push_back({i, j - i});
-    i = j;
-  }
+  const std::vector<span> words = whole_words(name, k_min_word, std::string::npos);  // the replaceable ones
   if (words.empty() || pool.size() < 2) return name;
   sites::seed_rng rng(seed, 0x72656E616D65ull);  // "rename"
   std::vector<char> swap(words.size(), 0);
