@@ -373,6 +373,8 @@ train_data_summary write_train_data(const train_data_options& opt) {
   train_data_summary sum;
 
   if (opt.renamed_copies < 0) throw std::invalid_argument("train-data: renamed copies must be >= 0");
+  if (!(opt.renamed_crop >= 0 && opt.renamed_crop <= 1))
+    throw std::invalid_argument("train-data: the renamed steps' crop share must be in [0, 1]");
   train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
   train_dataset renamed{"agent-renamed", {}};
   std::set<std::string> pages_seen;
@@ -405,7 +407,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
         crop.sequences.push_back(std::move(q));
       if (opt.renamed_copies > 0)
         for (train_sequence& q : render_renamed_steps(tr, words, opt.seed ^ mix(s * 7919 + renamed.sequences.size()),
-                                                      opt.renamed_copies, opt.tok, opt.max_obs_tokens))
+                                                      opt.renamed_copies, opt.renamed_crop, opt.tok, opt.max_obs_tokens))
           renamed.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);

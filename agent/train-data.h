@@ -80,6 +80,7 @@ struct train_data_options {
   int64_t kv_queries = 1;            // most queries per kv document, each a target
   int64_t lookup_queries = 0;        // > 0: a lookup document per page, up to this many queries
   int renamed_copies = 0;            // > 0: agent-renamed, this many renamings per trajectory
+  double renamed_crop = 0.5;         // agent-renamed: share of steps with the page cut around the element
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };

@@ -166,7 +166,7 @@ bool acts_on_name(const seen_step& step, const std::vector<std::string>& names) 
 }
 
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
-                                                 uint64_t seed, int copies, const tokenizer* tok,
+                                                 uint64_t seed, int copies, double crop_share, const tokenizer* tok,
                                                  int64_t max_obs_tokens) {
   const std::vector<std::string> names = quoted_names(tr.intent);
   std::vector<train_sequence> out;
@@ -185,7 +185,7 @@ std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std
       if (!acts_on_name(r.steps[i], new_names)) continue;
       keep[i] = 1;
       const agent_action a = extract_agent_action(compact_reply(r.steps[i].action));
-      if (!rng.chance(0.5) || !a.ok() || a.parsed.act.element_id < 0) continue;  // half cut as agent-crop's
+      if (!rng.chance(crop_share) || !a.ok() || a.parsed.act.element_id < 0) continue;  // cut as agent-crop's
       const int64_t before = rng.uniform(2, 24), after = rng.uniform(2, 24);
       if (std::optional<std::string> cut = crop_observation(r.steps[i].observation, a.parsed.act.element_id, before, after))
         r.steps[i].observation = std::move(*cut);

@@ -47,11 +47,12 @@ bool acts_on_name(const seen_step& step, const std::vector<std::string>& names);
 
 // agent-renamed's sequences of one trajectory: `copies` renamings (each its own draw from
 // `seed`), rendered in history mode last, keeping the steps that act on a new name (the
-// ones the renaming teaches: typing it, answering with it, picking its element); half of
-// them with the observation cut around the acted-on element as agent-crop cuts it (2..24
-// lines each side), for more such steps per token. None when the objective quotes nothing.
+// ones the renaming teaches: typing it, answering with it, picking its element); a share
+// crop_share of them (drawn) with the observation cut around the acted-on element as
+// agent-crop cuts it (2..24 lines each side), for more such steps per token. None when the
+// objective quotes nothing.
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
-                                                 uint64_t seed, int copies, const tokenizer* tok,
+                                                 uint64_t seed, int copies, double crop_share, const tokenizer* tok,
                                                  int64_t max_obs_tokens);
 
 }  // namespace kvarena

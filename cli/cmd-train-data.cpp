@@ -79,6 +79,7 @@ int run_train_data(const train_data_args& a) {
   m["kv_queries"] = a.o.kv_queries;
   m["lookup_queries"] = a.o.lookup_queries;
   m["renamed_copies"] = a.o.renamed_copies;
+  m["renamed_crop"] = a.o.renamed_crop;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -124,6 +125,9 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
   sub->add_option("--renamed", a->o.renamed_copies,
                   "agent-renamed: each trajectory whose objective quotes names, this many times with new names (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 16));
+  sub->add_option("--renamed-crop", a->o.renamed_crop,
+                  "agent-renamed: share of its steps with the page cut to the lines around the acted-on element")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }
 

@@ -126,7 +126,7 @@ TEST(TrainRename, AStepActsOnANameByTypingItOrByItsElementsLine) {
 
 TEST(TrainRename, RenderedStepsCarryTheNewNameInObjectiveAndReplyAndNeverTheOld) {
   const std::vector<std::string> pool = {"apple", "banana", "cherry", "Damson"};
-  const std::vector<train_sequence> seqs = render_renamed_steps(shopping_trajectory_to_cart(), pool, 7, 2, nullptr, 0);
+  const std::vector<train_sequence> seqs = render_renamed_steps(shopping_trajectory_to_cart(), pool, 7, 2, 0.5, nullptr, 0);
   ASSERT_EQ(seqs.size(), 4u);  // two renamings x the two steps on the name (history mode last)
   std::set<std::string> typed;
   for (size_t i = 0; i < seqs.size(); ++i) {
@@ -146,10 +146,10 @@ TEST(TrainRename, RenderedStepsCarryTheNewNameInObjectiveAndReplyAndNeverTheOld)
 
   trajectory plain = shopping_trajectory();
   plain.intent = "Add the cheapest bed sheet set to my cart.";
-  EXPECT_TRUE(render_renamed_steps(plain, pool, 7, 2, nullptr, 0).empty());
+  EXPECT_TRUE(render_renamed_steps(plain, pool, 7, 2, 0.5, nullptr, 0).empty());
 }
 
-TEST(TrainRename, AboutHalfTheRenamedStepsHaveTheirPageCutAroundTheElement) {
+TEST(TrainRename, TheCropShareOfTheRenamedStepsHaveTheirPageCutAroundTheElement) {
   trajectory t;
   t.intent = R"(Open "Lantern Mug".)";
   std::string page = "Tab 0 (current): Shop\n\n";
@@ -162,20 +162,29 @@ TEST(TrainRename, AboutHalfTheRenamedStepsHaveTheirPageCutAroundTheElement) {
   }
   page += "[200] link 'Lantern Mug'";
   t.steps.push_back({page, "http://localhost/", "click [200]"});
-  const std::vector<train_sequence> seqs = render_renamed_steps(t, {"apple", "banana", "cherry"}, 11, 16, nullptr, 0);
-  ASSERT_EQ(seqs.size(), 16u);
-  int whole = 0, cut = 0;
-  for (const train_sequence& q : seqs) {
-    const std::string& context = q.segments.front().text;
-    const bool has_first = context.find("[100] link 'Item 100'") != std::string::npos;
-    EXPECT_NE(context.find("Tab 0 (current): Shop"), std::string::npos);  // the header stays
-    (has_first ? whole : cut) += 1;
-    if (!has_first) {
-      EXPECT_EQ(context.find("[130] link"), std::string::npos);  // at most 24 lines before [200]
+  auto count = [&](double share, int* whole, int* cut) {
+    const std::vector<train_sequence> seqs = render_renamed_steps(t, {"apple", "banana", "cherry"}, 11, 16, share, nullptr, 0);
+    ASSERT_EQ(seqs.size(), 16u);
+    for (const train_sequence& q : seqs) {
+      const std::string& context = q.segments.front().text;
+      const bool has_first = context.find("[100] link 'Item 100'") != std::string::npos;
+      EXPECT_NE(context.find("Tab 0 (current): Shop"), std::string::npos);  // the header stays
+      (has_first ? *whole : *cut) += 1;
+      if (!has_first) {
+        EXPECT_EQ(context.find("[130] link"), std::string::npos);  // at most 24 lines before [200]
+      }
     }
-  }
+  };
+  int whole = 0, cut = 0;
+  count(0.5, &whole, &cut);
   EXPECT_GE(whole, 3);
   EXPECT_GE(cut, 3);
+  whole = cut = 0;
+  count(1.0, &whole, &cut);
+  EXPECT_EQ(cut, 16);
+  whole = cut = 0;
+  count(0.0, &whole, &cut);
+  EXPECT_EQ(whole, 16);
 }
 
 }  // namespace
