@@ -366,15 +366,15 @@ train_data_summary write_train_data(const train_data_options& opt) {
   for (uint64_t s : opt.site_seeds)
     if (s == tasks::k_default_task_seed)
       throw std::invalid_argument("train-data: site seed 1 is the committed suites' content (evaluation); train on others");
+  if (opt.renamed_copies < 0) throw std::invalid_argument("train-data: renamed copies must be >= 0");
+  if (!(opt.renamed_crop >= 0 && opt.renamed_crop <= 1))
+    throw std::invalid_argument("train-data: the renamed steps' crop share must be in [0, 1]");
   auto log = [&](const std::string& m) {
     if (opt.log) opt.log(m);
   };
   fs::create_directories(opt.out_dir);
   train_data_summary sum;
 
-  if (opt.renamed_copies < 0) throw std::invalid_argument("train-data: renamed copies must be >= 0");
-  if (!(opt.renamed_crop >= 0 && opt.renamed_crop <= 1))
-    throw std::invalid_argument("train-data: the renamed steps' crop share must be in [0, 1]");
   train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
   train_dataset renamed{"agent-renamed", {}};
   std::set<std::string> pages_seen;

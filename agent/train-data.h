@@ -92,7 +92,8 @@ struct train_data_summary {
   std::vector<uint64_t> skipped_seeds;  // the task generator failed on their content
 };
 
-// Throws std::invalid_argument on bad options (site seed 1, no seeds), std::runtime_error
+// Throws std::invalid_argument on bad options (site seed 1, no seeds, renamed_copies < 0,
+// renamed_crop outside [0, 1]; before anything is written), std::runtime_error
 // when a file cannot be written or the oracle fails a task.
 train_data_summary write_train_data(const train_data_options& opt);
 

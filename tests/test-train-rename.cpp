@@ -4,6 +4,9 @@
 // expected strings are written out by hand.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <regex>
 #include <set>
 
@@ -185,6 +188,21 @@ TEST(TrainRename, TheCropShareOfTheRenamedStepsHaveTheirPageCutAroundTheElement)
   whole = cut = 0;
   count(0.0, &whole, &cut);
   EXPECT_EQ(whole, 16);
+}
+
+TEST(TrainRename, BadRenamedOptionsAreRefusedBeforeAnythingIsWritten) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("kvarena-train-rename-" + std::to_string(::getpid()));
+  train_data_options o;
+  o.out_dir = dir.string();
+  o.site_seeds = {2};
+  o.renamed_copies = 1;
+  o.renamed_crop = 1.5;
+  EXPECT_THROW(write_train_data(o), std::invalid_argument);
+  o.renamed_crop = 0.5;
+  o.renamed_copies = -1;
+  EXPECT_THROW(write_train_data(o), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 }  // namespace
