@@ -94,7 +94,6 @@ std::string replace_whole(const std::string& text, const std::string& from, cons
   std::string out;
   size_t done = 0;
   for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1)) {
-    if (at < done) continue;
     const size_t end = at + from.size();
     const bool alone_left = at == 0 || !ascii_alnum(text[at - 1]) || !ascii_alnum(from.front());
     const bool alone_right = end == text.size() || !ascii_alnum(text[end]) || !ascii_alnum(from.back());
@@ -138,6 +137,7 @@ trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<
 namespace {
 
 // The line of element [id] on a page ("\t\t[71] link 'Name'"), or "" when it has none.
+// (Not crop_observation(obs, id, 0, 0): that looks only below a header, and steps may have none.)
 std::string element_line(const std::string& observation, int64_t id) {
   std::string mark = "[";  // built by appends: GCC 12 warns falsely on "[" + std::string
   mark += std::to_string(id);
@@ -160,9 +160,8 @@ bool acts_on_name(const seen_step& step, const std::vector<std::string>& names) 
   const agent_action a = extract_agent_action(compact_reply(step.action));
   if (!a.ok() || a.parsed.act.element_id < 0) return false;
   const std::string line = element_line(step.observation, a.parsed.act.element_id);
-  for (const std::string& n : names)
-    if (!line.empty() && line.find(n) != std::string::npos) return true;
-  return false;
+  return !line.empty() &&
+         std::any_of(names.begin(), names.end(), [&](const std::string& n) { return line.find(n) != std::string::npos; });
 }
 
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
