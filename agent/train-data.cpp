@@ -366,9 +366,12 @@ train_data_summary write_train_data(const train_data_options& opt) {
   for (uint64_t s : opt.site_seeds)
     if (s == tasks::k_default_task_seed)
       throw std::invalid_argument("train-data: site seed 1 is the committed suites' content (evaluation); train on others");
-  if (opt.renamed_copies < 0) throw std::invalid_argument("train-data: renamed copies must be >= 0");
-  if (!(opt.renamed_crop >= 0 && opt.renamed_crop <= 1))
+  if (opt.renamed.copies < 0) throw std::invalid_argument("train-data: renamed copies must be >= 0");
+  if (!(opt.renamed.crop_share >= 0 && opt.renamed.crop_share <= 1))
     throw std::invalid_argument("train-data: the renamed steps' crop share must be in [0, 1]");
+  if (!(opt.renamed.swap_share >= 0 && opt.renamed.swap_share <= 1))
+    throw std::invalid_argument("train-data: the renamed names' swap share must be in [0, 1]");
+  if (opt.renamed.crop_lines < 1) throw std::invalid_argument("train-data: the renamed steps' crop lines must be >= 1");
   auto log = [&](const std::string& m) {
     if (opt.log) opt.log(m);
   };
@@ -391,7 +394,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
     }
     int64_t steps = 0;
     std::vector<std::string> words;  // this seed's page words: the new names' vocabulary
-    if (opt.renamed_copies > 0) {
+    if (opt.renamed.copies > 0) {
       std::vector<std::string> texts;
       for (const trajectory& tr : trs)
         for (const seen_step& st : tr.steps) texts.push_back(st.observation);
@@ -405,9 +408,9 @@ train_data_summary write_train_data(const train_data_options& opt) {
       for (train_sequence& q : render_cropped_steps(tr, opt.seed ^ mix(s * 1000003 + crop.sequences.size()), opt.tok,
                                                     opt.max_obs_tokens))
         crop.sequences.push_back(std::move(q));
-      if (opt.renamed_copies > 0)
+      if (opt.renamed.copies > 0)
         for (train_sequence& q : render_renamed_steps(tr, words, opt.seed ^ mix(s * 7919 + renamed.sequences.size()),
-                                                      opt.renamed_copies, opt.renamed_crop, opt.tok, opt.max_obs_tokens))
+                                                      opt.renamed, opt.tok, opt.max_obs_tokens))
           renamed.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
@@ -435,7 +438,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   log("documents: " + std::to_string(niah.sequences.size()) + " niah, " + std::to_string(kv.sequences.size()) + " kv");
 
   std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
-  if (opt.renamed_copies > 0) sets.insert(sets.begin() + 3, &renamed);
+  if (opt.renamed.copies > 0) sets.insert(sets.begin() + 3, &renamed);
   train_dataset lookup{"lookup", {}};
   if (opt.lookup_queries > 0) {
     std::vector<std::string> cut;  // the pages as the agent sees them

@@ -67,6 +67,14 @@ struct train_dataset {
   std::vector<train_sequence> sequences;
 };
 
+// agent-renamed's knobs (train-rename.h). The defaults are round 8's data.
+struct rename_options {
+  int copies = 0;           // > 0: this many renamings per trajectory whose objective quotes names
+  double crop_share = 0.5;  // share of its steps with the page cut around the acted-on element
+  int64_t crop_lines = 24;  // most page lines kept each side of that element (drawn from min(2, this))
+  double swap_share = 0.5;  // share of a name's words swapped for new ones (at least one)
+};
+
 struct train_data_options {
   std::string out_dir;
   uint64_t seed = 0;                 // NIAH / kv documents, sampling
@@ -79,8 +87,7 @@ struct train_data_options {
   int64_t niah_needles = 1;          // most needles per NIAH document (1..3), each asked for
   int64_t kv_queries = 1;            // most queries per kv document, each a target
   int64_t lookup_queries = 0;        // > 0: a lookup document per page, up to this many queries
-  int renamed_copies = 0;            // > 0: agent-renamed, this many renamings per trajectory
-  double renamed_crop = 0.5;         // agent-renamed: share of steps with the page cut around the element
+  rename_options renamed;            // agent-renamed (copies > 0)
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };
@@ -92,8 +99,8 @@ struct train_data_summary {
   std::vector<uint64_t> skipped_seeds;  // the task generator failed on their content
 };
 
-// Throws std::invalid_argument on bad options (site seed 1, no seeds, renamed_copies < 0,
-// renamed_crop outside [0, 1]; before anything is written), std::runtime_error
+// Throws std::invalid_argument on bad options (site seed 1, no seeds, renamed copies < 0,
+// a renamed share outside [0, 1], crop lines < 1; before anything is written), std::runtime_error
 // when a file cannot be written or the oracle fails a task.
 train_data_summary write_train_data(const train_data_options& opt);
 

@@ -62,12 +62,13 @@ std::vector<std::string> word_pool(const std::vector<std::string>& texts) {
   return {words.begin(), words.end()};
 }
 
-std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed) {
+std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed,
+                       double swap_share) {
   const std::vector<span> words = whole_words(name, k_min_word, std::string::npos);  // the replaceable ones
   if (words.empty() || pool.size() < 2) return name;
   sites::seed_rng rng(seed, 0x72656E616D65ull);  // "rename"
   std::vector<char> swap(words.size(), 0);
-  for (char& s : swap) s = rng.chance(0.5);
+  for (char& s : swap) s = rng.chance(swap_share);
   if (std::none_of(swap.begin(), swap.end(), [](char s) { return s; })) swap[rng.index(words.size())] = 1;
   std::string out;
   size_t from = 0;
@@ -165,17 +166,19 @@ bool acts_on_name(const seen_step& step, const std::vector<std::string>& names) 
 }
 
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
-                                                 uint64_t seed, int copies, double crop_share, const tokenizer* tok,
+                                                 uint64_t seed, const rename_options& opt, const tokenizer* tok,
                                                  int64_t max_obs_tokens) {
   const std::vector<std::string> names = quoted_names(tr.intent);
   std::vector<train_sequence> out;
   if (names.empty()) return out;
   sites::seed_rng rng(seed, 0x63726F70ull);  // "crop"
-  for (int c = 0; c < copies; ++c) {
+  const int64_t most_lines = opt.crop_lines, least_lines = std::min<int64_t>(2, opt.crop_lines);
+  for (int c = 0; c < opt.copies; ++c) {
     std::vector<std::pair<std::string, std::string>> renames;
     std::vector<std::string> new_names;
     for (size_t k = 0; k < names.size(); ++k) {
-      renames.push_back({names[k], novel_name(names[k], pool, seed * 1000003ull + static_cast<uint64_t>(c) * 131ull + k)});
+      renames.push_back({names[k], novel_name(names[k], pool, seed * 1000003ull + static_cast<uint64_t>(c) * 131ull + k,
+                                                opt.swap_share)});
       new_names.push_back(renames.back().second);
     }
     trajectory r = renamed_trajectory(tr, renames);
@@ -184,8 +187,8 @@ std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std
       if (!acts_on_name(r.steps[i], new_names)) continue;
       keep[i] = 1;
       const agent_action a = extract_agent_action(compact_reply(r.steps[i].action));
-      if (!rng.chance(crop_share) || !a.ok() || a.parsed.act.element_id < 0) continue;  // cut as agent-crop's
-      const int64_t before = rng.uniform(2, 24), after = rng.uniform(2, 24);
+      if (!rng.chance(opt.crop_share) || !a.ok() || a.parsed.act.element_id < 0) continue;  // cut as agent-crop's
+      const int64_t before = rng.uniform(least_lines, most_lines), after = rng.uniform(least_lines, most_lines);
       if (std::optional<std::string> cut = crop_observation(r.steps[i].observation, a.parsed.act.element_id, before, after))
         r.steps[i].observation = std::move(*cut);
     }

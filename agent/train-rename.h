@@ -26,11 +26,12 @@ std::vector<std::string> quoted_names(const std::string& intent);
 // new names draw from.
 std::vector<std::string> word_pool(const std::vector<std::string>& texts);
 
-// `name` with each word of letters (3 letters or more) replaced, with probability one half
-// and at least one replaced, by a different word of `pool` in the same case of its first
-// letter; digits, short words, spaces and punctuation stay where they were
+// `name` with each word of letters (3 letters or more) replaced, with probability
+// `swap_share` and at least one replaced, by a different word of `pool` in the same case of
+// its first letter; digits, short words, spaces and punctuation stay where they were
 // ("Kids bike 20 inch" -> "Kids lantern 20 inch"). Deterministic for `seed`.
-std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed);
+std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed,
+                       double swap_share = 0.5);
 
 // `text` with every occurrence of `from` that is not part of a longer word (the characters
 // either side are not ASCII letters or digits) replaced by `to`.
@@ -45,14 +46,15 @@ trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<
 // element whose line on the page holds one ("click [71]" on "[71] link 'Lantern Mug'").
 bool acts_on_name(const seen_step& step, const std::vector<std::string>& names);
 
-// agent-renamed's sequences of one trajectory: `copies` renamings (each its own draw from
-// `seed`), rendered in history mode last, keeping the steps that act on a new name (the
-// ones the renaming teaches: typing it, answering with it, picking its element); a share
-// crop_share of them (drawn) with the observation cut around the acted-on element as
-// agent-crop cuts it (2..24 lines each side), for more such steps per token. None when the
-// objective quotes nothing.
+// agent-renamed's sequences of one trajectory (rename_options, train-data.h): `copies`
+// renamings (each its own draw from `seed`, `swap_share` of each name's words new), rendered
+// in history mode last, keeping the steps that act on a new name (the ones the renaming
+// teaches: typing it, answering with it, picking its element); a share crop_share of them
+// (drawn) with the observation cut around the acted-on element as agent-crop cuts it
+// (min(2, crop_lines)..crop_lines lines each side, drawn), for more such steps per token.
+// None when the objective quotes nothing.
 std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std::vector<std::string>& pool,
-                                                 uint64_t seed, int copies, double crop_share, const tokenizer* tok,
+                                                 uint64_t seed, const rename_options& opt, const tokenizer* tok,
                                                  int64_t max_obs_tokens);
 
 }  // namespace kvarena

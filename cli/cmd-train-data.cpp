@@ -78,8 +78,10 @@ int run_train_data(const train_data_args& a) {
   m["niah_needles"] = a.o.niah_needles;
   m["kv_queries"] = a.o.kv_queries;
   m["lookup_queries"] = a.o.lookup_queries;
-  m["renamed_copies"] = a.o.renamed_copies;
-  m["renamed_crop"] = a.o.renamed_crop;
+  m["renamed_copies"] = a.o.renamed.copies;
+  m["renamed_crop"] = a.o.renamed.crop_share;
+  m["renamed_lines"] = a.o.renamed.crop_lines;
+  m["renamed_swap"] = a.o.renamed.swap_share;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -122,11 +124,17 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
   sub->add_option("--lookup-queries", a->o.lookup_queries,
                   "Element lookup documents: each page seen, then up to N questions for an element's id (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 64));
-  sub->add_option("--renamed", a->o.renamed_copies,
+  sub->add_option("--renamed", a->o.renamed.copies,
                   "agent-renamed: each trajectory whose objective quotes names, this many times with new names (0: none)")
       ->capture_default_str()->check(CLI::Range(0, 16));
-  sub->add_option("--renamed-crop", a->o.renamed_crop,
+  sub->add_option("--renamed-crop", a->o.renamed.crop_share,
                   "agent-renamed: share of its steps with the page cut to the lines around the acted-on element")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--renamed-lines", a->o.renamed.crop_lines,
+                  "agent-renamed: most page lines kept each side of the element in a cut step (drawn from 2)")
+      ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1000)));
+  sub->add_option("--renamed-swap", a->o.renamed.swap_share,
+                  "agent-renamed: share of a quoted name's words swapped for new ones (at least one)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }

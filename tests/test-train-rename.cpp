@@ -65,6 +65,33 @@ TEST(TrainRename, NovelNameSwapsLongWordsKeepingCaseDigitsAndPunctuation) {
   EXPECT_EQ(novel_name("Set", {"set", "SET"}, 3), "Set");  // no different word in the pool
 }
 
+TEST(TrainRename, TheSwapShareSetsHowManyWordsAreNew) {
+  const std::vector<std::string> pool = {"apple", "banana", "cherry", "Damson"};
+  const std::string name = "Dreamweave Microfiber Bed Sheet Set, Gray";
+  const std::regex all_new(R"(^(Apple|Banana|Cherry|Damson) (Apple|Banana|Cherry|Damson) (Apple|Banana|Cherry|Damson) )"
+                           R"((Apple|Banana|Cherry|Damson) (Apple|Banana|Cherry|Damson), (Apple|Banana|Cherry|Damson)$)");
+  auto kept = [&](const std::string& n) {  // words of the old name still in place
+    int k = 0;
+    for (const char* w : {"Dreamweave ", "Microfiber ", "Bed ", "Sheet ", "Set,", "Gray"}) k += n.find(w) != std::string::npos;
+    return k;
+  };
+  int kept_low = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    EXPECT_TRUE(std::regex_match(novel_name(name, pool, seed, 1.0), all_new)) << novel_name(name, pool, seed, 1.0);
+    EXPECT_EQ(kept(novel_name(name, pool, seed, 0.0)), 5) << novel_name(name, pool, seed, 0.0);  // exactly one new
+    kept_low += kept(novel_name(name, pool, seed, 0.2));
+  }
+  EXPECT_GT(kept_low, 30 * 3);  // a fifth swapped: about 4.8 of 6 kept on average
+}
+
+rename_options copies(int n, double crop_share, int64_t crop_lines = 24) {
+  rename_options o;
+  o.copies = n;
+  o.crop_share = crop_share;
+  o.crop_lines = crop_lines;
+  return o;
+}
+
 trajectory shopping_trajectory() {
   trajectory t;
   t.intent = R"(Add "Dreamweave Microfiber Bed Sheet Set, Gray" to my cart.)";
@@ -129,7 +156,7 @@ TEST(TrainRename, AStepActsOnANameByTypingItOrByItsElementsLine) {
 
 TEST(TrainRename, RenderedStepsCarryTheNewNameInObjectiveAndReplyAndNeverTheOld) {
   const std::vector<std::string> pool = {"apple", "banana", "cherry", "Damson"};
-  const std::vector<train_sequence> seqs = render_renamed_steps(shopping_trajectory_to_cart(), pool, 7, 2, 0.5, nullptr, 0);
+  const std::vector<train_sequence> seqs = render_renamed_steps(shopping_trajectory_to_cart(), pool, 7, copies(2, 0.5), nullptr, 0);
   ASSERT_EQ(seqs.size(), 4u);  // two renamings x the two steps on the name (history mode last)
   std::set<std::string> typed;
   for (size_t i = 0; i < seqs.size(); ++i) {
@@ -149,7 +176,7 @@ TEST(TrainRename, RenderedStepsCarryTheNewNameInObjectiveAndReplyAndNeverTheOld)
 
   trajectory plain = shopping_trajectory();
   plain.intent = "Add the cheapest bed sheet set to my cart.";
-  EXPECT_TRUE(render_renamed_steps(plain, pool, 7, 2, 0.5, nullptr, 0).empty());
+  EXPECT_TRUE(render_renamed_steps(plain, pool, 7, copies(2, 0.5), nullptr, 0).empty());
 }
 
 TEST(TrainRename, TheCropShareOfTheRenamedStepsHaveTheirPageCutAroundTheElement) {
@@ -166,7 +193,7 @@ TEST(TrainRename, TheCropShareOfTheRenamedStepsHaveTheirPageCutAroundTheElement)
   page += "[200] link 'Lantern Mug'";
   t.steps.push_back({page, "http://localhost/", "click [200]"});
   auto count = [&](double share, int* whole, int* cut) {
-    const std::vector<train_sequence> seqs = render_renamed_steps(t, {"apple", "banana", "cherry"}, 11, 16, share, nullptr, 0);
+    const std::vector<train_sequence> seqs = render_renamed_steps(t, {"apple", "banana", "cherry"}, 11, copies(16, share), nullptr, 0);
     ASSERT_EQ(seqs.size(), 16u);
     for (const train_sequence& q : seqs) {
       const std::string& context = q.segments.front().text;
@@ -188,6 +215,13 @@ TEST(TrainRename, TheCropShareOfTheRenamedStepsHaveTheirPageCutAroundTheElement)
   whole = cut = 0;
   count(0.0, &whole, &cut);
   EXPECT_EQ(whole, 16);
+
+  // crop_lines 3: at most three item lines before the element ([157]..[159]) survive a cut.
+  for (const train_sequence& q : render_renamed_steps(t, {"apple", "banana", "cherry"}, 11, copies(16, 1.0, 3), nullptr, 0)) {
+    const std::string& context = q.segments.front().text;
+    EXPECT_EQ(context.find("[156] link"), std::string::npos);
+    EXPECT_NE(context.find("[158] link"), std::string::npos);  // at least two kept
+  }
 }
 
 TEST(TrainRename, BadRenamedOptionsAreRefusedBeforeAnythingIsWritten) {
@@ -196,11 +230,17 @@ TEST(TrainRename, BadRenamedOptionsAreRefusedBeforeAnythingIsWritten) {
   train_data_options o;
   o.out_dir = dir.string();
   o.site_seeds = {2};
-  o.renamed_copies = 1;
-  o.renamed_crop = 1.5;
+  o.renamed.copies = 1;
+  o.renamed.crop_share = 1.5;
   EXPECT_THROW(write_train_data(o), std::invalid_argument);
-  o.renamed_crop = 0.5;
-  o.renamed_copies = -1;
+  o.renamed.crop_share = 0.5;
+  o.renamed.swap_share = -0.1;
+  EXPECT_THROW(write_train_data(o), std::invalid_argument);
+  o.renamed.swap_share = 0.5;
+  o.renamed.crop_lines = 0;
+  EXPECT_THROW(write_train_data(o), std::invalid_argument);
+  o.renamed.crop_lines = 24;
+  o.renamed.copies = -1;
   EXPECT_THROW(write_train_data(o), std::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
