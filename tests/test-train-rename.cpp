@@ -227,21 +227,19 @@ TEST(TrainRename, TheCropShareOfTheRenamedStepsHaveTheirPageCutAroundTheElement)
 TEST(TrainRename, BadRenamedOptionsAreRefusedBeforeAnythingIsWritten) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("kvarena-train-rename-" + std::to_string(::getpid()));
-  train_data_options o;
-  o.out_dir = dir.string();
-  o.site_seeds = {2};
-  o.renamed.copies = 1;
-  o.renamed.crop_share = 1.5;
-  EXPECT_THROW(write_train_data(o), std::invalid_argument);
-  o.renamed.crop_share = 0.5;
-  o.renamed.swap_share = -0.1;
-  EXPECT_THROW(write_train_data(o), std::invalid_argument);
-  o.renamed.swap_share = 0.5;
-  o.renamed.crop_lines = 0;
-  EXPECT_THROW(write_train_data(o), std::invalid_argument);
-  o.renamed.crop_lines = 24;
-  o.renamed.copies = -1;
-  EXPECT_THROW(write_train_data(o), std::invalid_argument);
+  rename_options bad[4];  // each one knob out of range, the rest valid
+  for (rename_options& r : bad) r.copies = 1;
+  bad[0].crop_share = 1.5;
+  bad[1].swap_share = -0.1;
+  bad[2].crop_lines = 0;
+  bad[3].copies = -1;
+  for (const rename_options& r : bad) {
+    train_data_options o;
+    o.out_dir = dir.string();
+    o.site_seeds = {2};
+    o.renamed = r;
+    EXPECT_THROW(write_train_data(o), std::invalid_argument);
+  }
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
