@@ -266,7 +266,9 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
     const agent_action a = extract_agent_action(compact_reply(tr.steps[i].action));
     if (!a.ok() || a.parsed.act.element_id < 0) continue;
     st = mix(st + i);
-    const int64_t before = 2 + static_cast<int64_t>(st % 23), after = 2 + static_cast<int64_t>((st >> 20) % 23);
+    const uint64_t span = static_cast<uint64_t>(k_crop_lines_most - k_crop_lines_least + 1);
+    const int64_t before = k_crop_lines_least + static_cast<int64_t>(st % span),
+                  after = k_crop_lines_least + static_cast<int64_t>((st >> 20) % span);
     std::optional<std::string> c = crop_observation(tr.steps[i].observation, a.parsed.act.element_id, before, after);
     if (!c) continue;
     cropped.steps[i].observation = std::move(*c);

@@ -67,11 +67,16 @@ struct train_dataset {
   std::vector<train_sequence> sequences;
 };
 
+// A cut step keeps k_crop_lines_least..k_crop_lines_most page lines (drawn) each side of
+// its element: agent-crop always, agent-renamed by default.
+constexpr int64_t k_crop_lines_least = 2, k_crop_lines_most = 24;
+
 // agent-renamed's knobs (train-rename.h). The defaults are round 8's data.
 struct rename_options {
   int copies = 0;           // > 0: this many renamings per trajectory whose objective quotes names
   double crop_share = 0.5;  // share of its steps with the page cut around the acted-on element
-  int64_t crop_lines = 24;  // most page lines kept each side of that element (drawn from min(2, this))
+  int64_t crop_lines = k_crop_lines_most;  // most page lines kept each side of that element (drawn
+                                           // from min(k_crop_lines_least, this))
   double swap_share = 0.5;  // share of a name's words swapped for new ones (at least one)
 };
 
@@ -118,8 +123,8 @@ std::optional<std::string> crop_observation(const std::string& observation, int6
                                             int64_t after);
 
 // agent-crop's sequences of one trajectory: history mode last, each step whose action names
-// an element on its page, its observation cropped around it with 2..24 lines on each side
-// drawn from `seed`.
+// an element on its page, its observation cropped around it with k_crop_lines_least..
+// k_crop_lines_most lines on each side drawn from `seed`.
 std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t seed, const tokenizer* tok,
                                                  int64_t max_obs_tokens);
 

@@ -172,7 +172,7 @@ std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std
   std::vector<train_sequence> out;
   if (names.empty()) return out;
   sites::seed_rng rng(seed, 0x63726F70ull);  // "crop"
-  const int64_t most_lines = opt.crop_lines, least_lines = std::min<int64_t>(2, opt.crop_lines);
+  const int64_t most_lines = opt.crop_lines, least_lines = std::min(k_crop_lines_least, opt.crop_lines);
   for (int c = 0; c < opt.copies; ++c) {
     std::vector<std::pair<std::string, std::string>> renames;
     std::vector<std::string> new_names;

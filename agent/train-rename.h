@@ -31,7 +31,7 @@ std::vector<std::string> word_pool(const std::vector<std::string>& texts);
 // its first letter; digits, short words, spaces and punctuation stay where they were
 // ("Kids bike 20 inch" -> "Kids lantern 20 inch"). Deterministic for `seed`.
 std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed,
-                       double swap_share = 0.5);
+                       double swap_share = rename_options{}.swap_share);
 
 // `text` with every occurrence of `from` that is not part of a longer word (the characters
 // either side are not ASCII letters or digits) replaced by `to`.
