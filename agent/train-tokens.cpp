@@ -11,13 +11,56 @@
 
 namespace kvarena {
 
+std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view reply) {
+  constexpr std::string_view fence = "```";
+  size_t a = 0, z = reply.size();
+  if (const size_t f = reply.find(fence); f != std::string_view::npos) {
+    a = f + fence.size();
+    if (const size_t g = reply.find(fence, a); g != std::string_view::npos) z = g;
+  }
+  while (a < z && (reply[a] == ' ' || reply[a] == '\n')) ++a;
+  const std::string_view block = reply.substr(a, z - a);
+  size_t begin = 0;
+  if (block.rfind("type [", 0) == 0) {
+    const size_t id_end = block.find("] [");
+    if (id_end == std::string_view::npos) return std::nullopt;
+    begin = id_end + 3;
+  } else if (block.rfind("stop [", 0) == 0) {
+    begin = 6;
+  } else {
+    return std::nullopt;
+  }
+  size_t close = block.rfind(']');
+  if (close == std::string_view::npos || close < begin) return std::nullopt;
+  if (block[0] == 't') {  // a flag "] [0]" / "] [1]" after the text is not text
+    const size_t flag = block.rfind("] [", close);
+    if (flag != std::string_view::npos && flag >= begin && close == flag + 4 &&
+        (block[flag + 3] == '0' || block[flag + 3] == '1'))
+      close = flag;
+  }
+  if (close <= begin) return std::nullopt;
+  return std::make_pair(a + begin, a + close);
+}
+
 void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<uint16_t>* ids,
                      std::vector<uint8_t>* mask) {
   for (size_t i = 0; i < q.segments.size(); ++i) {
     const train_segment& s = q.segments[i];
-    for (int32_t id : tok.encode(s.text, /*add_bos=*/i == 0, /*parse_special=*/true)) {
-      ids->push_back(static_cast<uint16_t>(id));
-      mask->push_back(s.target ? 1 : 0);
+    const std::vector<int32_t> seg_ids = tok.encode(s.text, /*add_bos=*/i == 0, /*parse_special=*/true);
+    std::vector<uint8_t> seg_mask(seg_ids.size(), s.target ? 1 : 0);
+    const auto text = s.target ? action_free_text_span(s.text) : std::nullopt;
+    if (text) {
+      // Byte offsets of the pieces; a BOS the encoder added has no bytes of the text.
+      const size_t first = (i == 0 && tok.adds_bos() && !seg_ids.empty() && seg_ids[0] == tok.bos_id()) ? 1 : 0;
+      std::vector<size_t> at(seg_ids.size() + 1, 0);
+      for (size_t k = first; k < seg_ids.size(); ++k) at[k + 1] = at[k] + tok.token_to_piece(seg_ids[k]).size();
+      if (at.back() == s.text.size())  // the pieces spell the text: mark those inside the span
+        for (size_t k = first; k < seg_ids.size(); ++k)
+          if (at[k] < text->second && at[k + 1] > text->first) seg_mask[k] = 2;
+    }
+    for (size_t k = 0; k < seg_ids.size(); ++k) {
+      ids->push_back(static_cast<uint16_t>(seg_ids[k]));
+      mask->push_back(seg_mask[k]);
     }
   }
 }

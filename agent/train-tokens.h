@@ -1,7 +1,10 @@
 // train-tokens.h: training sequences -> the token files scripts/train/ reads.
 //
 //   <dir>/tokens/<name>.tok   uint16 LE token ids, every sequence one after another
-//   <dir>/tokens/<name>.mask  uint8 per token: 1 = loss target, 0 = context
+//   <dir>/tokens/<name>.mask  uint8 per token: 0 = context, 1 = loss target, 2 = loss target
+//                             that is an action's free text (the text a `type` types, the
+//                             answer a `stop` gives: where the agent copies from its
+//                             objective; the trainer may weight it apart)
 //   <dir>/tokens/<name>.idx   uint64 LE start offset of each sequence, then the total
 //
 // Each segment is encoded on its own with parse_special (as the agent encodes a prompt and
@@ -9,7 +12,10 @@
 // vocabulary adds one.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "train-data.h"
@@ -25,6 +31,13 @@ int64_t write_token_files(const train_dataset& d, const tokenizer& tok, const st
 // The sequence's tokens and mask, as written.
 void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<uint16_t>* ids,
                      std::vector<uint8_t>* mask);
+
+// The byte range [first, second) of the free text of a reply's action: the text of
+// `type [id] [text] [flag]` (the flag optional) or the answer of `stop [answer]`, in the
+// first ```...``` block (or the whole reply when it has none). nullopt for other actions
+// and for empty text. Bracketed text is greedy as in action-parse.h: it runs to the last
+// ']' before the flag or the block's end.
+std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view reply);
 
 // The first sequences of each dataset as text, targets between ⟦ and ⟧, for a person.
 void write_samples(const std::vector<const train_dataset*>& sets, const std::string& path);

@@ -332,5 +332,53 @@ TEST(TrainData, TokenFilesHoldEachSegmentWithItsMaskAndOffsets) {
   EXPECT_EQ(off[2], 6u);
 }
 
+TEST(TrainData, AnActionsFreeTextIsItsTypedTextOrStopAnswer) {
+  struct row {
+    const char* reply;
+    const char* text;  // nullptr: no free text
+  };
+  const row rows[] = {
+      {"```type [58] [Blue Lamp, 2 Pack] [1]```", "Blue Lamp, 2 Pack"},
+      {"```type [3] [a]b] [0]```", "a]b"},              // greedy, as action-parse.h
+      {"```type [3] [Price: [1] high] [0]```", "Price: [1] high"},
+      {"```type [7] [no flag]```", "no flag"},
+      {"```type [7] [ends in one] [x]```", "ends in one] [x"},  // [x] is no flag
+      {"```stop [$20.99]```", "$20.99"},
+      {"In summary: ```stop [N/A]``` done", "N/A"},
+      {"type [5] [bare] [1]", "bare"},
+      {"```click [12]```", nullptr},
+      {"```stop []```", nullptr},
+      {"```type [4] [] [1]```", nullptr},
+      {"```type [4]```", nullptr},
+      {"```scroll [down]```", nullptr},
+  };
+  for (const row& r : rows) {
+    const std::string_view reply = r.reply;
+    const auto span = action_free_text_span(reply);
+    if (!r.text) {
+      EXPECT_FALSE(span.has_value()) << r.reply;
+      continue;
+    }
+    ASSERT_TRUE(span.has_value()) << r.reply;
+    EXPECT_EQ(reply.substr(span->first, span->second - span->first), r.text) << r.reply;
+  }
+}
+
+TEST(TrainData, TheFreeTextOfATargetReplyIsMaskedTwo) {
+  const auto tok = tokenizer::from_file(byte_vocab_gguf().string());
+  train_sequence q{{{"p [1] [q]", false}, {"```type [1] [ab] [1]```", true}}};
+  std::vector<uint16_t> ids;
+  std::vector<uint8_t> mask;
+  encode_sequence(q, *tok, &ids, &mask);
+  // One byte, one token: context "p [1] [q]" (9), then "```type [1] [" (13), "ab", "] [1]```" (8).
+  const std::string want = std::string(9, '\0') + std::string(13, '\1') + std::string(2, '\2') + std::string(8, '\1');
+  EXPECT_EQ(std::string(mask.begin(), mask.end()), want);
+  // Context is never marked, even when it reads as an action.
+  train_sequence c{{{"```type [1] [ab] [1]```", false}}};
+  ids.clear(), mask.clear();
+  encode_sequence(c, *tok, &ids, &mask);
+  EXPECT_EQ(std::count(mask.begin(), mask.end(), 0), static_cast<long>(mask.size()));
+}
+
 }  // namespace
 }  // namespace kvarena

@@ -1,6 +1,7 @@
 # data.py: the training data reader and row packer.
 # DIR/tokens/NAME.tok (uint16 LE ids, sequences concatenated), NAME.mask (uint8 per token,
-# 1 = loss target), NAME.idx (uint64 LE start offsets, n_seq + 1 entries, last = total),
+# 0 = context, 1 = loss target, 2 = loss target that is an action's free text: typed text
+# or a stop answer, weighted text_weight, its first token first_text_weight), NAME.idx (uint64 LE start offsets, n_seq + 1 entries, last = total),
 # read through numpy memmaps. Datasets are sampled by mixture weight; sampled sequences
 # wait in a small pool and rows of ctx + 1 tokens are packed from it: each row starts with
 # the oldest pooled sequence, the rest is filled best-fit (largest that fits), leftovers
@@ -40,7 +41,8 @@ class Packer:
     """Samples sequences by mixture weight and packs them into rows; its state (RNG and
     pool) goes into the checkpoint so a resumed run sees the same data."""
 
-    def __init__(self, data_dir, mix, ctx_weight, seed, pool_size=32, log=sys.stderr, whole=("niah", "kv", "lookup")):
+    def __init__(self, data_dir, mix, ctx_weight, seed, pool_size=32, log=sys.stderr, whole=("niah", "kv", "lookup"),
+                 text_weight=1.0, first_text_weight=None):
         tdir = os.path.join(data_dir, "tokens")
         self.sets, weights = [], []
         for name, w in mix.items():
@@ -51,13 +53,15 @@ class Packer:
             if w <= 0 or ds.n_seq == 0:
                 continue
             print(f"data: {name}: {ds.n_seq} sequences, {len(ds.tok)} tokens "
-                  f"({int(ds.mask.sum())} targets), weight {w}", file=log)
+                  f"({int(np.count_nonzero(ds.mask))} targets), weight {w}", file=log)
             self.sets.append(ds)
             weights.append(w)
         if not self.sets:
             raise SystemExit(f"data: no dataset of the mixture found in {tdir}")
         self.p = np.asarray(weights) / sum(weights)
         self.ctx_weight = ctx_weight
+        self.text_weight = text_weight
+        self.first_text_weight = text_weight if first_text_weight is None else first_text_weight
         self.pool_size = pool_size
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.pool = []  # (dataset index, sequence index)
@@ -93,11 +97,22 @@ class Packer:
         a, b = int(ds.idx[item[1]]), int(ds.idx[item[1] + 1])
         if b - a > n:
             m = np.asarray(ds.mask[a:b])
-            ends = np.flatnonzero((m == 1) & (np.append(m[1:], 0) == 0))  # last token of each span
+            t = m > 0
+            ends = np.flatnonzero(t & ~np.append(t[1:], False))  # last token of each target span
             e = (int(self.rng.choice(ends)) + 1) if len(ends) else b - a
             e = max(e, n)
             a, b = a + e - n, a + e
         return np.asarray(ds.tok[a:b]), np.asarray(ds.mask[a:b])
+
+    def weights(self, m):
+        """Loss weight per token of a mask: context ctx_weight, targets 1, free text
+        text_weight, the first token of each free-text run first_text_weight."""
+        w = np.where(m > 0, 1.0, self.ctx_weight).astype(np.float32)
+        text = m == 2
+        w[text] = self.text_weight
+        first = text & ~np.concatenate(([False], text[:-1]))
+        w[first] = self.first_text_weight
+        return w
 
     def rows(self, R, T):
         """R rows of T + 1 tokens: (tokens int64 (R, T+1), label weight float32 (R, T),
@@ -125,8 +140,8 @@ class Packer:
                 t, m = self._seq(item, T + 1 - pos)
                 n = len(t)
                 tok[r, pos:pos + n] = t
-                tgt[r, pos:pos + n] = m
-                w[r, pos:pos + n] = np.where(m == 1, 1.0, self.ctx_weight)
+                tgt[r, pos:pos + n] = m > 0
+                w[r, pos:pos + n] = self.weights(m)
                 seg[r, pos:pos + n] = doc
                 doc += 1
                 posn[r, pos:pos + n] = np.arange(n)

@@ -3,7 +3,8 @@
 # two documents packed into one row with their document ids and positions give, token for
 # token, the logits each gives alone (so no document sees another, and each is rotated from
 # position 0 as at inference); without them the second document's logits differ (the check
-# can fail); and Packer.rows() marks documents, positions and boundaries consistently.
+# can fail); Packer.rows() marks documents, positions and boundaries consistently; and the
+# loss weights of context, targets and an action's free text (mask 2) are as asked.
 # Exit 77 (skipped) without torch.
 import os
 import sys
@@ -73,6 +74,26 @@ def check_packer():
         print(f"packer: 6 rows of 16, {filled} tokens filled, documents and positions consistent")
 
 
+def check_weights():
+    # Mask 0 context, 1 target, 2 free text (typed text / stop answer); weights written out by hand.
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "tokens"))
+        mask = np.array([0, 0, 1, 2, 2, 2, 1, 0, 2, 1], np.uint8)
+        np.arange(1, 11, dtype="<u2").tofile(os.path.join(d, "tokens", "x.tok"))
+        mask.tofile(os.path.join(d, "tokens", "x.mask"))
+        np.array([0, 10], "<u8").tofile(os.path.join(d, "tokens", "x.idx"))
+        null = open(os.devnull, "w")
+        p = Packer(d, {"x": 1.0}, 0.1, seed=1, pool_size=1, log=null, whole=(), text_weight=3.0, first_text_weight=8.0)
+        want = np.array([0.1, 0.1, 1, 8, 3, 3, 1, 0.1, 8, 1], np.float32)
+        assert np.allclose(p.weights(mask), want), p.weights(mask)
+        tok, w, tgt, filled, seg, pos = p.rows(1, 9)      # one row of 10 tokens: the sequence
+        assert np.allclose(w[0], want[1:]) and list(tgt[0]) == [0, 1, 1, 1, 1, 1, 0, 1, 1], (w, tgt)
+        plain = Packer(d, {"x": 1.0}, 0.1, seed=1, pool_size=1, log=null, whole=())
+        assert np.allclose(plain.weights(mask), [0.1, 0.1, 1, 1, 1, 1, 1, 0.1, 1, 1])
+    print("weights: context 0.1, targets 1, free text 3, its first token 8; targets include free text")
+
+
 if __name__ == "__main__":
     check_model()
     check_packer()
+    check_weights()

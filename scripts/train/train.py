@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # train.py: resumable CPU training of the small llama model (model.py) on packed rows from
-# DIR/tokens (data.py), weighted cross-entropy (targets 1, context --ctx-weight), a context
+# DIR/tokens (data.py), weighted cross-entropy (targets 1, context --ctx-weight, an action's
+# free text --text-weight / --first-text-weight), a context
 # curriculum at a roughly constant token count per step, AdamW with warmup + cosine LR and
 # gradient clipping, fp32. Checkpoints (model, optimizer, step, RNG and data state, loss
 # history) go atomically to --ckpt-dir every --ckpt-minutes, on SIGTERM/SIGINT and at the
@@ -67,6 +68,10 @@ def parse_args(argv=None):
     a("--beta2", type=float, default=0.95)
     a("--clip", type=float, default=1.0)
     a("--ctx-weight", type=float, default=0.1, help="loss weight of context (non-target) tokens")
+    a("--text-weight", type=float, default=1.0,
+      help="loss weight of an action's free text (typed text, stop answers: mask 2 in the token files)")
+    a("--first-text-weight", type=float, default=None,
+      help="loss weight of the first token of each free text (default --text-weight): where copying starts")
     a("--ctx-sample", type=float, default=1.0,
       help="fraction of context (non-target) positions whose loss is computed, weighted 1/fraction "
       "(every target position always is); below 1 skips most of the vocabulary projection")
@@ -356,7 +361,8 @@ def main(argv=None):
     log(f"model: {model.c.to_dict()} ({n_params / 1e6:.2f} M parameters)")
 
     from data import Packer, parse_mix
-    packer = Packer(a.data, parse_mix(a.mix), a.ctx_weight, st["data_seed"])
+    packer = Packer(a.data, parse_mix(a.mix), a.ctx_weight, st["data_seed"],
+                    text_weight=a.text_weight, first_text_weight=a.first_text_weight)
     if packer.max_token() >= model.c.n_vocab:
         raise SystemExit(f"data has token id {packer.max_token()} >= vocab {model.c.n_vocab}")
     opt = make_optimizer(a, model)
