@@ -315,7 +315,7 @@ def main(argv=None):
             model.load_state_dict(st["model"])
         else:
             model, _ = load_gguf_model(a.init_gguf)
-        from heldout import load_heldout, evaluate
+        from heldout import load_heldout, evaluate, text_summary
         r = evaluate(model, load_heldout(a.eval_data, a.eval_set), a.eval_n)
         r["set"] = a.eval_set
         r["model"] = f"checkpoint step {st['step']}" if st else a.init_gguf
@@ -406,7 +406,7 @@ def main(argv=None):
             f.write("step,tokens,target_tokens,ctx,rows,loss,target_loss,lr,tok_per_s,fill,wall_s\n")
     heldout = None
     if a.eval_data or a.watch:
-        from heldout import load_heldout, evaluate
+        from heldout import load_heldout, evaluate, text_summary
     if a.eval_data:
         heldout = load_heldout(a.eval_data)
         ecsv = os.path.join(a.ckpt_dir, "eval.csv")
@@ -425,7 +425,7 @@ def main(argv=None):
         for label, wds, wcsv in watched:
             r = evaluate(model, wds, a.eval_n)
             log(f"held-out {label} step {st['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
-                f"target_loss {r['target_loss']:.3f} (n {r['n']})")
+                f"target_loss {r['target_loss']:.3f} (n {r['n']}){text_summary(r)}")
             with open(wcsv, "a") as f:
                 f.write(f"{st['step']},{st['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},"
                         f"{r['target_loss']:.4f}\n")
@@ -434,7 +434,7 @@ def main(argv=None):
         r.update(step=st["step"], tokens=st["tokens"])
         st.setdefault("evals", []).append(r)
         log(f"held-out step {r['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
-            f"target_loss {r['target_loss']:.3f} (n {r['n']}, {time.time() - t0:.0f} s)")
+            f"target_loss {r['target_loss']:.3f} (n {r['n']}, {time.time() - t0:.0f} s){text_summary(r)}")
         with open(ecsv, "a") as f:
             f.write(f"{r['step']},{r['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},{r['target_loss']:.4f}\n")
 
