@@ -10,9 +10,18 @@
 # " 55083" (" ", then one token per digit, each digit common in the text). --alphabet digits
 # draws the runs from the ten digit tokens, --alphabet-size K from K tokens picked per run, so
 # that only a longer match (the previous two or three tokens) finds the place to copy from.
+# Those runs always open their sequence, so a model can learn to copy them by position (the
+# token L places back) rather than by content; round 10 found the shipped model does just
+# that: it copies a run at position 0 and nothing once 40 tokens of text come first.
+# --context NAME (a token dataset of the same folder, e.g. `corpus`: site pages) embeds the
+# runs in text instead: each sequence is --pairs times [text][" run][text][ [ run], spans of
+# the context of up to --max-lead and --max-gap tokens, the first copy after ` "` and the
+# second after ` [` (as an objective quotes a name and a `type` action repeats it), every
+# token of the second copy a target, its first one found only through the marker.
 #   scripts/train/make_copy_data.py --vocab models/kvarena-agent.gguf --out DIR/tokens \
 #       [--n 40000] [--min-len 8] [--max-len 128] [--repeats 2] [--seed 0] \
-#       [--alphabet all|digits] [--alphabet-size K] [--name copy]
+#       [--alphabet all|digits] [--alphabet-size K] [--name copy] \
+#       [--context corpus --pairs 4 --max-lead 128 --max-gap 512]
 # writes DIR/tokens/NAME.{tok,mask,idx} (data.py's format); deterministic for a seed.
 import argparse
 import os
@@ -48,6 +57,37 @@ def copy_sequences(n_vocab_normal, n, min_len, max_len, seed, repeats=2, alphabe
     return tok, mask, idx
 
 
+def copy_in_context(context, n_vocab_normal, n, min_len, max_len, seed, pairs, max_lead, max_gap,
+                    open_id, copy_id):
+    """(tokens uint16, mask uint8, idx uint64): n sequences, each `pairs` times
+    [lead][open_id][run][gap][copy_id][run]: lead and gap are spans of `context` (a token
+    array) of 0..max_lead and 0..max_gap tokens drawn at random places, the run L random ids of
+    [0, n_vocab_normal) (L uniform in [min_len, max_len]); mask 1 on the second run only."""
+    context = np.asarray(context)
+    if len(context) <= max(max_lead, max_gap):
+        raise ValueError(f"a context of {len(context)} tokens is too short for spans of {max(max_lead, max_gap)}")
+    rng = np.random.Generator(np.random.PCG64(seed))
+    toks, masks, idx = [], [], [0]
+
+    def span(most):
+        k = int(rng.integers(0, most + 1))
+        a = int(rng.integers(0, len(context) - k + 1))
+        return context[a:a + k].astype(np.uint16)
+
+    for _ in range(n):
+        parts, part_mask = [], []
+        for _ in range(pairs):
+            run = rng.integers(0, n_vocab_normal, size=int(rng.integers(min_len, max_len + 1))).astype(np.uint16)
+            lead, gap = span(max_lead), span(max_gap)
+            for piece, target in ((lead, 0), ([open_id], 0), (run, 0), (gap, 0), ([copy_id], 0), (run, 1)):
+                parts.append(np.asarray(piece, np.uint16))
+                part_mask.append(np.full(len(piece), target, np.uint8))
+        toks.append(np.concatenate(parts))
+        masks.append(np.concatenate(part_mask))
+        idx.append(idx[-1] + len(toks[-1]))
+    return np.concatenate(toks), np.concatenate(masks), np.asarray(idx, np.uint64)
+
+
 def main():
     ap = argparse.ArgumentParser(description="the copy dataset: random runs of tokens, repeated")
     ap.add_argument("--vocab", required=True, help="GGUF whose tokenizer.ggml.token_type names the normal tokens")
@@ -62,6 +102,10 @@ def main():
     ap.add_argument("--alphabet-size", type=int, default=0,
                     help="K > 0: each run draws from K ids of the alphabet picked for it (0: the whole alphabet)")
     ap.add_argument("--name", default="copy", help="dataset name: the files NAME.{tok,mask,idx}")
+    ap.add_argument("--context", help="token dataset of --out (e.g. corpus) whose text the runs are embedded in")
+    ap.add_argument("--pairs", type=int, default=4, help="--context: runs (each copied once) per sequence")
+    ap.add_argument("--max-lead", type=int, default=128, help="--context: most text tokens before a run")
+    ap.add_argument("--max-gap", type=int, default=512, help="--context: most text tokens between a run and its copy")
     a = ap.parse_args()
     if not 1 <= a.min_len <= a.max_len:
         raise SystemExit("make_copy_data: need 1 <= --min-len <= --max-len")
@@ -80,11 +124,26 @@ def main():
         alphabet = [i for i, piece in enumerate(meta["tokenizer.ggml.tokens"][:n_normal]) if piece in digits]
         if len(alphabet) != 10:
             raise SystemExit("make_copy_data: this vocabulary has no one-token digits 0-9")
-    try:
-        tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats,
-                                        alphabet, a.alphabet_size)
-    except ValueError as e:
-        raise SystemExit(f"make_copy_data: --alphabet-size: {e}")
+    if a.context:
+        if a.pairs < 1 or a.max_lead < 0 or a.max_gap < 0 or a.repeats != 2 or a.alphabet != "all" or a.alphabet_size:
+            raise SystemExit("make_copy_data: --context needs --pairs >= 1, --max-lead/--max-gap >= 0 and "
+                             "takes neither --repeats nor --alphabet/--alphabet-size")
+        path = os.path.join(a.out, a.context + ".tok")
+        if not os.path.exists(path):
+            raise SystemExit(f"make_copy_data: --context {a.context}: {path} not found")
+        pieces = meta["tokenizer.ggml.tokens"]
+        try:
+            tok, mask, idx = copy_in_context(np.fromfile(path, "<u2"), n_normal, a.n, a.min_len, a.max_len, a.seed,
+                                             a.pairs, a.max_lead, a.max_gap, pieces.index("\u0120\""),
+                                             pieces.index("\u0120["))
+        except ValueError as e:
+            raise SystemExit(f"make_copy_data: --context {a.context}: {e}")
+    else:
+        try:
+            tok, mask, idx = copy_sequences(n_normal, a.n, a.min_len, a.max_len, a.seed, a.repeats,
+                                            alphabet, a.alphabet_size)
+        except ValueError as e:
+            raise SystemExit(f"make_copy_data: --alphabet-size: {e}")
     os.makedirs(a.out, exist_ok=True)
     tok.astype("<u2").tofile(os.path.join(a.out, a.name + ".tok"))
     mask.tofile(os.path.join(a.out, a.name + ".mask"))

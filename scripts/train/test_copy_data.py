@@ -2,7 +2,9 @@
 # test_copy_data.py: checks of make_copy_data.copy_sequences (ctest `train-copy-data`): every
 # sequence is a run followed by the same run (or three copies), the mask marks exactly the
 # copies after the first, ids stay below the number of normal tokens, lengths stay in range,
-# a seed fixes the data, and --alphabet / --alphabet-size keep each run to the ids asked for.
+# a seed fixes the data, and --alphabet / --alphabet-size keep each run to the ids asked for;
+# copy_in_context (--context) lays out [text][" run][text][ [ run] pairs with the text taken
+# from the context in order, the spans no longer than asked, and the mask on the copies only.
 # Needs numpy only (exit 77, skipped, without it).
 import os
 import sys
@@ -14,7 +16,7 @@ except ImportError:
     sys.exit(77)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from make_copy_data import copy_sequences  # noqa: E402
+from make_copy_data import copy_sequences, copy_in_context  # noqa: E402
 
 
 def main():
@@ -59,6 +61,45 @@ def main():
     except ValueError:
         pass
     print(f"copy data: 200 sequences, runs repeated, mask on the second run, lengths {sorted(seen_lens)}")
+    check_in_context()
+
+
+def check_in_context():
+    import numpy as np
+    # Context ids 1000..2999 in order, runs from ids 0..49, markers 60 (open) and 61 (copy):
+    # every token tells which part it belongs to.
+    context = np.arange(1000, 3000)
+    tok, mask, idx = copy_in_context(context, 50, 60, 2, 6, seed=3, pairs=3, max_lead=10, max_gap=40,
+                                     open_id=60, copy_id=61)
+    assert len(idx) == 61 and idx[-1] == len(tok) == len(mask)
+    leads, gaps = [], []
+    for i in range(60):
+        t, m = tok[int(idx[i]):int(idx[i + 1])].astype(int), mask[int(idx[i]):int(idx[i + 1])]
+        opens, copies = np.flatnonzero(t == 60), np.flatnonzero(t == 61)
+        assert len(opens) == len(copies) == 3, (i, t)
+        end = 0
+        for o, c in zip(opens, copies):
+            lead, run_end = t[end:o], o + 1
+            while run_end < len(t) and t[run_end] < 50:
+                run_end += 1
+            run, gap = t[o + 1:run_end], t[run_end:c]
+            assert 2 <= len(run) <= 6 and (gap >= 1000).all() and (lead >= 1000).all(), (i, t)
+            for span in (lead, gap):      # a span is consecutive context, i.e. consecutive ids
+                assert (np.diff(span) == 1).all(), (i, span)
+            assert (t[c + 1:c + 1 + len(run)] == run).all(), f"sequence {i}: the copy differs from the run"
+            assert (m[c + 1:c + 1 + len(run)] == 1).all() and m[:c + 1].sum() == m[:end].sum(), f"sequence {i}: mask"
+            leads.append(len(lead)), gaps.append(len(gap))
+            end = c + 1 + len(run)
+        assert end == len(t) and int(m.sum()) == sum(1 for k in range(len(t)) if m[k]), i
+    assert max(leads) <= 10 and max(gaps) <= 40 and min(leads) == 0 and max(gaps) > 30, (leads, gaps)
+    again = copy_in_context(context, 50, 60, 2, 6, seed=3, pairs=3, max_lead=10, max_gap=40, open_id=60, copy_id=61)
+    assert all((x == y).all() for x, y in zip((tok, mask, idx), again)), "not deterministic"
+    try:
+        copy_in_context(np.arange(20), 50, 1, 2, 6, seed=3, pairs=1, max_lead=10, max_gap=40, open_id=60, copy_id=61)
+        raise AssertionError("a context shorter than a span was accepted")
+    except ValueError:
+        pass
+    print("copy in context: 60 sequences of 3 pairs, text spans in order and within bounds, mask on the copies")
 
 
 if __name__ == "__main__":
