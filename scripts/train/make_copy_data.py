@@ -17,7 +17,9 @@
 # runs in text instead: each sequence is --pairs times [text][" run][text][ [ run], spans of
 # the context of up to --max-lead and --max-gap tokens, the first copy after ` "` and the
 # second after ` [` (as an objective quotes a name and a `type` action repeats it), every
-# token of the second copy a target, its first one found only through the marker.
+# token of the second copy a target, its first one found only through the marker. --words
+# makes the runs whole words of the text from random places (a word salad: natural tokens that
+# a language prior does not predict, as a made-up product name).
 #   scripts/train/make_copy_data.py --vocab models/kvarena-agent.gguf --out DIR/tokens \
 #       [--n 40000] [--min-len 8] [--max-len 128] [--repeats 2] [--seed 0] \
 #       [--alphabet all|digits] [--alphabet-size K] [--name copy] \
@@ -57,17 +59,41 @@ def copy_sequences(n_vocab_normal, n, min_len, max_len, seed, repeats=2, alphabe
     return tok, mask, idx
 
 
+def word_kinds(pieces):
+    """Per vocabulary id: 1 opens a word (a space, then letters or digits), 2 goes on with one
+    (letters or digits only), 0 neither (punctuation, brackets, line breaks, specials)."""
+    def alnum(p):
+        return p.isascii() and p.isalnum()
+    return np.array([1 if p.startswith("\u0120") and alnum(p[1:]) else 2 if alnum(p) else 0 for p in pieces], np.uint8)
+
+
+def word_salad(context, kinds, opens, length, rng):
+    """`length` tokens of whole words of `context` drawn from random places, one after another
+    (the last cut to fit): text whose next word no language prior predicts. kinds: word_kinds;
+    opens: the positions of context whose token opens a word."""
+    out = []
+    while len(out) < length:
+        a = int(opens[rng.integers(0, len(opens))])
+        b = a + 1
+        while b < len(context) and kinds[context[b]] == 2:
+            b += 1
+        out.extend(context[a:b].tolist())
+    return np.asarray(out[:length])
+
+
 def copy_in_context(context, n_vocab_normal, n, min_len, max_len, seed, pairs, max_lead, max_gap,
-                    open_id, copy_id):
+                    open_id, copy_id, kinds=None):
     """(tokens uint16, mask uint8, idx uint64): n sequences, each `pairs` times
     [lead][open_id][run][gap][copy_id][run]: lead and gap are spans of `context` (a token
     array) of 0..max_lead and 0..max_gap tokens drawn at random places, the run L random ids of
-    [0, n_vocab_normal) (L uniform in [min_len, max_len]); mask 1 on the second run only."""
+    [0, n_vocab_normal) (L uniform in [min_len, max_len]), or with kinds (word_kinds) L
+    tokens of words of the context (word_salad); mask 1 on the second run only."""
     context = np.asarray(context)
     if len(context) <= max(max_lead, max_gap):
         raise ValueError(f"a context of {len(context)} tokens is too short for spans of {max(max_lead, max_gap)}")
     rng = np.random.Generator(np.random.PCG64(seed))
     toks, masks, idx = [], [], [0]
+    opens = None if kinds is None else np.flatnonzero(kinds[context] == 1)
 
     def span(most):
         k = int(rng.integers(0, most + 1))
@@ -77,7 +103,9 @@ def copy_in_context(context, n_vocab_normal, n, min_len, max_len, seed, pairs, m
     for _ in range(n):
         parts, part_mask = [], []
         for _ in range(pairs):
-            run = rng.integers(0, n_vocab_normal, size=int(rng.integers(min_len, max_len + 1))).astype(np.uint16)
+            L = int(rng.integers(min_len, max_len + 1))
+            run = (rng.integers(0, n_vocab_normal, size=L) if kinds is None
+                   else word_salad(context, kinds, opens, L, rng)).astype(np.uint16)
             lead, gap = span(max_lead), span(max_gap)
             for piece, target in ((lead, 0), ([open_id], 0), (run, 0), (gap, 0), ([copy_id], 0), (run, 1)):
                 parts.append(np.asarray(piece, np.uint16))
@@ -103,6 +131,8 @@ def main():
                     help="K > 0: each run draws from K ids of the alphabet picked for it (0: the whole alphabet)")
     ap.add_argument("--name", default="copy", help="dataset name: the files NAME.{tok,mask,idx}")
     ap.add_argument("--context", help="token dataset of --out (e.g. corpus) whose text the runs are embedded in")
+    ap.add_argument("--words", action="store_true",
+                    help="--context: runs of whole words of the text drawn from random places, not random ids")
     ap.add_argument("--pairs", type=int, default=4, help="--context: runs (each copied once) per sequence")
     ap.add_argument("--max-lead", type=int, default=128, help="--context: most text tokens before a run")
     ap.add_argument("--max-gap", type=int, default=512, help="--context: most text tokens between a run and its copy")
@@ -135,7 +165,8 @@ def main():
         try:
             tok, mask, idx = copy_in_context(np.fromfile(path, "<u2"), n_normal, a.n, a.min_len, a.max_len, a.seed,
                                              a.pairs, a.max_lead, a.max_gap, pieces.index("\u0120\""),
-                                             pieces.index("\u0120["))
+                                             pieces.index("\u0120["),
+                                             word_kinds(pieces) if a.words else None)
         except ValueError as e:
             raise SystemExit(f"make_copy_data: --context {a.context}: {e}")
     else:

@@ -16,7 +16,7 @@ except ImportError:
     sys.exit(77)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from make_copy_data import copy_sequences, copy_in_context  # noqa: E402
+from make_copy_data import copy_sequences, copy_in_context, word_kinds  # noqa: E402
 
 
 def main():
@@ -100,6 +100,32 @@ def check_in_context():
     except ValueError:
         pass
     print("copy in context: 60 sequences of 3 pairs, text spans in order and within bounds, mask on the copies")
+    # --words: runs are whole words of the context. Ids: 0 " a" and 3 " c" open words, 1 "b"
+    # goes on with one, 2 "," and 4 a line break are neither; the context's words are " ab",
+    # " c" and " abb".
+    pieces = ["\u0120a", "b", ",", "\u0120c", "\u010a"]
+    kinds = word_kinds(pieces)
+    assert kinds.tolist() == [1, 2, 0, 1, 0], kinds
+    context = np.array([0, 1, 2, 3, 4, 0, 1, 1, 2] * 50)
+    tok, mask, idx = copy_in_context(context, 5, 40, 3, 8, seed=5, pairs=2, max_lead=6, max_gap=9,
+                                     open_id=60, copy_id=61, kinds=kinds)
+    runs = 0
+    for i in range(40):
+        t = tok[int(idx[i]):int(idx[i + 1])].astype(int)
+        for o in np.flatnonzero(t == 60):
+            assert t[o + 1] in (0, 3), f"sequence {i}: a run starts mid-word: {t[o + 1:o + 9]}"
+            runs += 1
+        m = mask[int(idx[i]):int(idx[i + 1])]
+        copied = t[m == 1]
+        assert set(copied.tolist()) <= {0, 1, 3}, f"sequence {i}: a run holds punctuation or a line break: {copied}"
+        for k in range(1, len(copied)):   # "b" only after " a" or "b"; " c" is a word of its own
+            if copied[k] == 1:
+                assert copied[k - 1] in (0, 1), copied
+        ends = set(np.flatnonzero(np.diff(np.r_[m, 0].astype(int)) == -1).tolist())   # a run's last token
+        for k in np.flatnonzero((m == 1) & (t == 0)):  # " a" is whole only with its "b"
+            assert k in ends or t[k + 1] == 1, f"sequence {i}: a word cut inside a run: {t[k:k + 3]}"
+    assert runs == 80
+    print("copy in context, --words: runs of whole words only")
 
 
 if __name__ == "__main__":
