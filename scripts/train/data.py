@@ -1,7 +1,8 @@
 # data.py: the training data reader and row packer.
 # DIR/tokens/NAME.tok (uint16 LE ids, sequences concatenated), NAME.mask (uint8 per token,
 # 0 = context, 1 = loss target, 2 = loss target that is an action's free text: typed text
-# or a stop answer, weighted text_weight, its first token first_text_weight), NAME.idx (uint64 LE start offsets, n_seq + 1 entries, last = total),
+# or a stop answer, weighted text_weight, its first token first_text_weight), NAME.idx
+# (uint64 LE start offsets, n_seq + 1 entries, last = total),
 # read through numpy memmaps. Datasets are sampled by mixture weight; sampled sequences
 # wait in a small pool and rows of ctx + 1 tokens are packed from it: each row starts with
 # the oldest pooled sequence, the rest is filled best-fit (largest that fits), leftovers
@@ -13,6 +14,11 @@ import os
 import sys
 
 import numpy as np
+
+
+def run_starts(flags):
+    """Boolean array: where a run of True in `flags` (a boolean array) begins."""
+    return flags & ~np.concatenate(([False], flags[:-1]))
 
 
 class Dataset:
@@ -110,7 +116,7 @@ class Packer:
         w = np.where(m > 0, 1.0, self.ctx_weight).astype(np.float32)
         text = m == 2
         w[text] = self.text_weight
-        first = text & ~np.concatenate(([False], text[:-1]))
+        first = run_starts(text)
         w[first] = self.first_text_weight
         return w
 
