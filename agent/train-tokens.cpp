@@ -7,39 +7,16 @@
 #include <stdexcept>
 #include <thread>
 
+#include "eval/action-parse.h"
 #include "tokenizer.h"
 
 namespace kvarena {
 
 std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view reply) {
-  constexpr std::string_view fence = "```";
-  size_t a = 0, z = reply.size();
-  if (const size_t f = reply.find(fence); f != std::string_view::npos) {
-    a = f + fence.size();
-    if (const size_t g = reply.find(fence, a); g != std::string_view::npos) z = g;
-  }
-  while (a < z && (reply[a] == ' ' || reply[a] == '\n')) ++a;
-  const std::string_view block = reply.substr(a, z - a);
-  size_t begin = 0;
-  if (block.rfind("type [", 0) == 0) {
-    const size_t id_end = block.find("] [");
-    if (id_end == std::string_view::npos) return std::nullopt;
-    begin = id_end + 3;
-  } else if (block.rfind("stop [", 0) == 0) {
-    begin = 6;
-  } else {
-    return std::nullopt;
-  }
-  size_t close = block.rfind(']');
-  if (close == std::string_view::npos || close < begin) return std::nullopt;
-  if (block[0] == 't') {  // a flag "] [0]" / "] [1]" after the text is not text
-    const size_t flag = block.rfind("] [", close);
-    if (flag != std::string_view::npos && flag >= begin && close == flag + 4 &&
-        (block[flag + 3] == '0' || block[flag + 3] == '1'))
-      close = flag;
-  }
-  if (close <= begin) return std::nullopt;
-  return std::make_pair(a + begin, a + close);
+  const bool fenced = reply.find("```") != std::string_view::npos;
+  const action_parse_result r = fenced ? parse_model_output(reply) : parse_action(reply);
+  if (!r.ok() || r.free_text_begin == r.free_text_end) return std::nullopt;
+  return std::make_pair(r.free_text_begin, r.free_text_end);
 }
 
 void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<uint16_t>* ids,

@@ -33,10 +33,10 @@ void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<
                      std::vector<uint8_t>* mask);
 
 // The byte range [first, second) of the free text of a reply's action: the text of
-// `type [id] [text] [flag]` (the flag optional) or the answer of `stop [answer]`, in the
-// first ```...``` block (or the whole reply when it has none). nullopt for other actions
-// and for empty text. Bracketed text is greedy as in action-parse.h: it runs to the last
-// ']' before the flag or the block's end.
+// `type [id] [text] [flag]` (the flag optional) or the answer of `stop [answer]`, as
+// action-parse.h parses the reply (its first ```...``` block, or the whole reply when it
+// has no fence), so the mask follows the grammar the agent is scored by. nullopt for other
+// actions, empty text and replies that do not parse.
 std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view reply);
 
 // The first sequences of each dataset as text, targets between ⟦ and ⟧, for a person.

@@ -246,6 +246,32 @@ TEST(ActionParse, ExtractActionBlock) {
 
 // ---- canonical text ----
 
+TEST(ActionParse, FreeTextRangeIsWhereTheTextOrAnswerLiesInTheInput) {
+  struct row {
+    bool model_output;  // parse_model_output, else parse_action
+    const char* input;
+    const char* free_text;  // the bytes the range covers; "" for none
+  };
+  const row rows[] = {
+      {true, "I will type. ```type [58] [Blue Lamp] [1]```", "Blue Lamp"},
+      {true, "```text\ntype [ 5 ] [a]b] [0]\n```", "a]b"},  // language tag, spaced id, greedy
+      {true, "```stop [$20.99]``` then ```click [1]```", "$20.99"},
+      {true, "```stop N/A```", "N/A"},
+      {false, "  type [7] [no flag]", "no flag"},
+      {false, "```stop [x]```", "x"},
+      {false, "click [12]", ""},
+      {false, "stop []", ""},
+      {false, "type [4] [] [1]", ""},  // a failure has no range
+  };
+  for (const row& r : rows) {
+    const std::string in = r.input;
+    const action_parse_result p = r.model_output ? parse_model_output(in) : parse_action(in);
+    ASSERT_LE(p.free_text_begin, p.free_text_end) << in;
+    ASSERT_LE(p.free_text_end, in.size()) << in;
+    EXPECT_EQ(in.substr(p.free_text_begin, p.free_text_end - p.free_text_begin), r.free_text) << in;
+  }
+}
+
 TEST(ActionParse, ToStringRoundTrips) {
   for (const char* text :
        {"click [12]", "type [164] [a]b [c]] [0]", "type [3] [x] [1]", "hover [4]", "press [Control+v]",

@@ -346,6 +346,8 @@ TEST(TrainData, AnActionsFreeTextIsItsTypedTextOrStopAnswer) {
       {"```stop [$20.99]```", "$20.99"},
       {"In summary: ```stop [N/A]``` done", "N/A"},
       {"type [5] [bare] [1]", "bare"},
+      {"```text\ntype [ 5 ] [tagged] [1]\n```", "tagged"},  // lenient forms of action-parse.h
+      {"```stop N/A```", "N/A"},
       {"```click [12]```", nullptr},
       {"```stop []```", nullptr},
       {"```type [4] [] [1]```", nullptr},

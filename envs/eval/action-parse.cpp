@@ -104,7 +104,7 @@ action_parse_result fail(std::string_view raw, std::string error) {
 
 // `type` after its verb: [id] [text] [0|1]; the flag is the last bracket when it holds 0
 // or 1 and some text comes before it, else the flag is missing (1).
-std::string parse_type_args(std::string_view rest, action& a) {
+std::string parse_type_args(std::string_view rest, action& a, std::string_view& free_text) {
   std::string err = read_bracket_number(rest, INT64_MAX, a.element_id);
   if (!err.empty()) return "the element id: " + err;
   std::string_view r = trim(rest);
@@ -123,13 +123,15 @@ std::string parse_type_args(std::string_view rest, action& a) {
   if (text_part.empty()) return "the text to type is missing";
   if (text_part.size() < 2 || text_part.front() != '[' || text_part.back() != ']')
     return "the text must be in brackets after the id";
-  a.text = std::string(text_part.substr(1, text_part.size() - 2));
+  free_text = text_part.substr(1, text_part.size() - 2);
+  a.text = std::string(free_text);
   if (a.text.empty()) return "the text is empty (to empty a field use clear [id])";
   return "";
 }
 
-// Parses the arguments of verb `v` from `rest` (the text after the verb) into `a`.
-std::string parse_args(const verb_info& v, std::string_view rest, action& a) {
+// Parses the arguments of verb `v` from `rest` (the text after the verb) into `a`;
+// `free_text` is set to the view of `rest` that holds the text of a type / answer of a stop.
+std::string parse_args(const verb_info& v, std::string_view rest, action& a, std::string_view& free_text) {
   switch (v.kind) {
     case action_kind::click:
     case action_kind::hover:
@@ -138,7 +140,7 @@ std::string parse_args(const verb_info& v, std::string_view rest, action& a) {
       return err.empty() ? "" : "the element id: " + err;
     }
     case action_kind::type:
-      return parse_type_args(rest, a);
+      return parse_type_args(rest, a, free_text);
     case action_kind::press: {
       auto inner = greedy_bracket(rest);
       if (!inner) return "the key combination must be in brackets";
@@ -180,11 +182,11 @@ std::string parse_args(const verb_info& v, std::string_view rest, action& a) {
       if (r.empty()) return "";  // no answer: allowed
       if (r.front() == '[') {
         size_t close = r.rfind(']');  // an unclosed "stop [abc" answers "abc"
-        a.answer = std::string(close == std::string_view::npos ? r.substr(1)
-                                                               : r.substr(1, close - 1));
+        free_text = close == std::string_view::npos ? r.substr(1) : r.substr(1, close - 1);
       } else {
-        a.answer = std::string(r);  // "stop N/A": lenient, VWA would answer ""
+        free_text = r;  // "stop N/A": lenient, VWA would answer ""
       }
+      a.answer = std::string(free_text);
       return "";
     }
     case action_kind::new_tab:
@@ -197,7 +199,8 @@ std::string parse_args(const verb_info& v, std::string_view rest, action& a) {
   return "";
 }
 
-action_parse_result parse_trimmed(std::string_view s) {
+// Parses `s`, a view into `input`: the free text's range is given relative to `input`.
+action_parse_result parse_trimmed(std::string_view s, std::string_view input) {
   if (s.empty())
     return fail(s, std::string("empty action. Valid actions:\n") + action_grammar_help());
   size_t verb_end = 0;
@@ -221,8 +224,13 @@ action_parse_result parse_trimmed(std::string_view s) {
   action_parse_result r;
   r.act.kind = v->kind;
   r.act.raw = std::string(s);
-  std::string err = parse_args(*v, s.substr(verb_end), r.act);
+  std::string_view free_text;
+  std::string err = parse_args(*v, s.substr(verb_end), r.act, free_text);
   if (!err.empty()) return fail(s, invalid(*v, s, err));
+  if (!free_text.empty()) {
+    r.free_text_begin = static_cast<size_t>(free_text.data() - input.data());
+    r.free_text_end = r.free_text_begin + free_text.size();
+  }
   return r;
 }
 
@@ -285,7 +293,10 @@ bool same_action(const action& a, const action& b) {
   }
 }
 
-std::optional<std::string> extract_action_block(std::string_view output) {
+namespace {
+
+// extract_action_block's block as a view into `output` (so offsets into it stay known).
+std::optional<std::string_view> action_block_view(std::string_view output) {
   size_t open = output.find("```");
   if (open == std::string_view::npos) return std::nullopt;
   size_t close = output.find("```", open + 3);
@@ -304,23 +315,31 @@ std::optional<std::string> extract_action_block(std::string_view output) {
     std::string_view after = trim(block.substr(nl + 1));
     if (letters && !find_verb(first) && !after.empty()) block = after;
   }
-  return std::string(block);
+  return block;
+}
+
+}  // namespace
+
+std::optional<std::string> extract_action_block(std::string_view output) {
+  const auto block = action_block_view(output);
+  if (!block) return std::nullopt;
+  return std::string(*block);
 }
 
 action_parse_result parse_action(std::string_view text) {
   std::string_view s = trim(text);
   if (s.substr(0, 3) == "```") {
-    if (auto block = extract_action_block(s)) {
-      action_parse_result r = parse_trimmed(*block);
-      r.act.raw = *block;
+    if (auto block = action_block_view(s)) {
+      action_parse_result r = parse_trimmed(*block, text);
+      r.act.raw = std::string(*block);
       return r;
     }
   }
-  return parse_trimmed(s);
+  return parse_trimmed(s, text);
 }
 
 action_parse_result parse_model_output(std::string_view output) {
-  auto block = extract_action_block(output);
+  auto block = action_block_view(output);
   if (!block)
     return fail(output,
                 "no action found: end the reply with the action between triple backticks, "
@@ -328,8 +347,8 @@ action_parse_result parse_model_output(std::string_view output) {
   if (block->empty())
     return fail(output, std::string("empty action between the triple backticks. Valid actions:\n") +
                             action_grammar_help());
-  action_parse_result r = parse_trimmed(*block);
-  r.act.raw = *block;
+  action_parse_result r = parse_trimmed(*block, output);
+  r.act.raw = std::string(*block);
   return r;
 }
 

@@ -61,6 +61,10 @@ bool same_action(const action& a, const action& b);
 struct action_parse_result {
   action act;         // kind none when parsing failed; raw is the input either way
   std::string error;  // empty on success; else what is wrong and the valid form(s)
+  // Where the action's free text (act.text of `type`, act.answer of `stop`) lies in the
+  // string that was parsed: bytes [free_text_begin, free_text_end). Equal (empty) for
+  // other actions, an empty answer and failures. Training marks these bytes (train-tokens).
+  size_t free_text_begin = 0, free_text_end = 0;
   bool ok() const { return error.empty(); }
 };
 
