@@ -81,8 +81,10 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
   return out;
 }
 
-item_rows rows_from_oracle(const results::work_item& item, const tasks::oracle_task_result& r) {
+item_rows rows_from_oracle(const results::work_item& item, const tasks::oracle_task_result& r,
+                           std::vector<results::step_row> steps) {
   item_rows out;
+  out.steps = std::move(steps);
   results::task_result& t = out.result;
   t.item = item;
   t.success = r.solved;

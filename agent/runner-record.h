@@ -10,7 +10,8 @@
 //   latency_ms (model time), prompt_tokens, generated_tokens.
 //   kv trace: token_index, kv_bytes, budget, confidence (the writer downsamples).
 //   oracle: solved -> done/success 1; evaluated below 1 -> done/success 0; anything that
-//   stopped it before evaluation (env unreachable, a plan step failing) -> error.
+//   stopped it before evaluation (env unreachable, a plan step failing) -> error. Its steps:
+//   each action it sent (scrolls included) with the observation it was chosen on.
 #pragma once
 #include <string>
 #include <vector>
@@ -29,7 +30,9 @@ struct item_rows {
 };
 
 item_rows rows_from_episode(const results::work_item& item, const episode_result& r);
-item_rows rows_from_oracle(const results::work_item& item, const tasks::oracle_task_result& r);
+// steps: the oracle's actions in order (observation and action set; no model columns).
+item_rows rows_from_oracle(const results::work_item& item, const tasks::oracle_task_result& r,
+                           std::vector<results::step_row> steps = {});
 // An error row for an item that threw instead of returning (defensive) or could not start.
 item_rows error_rows(const results::work_item& item, const std::string& message, double wall_ms);
 

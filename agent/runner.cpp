@@ -201,7 +201,18 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     try {
       const task& t = *by_id.at(item.task_id);
       const run_policy& p = *by_label.at(item.policy);
-      if (p.oracle) return rows_from_oracle(item, tasks::run_oracle_task(client, t, "", {}, cfg_.agent_cfg.env.browser));
+      if (p.oracle) {
+        std::vector<results::step_row> steps;  // the oracle's actions, each with the page it was chosen on
+        const auto observe = [&steps](const env_observation& seen, const std::string& action) {
+          results::step_row s;
+          s.step = static_cast<int64_t>(steps.size());
+          s.action = action;
+          s.observation = seen.text;
+          steps.push_back(std::move(s));
+        };
+        const tasks::oracle_task_result r = tasks::run_oracle_task(client, t, "", observe, cfg_.agent_cfg.env.browser);
+        return rows_from_oracle(item, r, std::move(steps));
+      }
       model_context mc = base;
       mc.session.kv_policy = p.spec.name;
       mc.session.kv = p.spec.options;

@@ -9,7 +9,8 @@
 //     unreachable env server: error rows and exit 4; a results file of another schema
 //     version: exit 1 before any work; bad flags: clear messages (exit 2 for an option the
 //     policy does not take); a first prompt over --ctx: error rows; the oracle (alone and
-//     with --with-oracle beside the model's policies): 100%; --jobs 2 = --jobs 1.
+//     with --with-oracle beside the model's policies): 100%, its steps recorded; --jobs 2 =
+//     --jobs 1.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -529,6 +530,16 @@ TEST_F(Runner, OracleSolvesEveryTaskAloneAndBesideTheModel) {
   EXPECT_EQ(query(db, "SELECT model FROM runs"), (rows_t{{"oracle"}}));
   EXPECT_TRUE(contains(r.out, "oracle")) << r.out;
   EXPECT_TRUE(contains(r.out, "100.0% (6/6)")) << r.out;
+  // Its steps are recorded: one row per action sent, the page it was chosen on beside it.
+  // Task 4 ("Search the classifieds for \"camping\".") by hand: type into the header's
+  // search box (element 34 on the start page) and press Enter, then stop with no answer.
+  EXPECT_EQ(query(db, "SELECT step, action FROM steps WHERE task_id = '4' ORDER BY step"),
+            (rows_t{{"0", "type [34] [camping] [1]"}, {"1", "stop []"}}));
+  EXPECT_TRUE(contains(query(db, "SELECT observation FROM steps WHERE task_id = '4' AND step = 0")[0][0],
+                       "[34] searchbox 'Search'"));
+  EXPECT_EQ(query(db, "SELECT COUNT(*) FROM task_results r WHERE steps != "
+                      "(SELECT COUNT(*) FROM steps s WHERE s.task_id = r.task_id AND s.policy = r.policy)"),
+            (rows_t{{"0"}}));
 
   // --with-oracle: the oracle's row beside the model's policies in one run.
   const std::string both = *dir_ + "/with-oracle.sqlite";
