@@ -22,6 +22,7 @@
 #include "server/env-server.h"
 #include "tokenizer.h"
 #include "train-rename.h"
+#include "train-retarget.h"
 #include "train-tokens.h"
 #include "url-view.h"
 
@@ -373,6 +374,9 @@ train_data_summary write_train_data(const train_data_options& opt) {
     throw std::invalid_argument("train-data: the renamed steps' crop share must be in [0, 1]");
   if (!(opt.renamed.swap_share >= 0 && opt.renamed.swap_share <= 1))
     throw std::invalid_argument("train-data: the renamed names' swap share must be in [0, 1]");
+  if (opt.retarget < 0) throw std::invalid_argument("train-data: retarget variants must be >= 0");
+  if (!(opt.retarget_crop >= 0 && opt.retarget_crop <= 1))
+    throw std::invalid_argument("train-data: the retargeted steps' crop share must be in [0, 1]");
   if (opt.renamed.crop_lines < 1) throw std::invalid_argument("train-data: the renamed steps' crop lines must be >= 1");
   auto log = [&](const std::string& m) {
     if (opt.log) opt.log(m);
@@ -381,7 +385,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   train_data_summary sum;
 
   train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
-  train_dataset renamed{"agent-renamed", {}};
+  train_dataset renamed{"agent-renamed", {}}, retarget{"agent-retarget", {}};
   std::set<std::string> pages_seen;
   std::vector<std::string> pages;
   for (size_t k = 0; k < opt.site_seeds.size(); ++k) {
@@ -414,6 +418,11 @@ train_data_summary write_train_data(const train_data_options& opt) {
         for (train_sequence& q : render_renamed_steps(tr, words, opt.seed ^ mix(s * 7919 + renamed.sequences.size()),
                                                       opt.renamed, opt.tok, opt.max_obs_tokens))
           renamed.sequences.push_back(std::move(q));
+      if (opt.retarget > 0)
+        for (train_sequence& q : render_retargeted_steps(tr, opt.retarget, opt.retarget_crop,
+                                                         opt.seed ^ mix(s * 4099 + retarget.sequences.size()), opt.tok,
+                                                         opt.max_obs_tokens))
+          retarget.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
       steps += static_cast<int64_t>(tr.steps.size());
@@ -441,6 +450,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
 
   std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
   if (opt.renamed.copies > 0) sets.insert(sets.begin() + 3, &renamed);
+  if (opt.retarget > 0) sets.insert(sets.begin() + 3 + (opt.renamed.copies > 0), &retarget);
   train_dataset lookup{"lookup", {}};
   if (opt.lookup_queries > 0) {
     std::vector<std::string> cut;  // the pages as the agent sees them

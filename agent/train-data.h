@@ -14,6 +14,10 @@
 //   agent-renamed           (renamed_copies > 0) the steps of agent-last whose objective quotes
 //                           names, in worlds where those names are new (train-rename.h): the
 //                           name can only be copied from the objective, not recalled
+//   agent-retarget          (retarget > 0) the steps of agent-last that pick an element the
+//                           objective names, again with the objective naming a sibling on the
+//                           same page and the action picking it (train-retarget.h): only the
+//                           objective tells the variants apart
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
 //                           filler from seeds the bench does not use), 256..max_doc_tokens;
 //                           with niah_needles > 1 up to that many needles, each asked for
@@ -93,6 +97,8 @@ struct train_data_options {
   int64_t kv_queries = 1;            // most queries per kv document, each a target
   int64_t lookup_queries = 0;        // > 0: a lookup document per page, up to this many queries
   rename_options renamed;            // agent-renamed (copies > 0)
+  int retarget = 0;                  // > 0: agent-retarget, up to this many variants per step
+  double retarget_crop = 0.5;        // agent-retarget: share of its steps with the page cut
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };
@@ -105,7 +111,8 @@ struct train_data_summary {
 };
 
 // Throws std::invalid_argument on bad options (site seed 1, no seeds, renamed copies < 0,
-// a renamed share outside [0, 1], crop lines < 1; before anything is written), std::runtime_error
+// a renamed or retarget share outside [0, 1], crop lines < 1, retarget variants < 0;
+// before anything is written), std::runtime_error
 // when a file cannot be written or the oracle fails a task.
 train_data_summary write_train_data(const train_data_options& opt);
 

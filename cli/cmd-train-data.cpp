@@ -82,6 +82,8 @@ int run_train_data(const train_data_args& a) {
   m["renamed_crop"] = a.o.renamed.crop_share;
   m["renamed_lines"] = a.o.renamed.crop_lines;
   m["renamed_swap"] = a.o.renamed.swap_share;
+  m["retarget_variants"] = a.o.retarget;
+  m["retarget_crop"] = a.o.retarget_crop;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -135,6 +137,13 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
       ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1000)));
   sub->add_option("--renamed-swap", a->o.renamed.swap_share,
                   "agent-renamed: share of a quoted name's words swapped for new ones (at least one)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--retarget", a->o.retarget,
+                  "agent-retarget: each step that picks an element the objective names, up to N times with the "
+                  "objective naming a sibling (0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 16));
+  sub->add_option("--retarget-crop", a->o.retarget_crop,
+                  "agent-retarget: share of its steps with the page cut to the lines around the element")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }

@@ -1,0 +1,170 @@
+// train-retarget.cpp: see train-retarget.h.
+#include "train-retarget.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "eval/action-parse.h"
+#include "agent-action.h"
+#include "conversation.h"
+#include "sites/seed-data.h"
+#include "train-rename.h"
+
+namespace kvarena {
+
+std::vector<page_line> page_lines(const std::string& observation) {
+  std::vector<page_line> out;
+  for (size_t a = 0; a <= observation.size();) {
+    size_t e = observation.find('\n', a);
+    if (e == std::string::npos) e = observation.size();
+    const std::string_view line(observation.data() + a, e - a);
+    a = e + 1;
+    page_line l;
+    size_t p = 0;
+    while (p < line.size() && line[p] == '\t') ++p;
+    l.depth = static_cast<int>(p);
+    out.push_back(l);
+    // "[id] role 'name'..." or "[id] role \"name\"..."
+    if (p >= line.size() || line[p] != '[') continue;
+    const size_t close = line.find(']', p);
+    if (close == std::string_view::npos || close == p + 1) continue;
+    const std::string_view digits = line.substr(p + 1, close - p - 1);
+    if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) || digits.size() > 12)
+      continue;
+    const size_t role_at = close + 2;
+    if (close + 1 >= line.size() || line[close + 1] != ' ' || role_at >= line.size()) continue;
+    size_t role_end = role_at;
+    while (role_end < line.size() && line[role_end] != ' ') ++role_end;
+    page_line& x = out.back();
+    x.id = std::stoll(std::string(digits));
+    x.role = std::string(line.substr(role_at, role_end - role_at));
+    if (role_end + 1 < line.size() && (line[role_end + 1] == '\'' || line[role_end + 1] == '"')) {
+      const char q = line[role_end + 1];
+      // The name ends at the last quote of its kind that is followed by the end or a space
+      // (names hold apostrophes: "Men's Clothing" is written in double quotes).
+      size_t end = std::string_view::npos;
+      for (size_t j = role_end + 2; j < line.size(); ++j)
+        if (line[j] == q && (j + 1 == line.size() || line[j + 1] == ' ')) {
+          end = j;
+          break;
+        }
+      if (end != std::string_view::npos) x.name = std::string(line.substr(role_end + 2, end - role_end - 2));
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k) {
+  std::vector<size_t> out;
+  const page_line& me = lines[k];
+  auto walk = [&](int step) {
+    for (size_t j = k;;) {
+      if (step < 0 && j == 0) break;
+      j = static_cast<size_t>(static_cast<int64_t>(j) + step);
+      if (j >= lines.size()) break;
+      const page_line& l = lines[j];
+      if (l.id < 0 && l.depth == 0) continue;  // blank or header lines
+      if (l.depth < me.depth - 1) break;        // left the container
+      if (l.id >= 0 && l.depth == me.depth && l.role == me.role && !l.name.empty()) out.push_back(j);
+    }
+  };
+  walk(-1);
+  walk(+1);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+
+size_t line_of(const std::vector<page_line>& lines, int64_t id) {
+  for (size_t j = 0; j < lines.size(); ++j)
+    if (lines[j].id == id) return j;
+  return lines.size();
+}
+
+// Whether `name` stands in `text` as a whole (not inside a longer word).
+bool contains_whole(const std::string& text, const std::string& name) {
+  return replace_whole(text, name, std::string(1, '\x01')) != text;
+}
+
+}  // namespace
+
+std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int variants, uint64_t seed) {
+  std::vector<retargeted_step> out;
+  if (variants <= 0 || i >= tr.steps.size()) return out;
+  const seen_step& s = tr.steps[i];
+  const action_parse_result parsed = parse_action(s.action);
+  if (!parsed.ok()) return out;
+  const action& act = parsed.act;
+  const bool pick = act.kind == action_kind::click || act.kind == action_kind::hover;
+  const bool choose = act.kind == action_kind::type;
+  if ((!pick && !choose) || act.element_id < 0) return out;
+  const std::vector<page_line> lines = page_lines(s.observation);
+  size_t k = line_of(lines, act.element_id);
+  if (k == lines.size()) return out;
+  if (choose) {  // the option of that text below the combobox typed into
+    if (lines[k].role != "combobox") return out;
+    const int depth = lines[k].depth;
+    size_t opt = lines.size();
+    for (size_t j = k + 1; j < lines.size() && lines[j].depth > depth; ++j)
+      if (lines[j].role == "option" && lines[j].name == act.text) {
+        opt = j;
+        break;
+      }
+    if (opt == lines.size()) return out;
+    k = opt;
+  }
+  const std::string& name = lines[k].name;
+  if (name.size() < 2 || !contains_whole(tr.intent, name)) return out;
+  std::map<std::string, int> same_role;  // name -> elements of this role that have it
+  for (const page_line& l : lines)
+    if (l.id >= 0 && l.role == lines[k].role) ++same_role[l.name];
+  std::vector<size_t> eligible;
+  for (size_t j : sibling_lines(lines, k)) {
+    const std::string& n = lines[j].name;
+    if (n == name || same_role[n] != 1 || contains_whole(tr.intent, n)) continue;
+    if (n.find_first_of("[]\n") != std::string::npos) continue;  // would not survive the action's brackets
+    eligible.push_back(j);
+  }
+  sites::seed_rng rng(seed, 0x72657461ull);  // "reta"
+  const size_t n = std::min(eligible.size(), static_cast<size_t>(variants));
+  for (size_t j = 0; j < n; ++j) {  // a partial Fisher-Yates shuffle: n distinct siblings
+    std::swap(eligible[j], eligible[j + rng.index(eligible.size() - j)]);
+    const page_line& to = lines[eligible[j]];
+    action a = act;
+    if (pick) a.element_id = to.id;
+    else a.text = to.name;
+    out.push_back({replace_whole(tr.intent, name, to.name), to_string(a)});
+  }
+  return out;
+}
+
+std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int variants, double crop_share,
+                                                    uint64_t seed, const tokenizer* tok, int64_t max_obs_tokens) {
+  std::vector<train_sequence> out;
+  sites::seed_rng rng(seed, 0x63726F70ull);  // "crop"
+  for (size_t i = 0; i < tr.steps.size(); ++i) {
+    const std::vector<retargeted_step> vs = retarget_step(tr, i, variants, seed * 1000003ull + i);
+    for (const retargeted_step& v : vs) {
+      // Steps 0..i, the earlier ones' pages left out: in history mode last only their
+      // actions reach step i's prompt.
+      trajectory t;
+      t.intent = v.intent;
+      for (size_t j = 0; j < i; ++j) t.steps.push_back({"", tr.steps[j].url, tr.steps[j].action});
+      t.steps.push_back({tr.steps[i].observation, tr.steps[i].url, v.action});
+      const action_parse_result a = parse_action(v.action);
+      if (rng.chance(crop_share) && a.ok() && a.act.element_id >= 0) {
+        const int64_t before = rng.uniform(k_crop_lines_least, k_crop_lines_most),
+                      after = rng.uniform(k_crop_lines_least, k_crop_lines_most);
+        if (std::optional<std::string> cut = crop_observation(t.steps.back().observation, a.act.element_id, before, after))
+          t.steps.back().observation = std::move(*cut);
+      }
+      std::vector<train_sequence> all = render_trajectory(t, history_mode::last, tok, max_obs_tokens);
+      out.push_back(std::move(all.back()));
+    }
+  }
+  return out;
+}
+
+}  // namespace kvarena

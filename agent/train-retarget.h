@@ -1,0 +1,59 @@
+// train-retarget.h: the agent-retarget training set (train-data.h). A step whose action picks
+// an element the objective names ("Open the Auto Parts category" -> click [69] on
+// "[69] link 'Auto Parts'"; "Show me all Books listings" -> type [58] [Books] [0] into the
+// category combobox, whose option 'Books' it is) is rendered again with the objective naming
+// a sibling instead ("Open the Cameras category" -> click [75]; "Show me all Cars listings"
+// -> type [58] [Cars] [0]). The page, the URL and the previous actions stay as they were, so
+// the only thing that tells the variants apart is the objective: the step can be learnt only
+// by reading the name from the objective and finding it on the page. (Round 12 typed
+// "All Vehicles", the category most often trained on, whatever category the objective
+// named: its first-token distribution hardly moved when the objective's category changed.)
+//
+// Siblings are elements of the acted-on element's role at its depth in the same container
+// (no line in between is shallower than its parent), with a name that no other element of
+// that role on the page has and that the objective does not contain.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "train-data.h"
+
+namespace kvarena {
+
+// One line of a page: "\t\t[69] link 'Auto Parts'" -> {depth 2, id 69, role "link",
+// name "Auto Parts"}; a line that is not an element has id -1 (its depth still counts).
+struct page_line {
+  int depth = 0;  // leading tabs
+  int64_t id = -1;
+  std::string role;
+  std::string name;  // between the quotes ('...' or "..."); "" when none
+};
+
+// Every line of an observation, in order.
+std::vector<page_line> page_lines(const std::string& observation);
+
+// The indices (into `lines`) of the siblings of lines[k]: same role, same depth, reached
+// from k up and down without crossing a line shallower than depth - 1, with a non-empty
+// name; k itself excluded.
+std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k);
+
+// One variant of a step: the objective and the action with the sibling in the original's place.
+struct retargeted_step {
+  std::string intent;
+  std::string action;
+};
+
+// Up to `variants` retargetings of step `i` of `tr` (drawn from `seed` among the eligible
+// siblings; all of them when fewer): none when the step does not act on a name that the
+// objective contains (a click or hover on a named element, or a typed text that is an option
+// of the combobox typed into).
+std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int variants, uint64_t seed);
+
+// agent-retarget's sequences of one trajectory: every retargeting of every step, rendered in
+// history mode last (the previous actions the trajectory's own), a share crop_share of them
+// (drawn) with the observation cut around the new element as agent-crop cuts it.
+std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int variants, double crop_share,
+                                                    uint64_t seed, const tokenizer* tok, int64_t max_obs_tokens);
+
+}  // namespace kvarena

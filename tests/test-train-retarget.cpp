@@ -1,0 +1,153 @@
+// test-train-retarget.cpp: the agent-retarget training set (agent/train-retarget.h): a page's
+// lines read into depth, id, role and name; an element's siblings (same role and depth, same
+// container); a step that picks an element the objective names, rendered again with the
+// objective naming a sibling and the action picking it. Pages and expected variants are
+// written out by hand.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "train-retarget.h"
+
+namespace kvarena {
+namespace {
+
+// A page in the env's text form: header, blank line, the tree by tabs.
+const std::string k_page =
+    "Tab 0 (current): All listings\n"
+    "\n"
+    "[1] RootWebArea 'All listings' focused: True\n"
+    "\t[12] link 'Home'\n"
+    "\t[20] navigation 'Categories'\n"
+    "\t\t[21] link 'Cars'\n"
+    "\t\t[22] StaticText '(6)'\n"
+    "\t\t[23] link 'Auto Parts'\n"
+    "\t\t[25] link \"Men's Clothing\"\n"
+    "\t\t[26] link 'Books'\n"
+    "\t[30] combobox 'Category' hasPopup: menu expanded: False\n"
+    "\t\t[31] option 'All categories' selected: True\n"
+    "\t\t[32] group 'Vehicles'\n"
+    "\t\t\t[33] option 'Cars' selected: False\n"
+    "\t\t\t[34] option 'Motorcycles' selected: False\n"
+    "\t\t[35] group 'Hobbies'\n"
+    "\t\t\t[36] option 'Books' selected: False\n"
+    "\t[40] link 'Log out'";
+
+TEST(TrainRetarget, PageLinesGiveDepthIdRoleAndName) {
+  const std::vector<page_line> l = page_lines(k_page);
+  ASSERT_EQ(l.size(), 18u);
+  EXPECT_EQ(l[0].id, -1);  // the header
+  EXPECT_EQ(l[1].id, -1);  // the blank line
+  EXPECT_EQ(l[2].depth, 0);
+  EXPECT_EQ(l[2].id, 1);
+  EXPECT_EQ(l[2].role, "RootWebArea");
+  EXPECT_EQ(l[2].name, "All listings");
+  EXPECT_EQ(l[8].depth, 2);
+  EXPECT_EQ(l[8].id, 25);
+  EXPECT_EQ(l[8].name, "Men's Clothing");  // double quotes around an apostrophe
+  EXPECT_EQ(l[11].role, "option");
+  EXPECT_EQ(l[11].name, "All categories");  // the state after the name is not part of it
+  EXPECT_EQ(l[16].depth, 3);
+  EXPECT_EQ(l[16].name, "Books");
+}
+
+TEST(TrainRetarget, SiblingsShareRoleDepthAndContainer) {
+  const std::vector<page_line> l = page_lines(k_page);
+  auto ids = [&](size_t k) {
+    std::vector<int64_t> out;
+    for (size_t j : sibling_lines(l, k)) out.push_back(l[j].id);
+    return out;
+  };
+  // link 'Auto Parts' (line 7): the other links of the navigation; not 'Home' or 'Log out'
+  // (depth 1), not the StaticText.
+  EXPECT_EQ(ids(7), (std::vector<int64_t>{21, 25, 26}));
+  // option 'Motorcycles' (line 14): the depth-3 options of the combobox, across its groups
+  // (a group line is one shallower, inside the container); 'All categories' is depth 2.
+  EXPECT_EQ(ids(14), (std::vector<int64_t>{33, 36}));
+}
+
+trajectory one_step(const std::string& intent, const std::string& action) {
+  trajectory tr;
+  tr.intent = intent;
+  tr.steps.push_back({"Tab 0 (current): Home\n\n[1] RootWebArea 'Home'\n\t[9] link 'All listings'",
+                      "http://localhost/classifieds/", "click [9]"});
+  tr.steps.push_back({k_page, "http://localhost/classifieds/search", action});
+  return tr;
+}
+
+std::set<std::pair<std::string, std::string>> as_set(const std::vector<retargeted_step>& v) {
+  std::set<std::pair<std::string, std::string>> out;
+  for (const retargeted_step& r : v) out.insert({r.intent, r.action});
+  return out;
+}
+
+TEST(TrainRetarget, AClickOnANamedLinkIsRetargetedToItsSiblings) {
+  const trajectory tr = one_step("Open the Auto Parts category, then its cheapest listing.", "click [23]");
+  EXPECT_EQ(as_set(retarget_step(tr, 1, 8, 7)),
+            (std::set<std::pair<std::string, std::string>>{
+                {"Open the Cars category, then its cheapest listing.", "click [21]"},
+                {"Open the Men's Clothing category, then its cheapest listing.", "click [25]"},
+                {"Open the Books category, then its cheapest listing.", "click [26]"}}));
+  // At most `variants`, distinct, drawn from the eligible ones.
+  const std::vector<retargeted_step> two = retarget_step(tr, 1, 2, 7);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_NE(two[0].action, two[1].action);
+  // A sibling the objective already names is not eligible (the variant would be ambiguous).
+  const trajectory both = one_step("Open the Auto Parts category, not Books.", "click [23]");
+  EXPECT_EQ(as_set(retarget_step(both, 1, 8, 7)),
+            (std::set<std::pair<std::string, std::string>>{{"Open the Cars category, not Books.", "click [21]"},
+                                                           {"Open the Men's Clothing category, not Books.", "click [25]"}}));
+}
+
+TEST(TrainRetarget, ATypedOptionOfTheComboboxIsRetargetedToTheOtherOptions) {
+  // 'Cars' is an option and a link: unique among the options, so eligible.
+  const trajectory tr = one_step("Show me all Motorcycles listings.", "type [30] [Motorcycles] [0]");
+  EXPECT_EQ(as_set(retarget_step(tr, 1, 8, 3)),
+            (std::set<std::pair<std::string, std::string>>{{"Show me all Cars listings.", "type [30] [Cars] [0]"},
+                                                           {"Show me all Books listings.", "type [30] [Books] [0]"}}));
+}
+
+TEST(TrainRetarget, StepsThatPickNothingTheObjectiveNamesHaveNoVariants) {
+  // The clicked link's name is not in the objective.
+  EXPECT_TRUE(retarget_step(one_step("Find something to read.", "click [26]"), 1, 8, 1).empty());
+  // Only as part of a longer word: "Cars" in "Carsharing".
+  EXPECT_TRUE(retarget_step(one_step("Open Carsharing.", "click [21]"), 1, 8, 1).empty());
+  // Typed text that is not an option of the box typed into.
+  EXPECT_TRUE(retarget_step(one_step("Search for Books.", "type [12] [Books] [1]"), 1, 8, 1).empty());
+  // Not an element action; an id not on the page.
+  EXPECT_TRUE(retarget_step(one_step("Scroll past Books.", "scroll [down]"), 1, 8, 1).empty());
+  EXPECT_TRUE(retarget_step(one_step("Open Books.", "click [99]"), 1, 8, 1).empty());
+  EXPECT_TRUE(retarget_step(one_step("Open Books.", "click [26]"), 1, 0, 1).empty());
+}
+
+TEST(TrainRetarget, RenderedVariantsKeepThePageAndPreviousActionsAndChangeObjectiveAndReply) {
+  const trajectory tr = one_step("Open the Auto Parts category.", "click [23]");
+  const std::vector<train_sequence> seqs = render_retargeted_steps(tr, 8, 0.0, 11, nullptr, 1024);
+  ASSERT_EQ(seqs.size(), 3u);
+  std::set<std::string> replies;
+  for (const train_sequence& q : seqs) {
+    ASSERT_EQ(q.segments.size(), 3u);  // prompt, reply, end marker
+    const std::string& prompt = q.segments[0].text;
+    EXPECT_FALSE(q.segments[0].target);
+    EXPECT_TRUE(q.segments[1].target);
+    EXPECT_NE(prompt.find(k_page), std::string::npos);  // uncut with crop share 0
+    EXPECT_NE(prompt.find("PREVIOUS ACTIONS:\nclick [9]"), std::string::npos) << prompt;
+    EXPECT_EQ(prompt.find("Auto Parts category"), std::string::npos) << prompt;
+    replies.insert(q.segments[1].text);
+    if (q.segments[1].text == "```click [26]```") {
+      EXPECT_NE(prompt.find("OBJECTIVE: Open the Books category.\n"), std::string::npos) << prompt;
+    }
+  }
+  EXPECT_EQ(replies, (std::set<std::string>{"```click [21]```", "```click [25]```", "```click [26]```"}));
+  // Crop share 1: each page cut around the new element (the header kept, 'Log out' 8+ lines
+  // below [21] gone only when the cut is short; the element's own line always there).
+  for (const train_sequence& q : render_retargeted_steps(tr, 8, 1.0, 11, nullptr, 1024)) {
+    const std::string& prompt = q.segments[0].text;
+    EXPECT_NE(prompt.find("Tab 0 (current): All listings\n\n"), std::string::npos);
+    const std::string id = q.segments[1].text.substr(10, 2);  // "```click [21]```" -> "21"
+    EXPECT_NE(prompt.find("[" + id + "] link"), std::string::npos) << prompt;
+  }
+}
+
+}  // namespace
+}  // namespace kvarena
