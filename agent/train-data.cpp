@@ -386,6 +386,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
 
   train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
   train_dataset renamed{"agent-renamed", {}}, retarget{"agent-retarget", {}};
+  std::set<std::string> retarget_intents;  // the objectives agent-retarget made up
   std::set<std::string> pages_seen;
   std::vector<std::string> pages;
   for (size_t k = 0; k < opt.site_seeds.size(); ++k) {
@@ -421,7 +422,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
       if (opt.retarget > 0)
         for (train_sequence& q : render_retargeted_steps(tr, opt.retarget, opt.retarget_crop,
                                                          opt.seed ^ mix(s * 4099 + retarget.sequences.size()), opt.tok,
-                                                         opt.max_obs_tokens))
+                                                         opt.max_obs_tokens, &retarget_intents))
           retarget.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
@@ -458,6 +459,12 @@ train_data_summary write_train_data(const train_data_options& opt) {
     lookup = lookup_documents(cut, opt.seed, opt.lookup_queries);
     sets.push_back(&lookup);
     log("documents: " + std::to_string(lookup.sequences.size()) + " lookup");
+  }
+  if (opt.retarget > 0) {  // evaluation splits success by whether a task's objective was trained on
+    const fs::path f = fs::path(opt.out_dir) / "retarget-objectives.txt";
+    std::ofstream out(f, std::ios::binary);
+    for (const std::string& i : retarget_intents) out << i << "\n";
+    if (!out) throw std::runtime_error("cannot write " + f.string());
   }
   for (const train_dataset* d : sets) sum.sequences.push_back({d->name, static_cast<int64_t>(d->sequences.size())});
   if (!opt.tok) {

@@ -17,7 +17,9 @@
 //   agent-retarget          (retarget > 0) the steps of agent-last that pick an element the
 //                           objective names, again with the objective naming a sibling on the
 //                           same page and the action picking it (train-retarget.h): only the
-//                           objective tells the variants apart
+//                           objective tells the variants apart; its made-up objectives
+//                           are listed in retarget-objectives.txt (one per line) for the
+//                           evaluation's seen / unseen split
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
 //                           filler from seeds the bench does not use), 256..max_doc_tokens;
 //                           with niah_needles > 1 up to that many needles, each asked for

@@ -51,27 +51,23 @@ std::vector<page_line> page_lines(const std::string& observation) {
         }
       if (end != std::string_view::npos) x.name = std::string(line.substr(role_end + 2, end - role_end - 2));
     }
+    x.selected = line.find(" selected: True", role_end) != std::string_view::npos;
   }
   return out;
 }
 
-std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k) {
+size_t parent_line(const std::vector<page_line>& lines, size_t k) {
+  for (size_t j = k; j-- > 0;)
+    if ((lines[j].id >= 0 || lines[j].depth > 0) && lines[j].depth < lines[k].depth) return j;
+  return k;
+}
+
+std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k, size_t container) {
   std::vector<size_t> out;
   const page_line& me = lines[k];
-  auto walk = [&](int step) {
-    for (size_t j = k;;) {
-      if (step < 0 && j == 0) break;
-      j = static_cast<size_t>(static_cast<int64_t>(j) + step);
-      if (j >= lines.size()) break;
-      const page_line& l = lines[j];
-      if (l.id < 0 && l.depth == 0) continue;  // blank or header lines
-      if (l.depth < me.depth - 1) break;        // left the container
-      if (l.id >= 0 && l.depth == me.depth && l.role == me.role && !l.name.empty()) out.push_back(j);
-    }
-  };
-  walk(-1);
-  walk(+1);
-  std::sort(out.begin(), out.end());
+  for (size_t j = container + 1; j < lines.size() && lines[j].depth > lines[container].depth; ++j)
+    if (j != k && lines[j].id >= 0 && lines[j].depth == me.depth && lines[j].role == me.role && !lines[j].name.empty())
+      out.push_back(j);
   return out;
 }
 
@@ -103,6 +99,7 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
   const std::vector<page_line> lines = page_lines(s.observation);
   size_t k = line_of(lines, act.element_id);
   if (k == lines.size()) return out;
+  size_t container = parent_line(lines, k);
   if (choose) {  // the option of that text below the combobox typed into
     if (lines[k].role != "combobox") return out;
     const int depth = lines[k].depth;
@@ -113,6 +110,7 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
         break;
       }
     if (opt == lines.size()) return out;
+    container = k;
     k = opt;
   }
   const std::string& name = lines[k].name;
@@ -121,9 +119,10 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
   for (const page_line& l : lines)
     if (l.id >= 0 && l.role == lines[k].role) ++same_role[l.name];
   std::vector<size_t> eligible;
-  for (size_t j : sibling_lines(lines, k)) {
+  if (container == k) return out;
+  for (size_t j : sibling_lines(lines, k, container)) {
     const std::string& n = lines[j].name;
-    if (n == name || same_role[n] != 1 || contains_whole(tr.intent, n)) continue;
+    if (lines[j].selected || n == name || same_role[n] != 1 || contains_whole(tr.intent, n)) continue;
     if (n.find_first_of("[]\n") != std::string::npos) continue;  // would not survive the action's brackets
     eligible.push_back(j);
   }
@@ -141,12 +140,14 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
 }
 
 std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int variants, double crop_share,
-                                                    uint64_t seed, const tokenizer* tok, int64_t max_obs_tokens) {
+                                                    uint64_t seed, const tokenizer* tok, int64_t max_obs_tokens,
+                                                    std::set<std::string>* intents) {
   std::vector<train_sequence> out;
   sites::seed_rng rng(seed, 0x63726F70ull);  // "crop"
   for (size_t i = 0; i < tr.steps.size(); ++i) {
     const std::vector<retargeted_step> vs = retarget_step(tr, i, variants, seed * 1000003ull + i);
     for (const retargeted_step& v : vs) {
+      if (intents) intents->insert(v.intent);
       // Steps 0..i, the earlier ones' pages left out: in history mode last only their
       // actions reach step i's prompt.
       trajectory t;

@@ -9,11 +9,12 @@
 // "All Vehicles", the category most often trained on, whatever category the objective
 // named: its first-token distribution hardly moved when the objective's category changed.)
 //
-// Siblings are elements of the acted-on element's role at its depth in the same container
-// (no line in between is shallower than its parent), with a name that no other element of
-// that role on the page has and that the objective does not contain.
+// Siblings are elements of the acted-on element's role at its depth under the same parent
+// (for an option: under the same combobox), not selected already, with a name that no other
+// element of that role on the page has and that the objective does not contain.
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,15 +29,20 @@ struct page_line {
   int64_t id = -1;
   std::string role;
   std::string name;  // between the quotes ('...' or "..."); "" when none
+  bool selected = false;  // the line says "selected: True" (an option that is chosen already)
 };
 
 // Every line of an observation, in order.
 std::vector<page_line> page_lines(const std::string& observation);
 
-// The indices (into `lines`) of the siblings of lines[k]: same role, same depth, reached
-// from k up and down without crossing a line shallower than depth - 1, with a non-empty
-// name; k itself excluded.
-std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k);
+// The index of lines[k]'s parent: the nearest line above it that is shallower (k itself
+// when there is none).
+size_t parent_line(const std::vector<page_line>& lines, size_t k);
+
+// The indices (into `lines`) of the siblings of lines[k] under lines[container] (its parent,
+// or a further ancestor such as the combobox above an option's group): the elements in the
+// container's subtree of lines[k]'s role and depth with a non-empty name, k itself excluded.
+std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k, size_t container);
 
 // One variant of a step: the objective and the action with the sibling in the original's place.
 struct retargeted_step {
@@ -53,7 +59,9 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
 // agent-retarget's sequences of one trajectory: every retargeting of every step, rendered in
 // history mode last (the previous actions the trajectory's own), a share crop_share of them
 // (drawn) with the observation cut around the new element as agent-crop cuts it.
+// intents (when given) receives each made-up objective.
 std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int variants, double crop_share,
-                                                    uint64_t seed, const tokenizer* tok, int64_t max_obs_tokens);
+                                                    uint64_t seed, const tokenizer* tok, int64_t max_obs_tokens,
+                                                    std::set<std::string>* intents = nullptr);
 
 }  // namespace kvarena

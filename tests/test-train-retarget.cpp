@@ -31,11 +31,15 @@ const std::string k_page =
     "\t\t\t[34] option 'Motorcycles' selected: False\n"
     "\t\t[35] group 'Hobbies'\n"
     "\t\t\t[36] option 'Books' selected: False\n"
+    "\t[41] combobox 'Condition' hasPopup: menu expanded: False\n"
+    "\t\t[42] option 'Any condition' selected: True\n"
+    "\t\t[43] option 'New' selected: False\n"
+    "\t\t[44] option 'Used' selected: False\n"
     "\t[40] link 'Log out'";
 
 TEST(TrainRetarget, PageLinesGiveDepthIdRoleAndName) {
   const std::vector<page_line> l = page_lines(k_page);
-  ASSERT_EQ(l.size(), 18u);
+  ASSERT_EQ(l.size(), 22u);
   EXPECT_EQ(l[0].id, -1);  // the header
   EXPECT_EQ(l[1].id, -1);  // the blank line
   EXPECT_EQ(l[2].depth, 0);
@@ -49,21 +53,29 @@ TEST(TrainRetarget, PageLinesGiveDepthIdRoleAndName) {
   EXPECT_EQ(l[11].name, "All categories");  // the state after the name is not part of it
   EXPECT_EQ(l[16].depth, 3);
   EXPECT_EQ(l[16].name, "Books");
+  EXPECT_FALSE(l[16].selected);
+  EXPECT_TRUE(l[11].selected);
+  EXPECT_TRUE(l[18].selected);  // 'Any condition'
 }
 
 TEST(TrainRetarget, SiblingsShareRoleDepthAndContainer) {
   const std::vector<page_line> l = page_lines(k_page);
-  auto ids = [&](size_t k) {
+  auto ids = [&](size_t k, size_t container) {
     std::vector<int64_t> out;
-    for (size_t j : sibling_lines(l, k)) out.push_back(l[j].id);
+    for (size_t j : sibling_lines(l, k, container)) out.push_back(l[j].id);
     return out;
   };
-  // link 'Auto Parts' (line 7): the other links of the navigation; not 'Home' or 'Log out'
-  // (depth 1), not the StaticText.
-  EXPECT_EQ(ids(7), (std::vector<int64_t>{21, 25, 26}));
-  // option 'Motorcycles' (line 14): the depth-3 options of the combobox, across its groups
-  // (a group line is one shallower, inside the container); 'All categories' is depth 2.
-  EXPECT_EQ(ids(14), (std::vector<int64_t>{33, 36}));
+  EXPECT_EQ(parent_line(l, 7), 4u);    // link 'Auto Parts' -> navigation 'Categories'
+  EXPECT_EQ(parent_line(l, 14), 12u);  // option 'Motorcycles' -> group 'Vehicles'
+  EXPECT_EQ(parent_line(l, 2), 2u);    // the root has none (the header is not a parent)
+  // The other links of the navigation; not 'Home' or 'Log out' (depth 1), not the StaticText.
+  EXPECT_EQ(ids(7, 4), (std::vector<int64_t>{21, 25, 26}));
+  // Under the combobox: the depth-3 options across its groups; 'All categories' is depth 2.
+  EXPECT_EQ(ids(14, 10), (std::vector<int64_t>{33, 36}));
+  // Under the group alone: its other option. Under the Condition box (option 'New'): its own
+  // options, not the category box's.
+  EXPECT_EQ(ids(14, 12), (std::vector<int64_t>{33}));
+  EXPECT_EQ(ids(19, 17), (std::vector<int64_t>{42, 44}));
 }
 
 trajectory one_step(const std::string& intent, const std::string& action) {
@@ -105,6 +117,13 @@ TEST(TrainRetarget, ATypedOptionOfTheComboboxIsRetargetedToTheOtherOptions) {
   EXPECT_EQ(as_set(retarget_step(tr, 1, 8, 3)),
             (std::set<std::pair<std::string, std::string>>{{"Show me all Cars listings.", "type [30] [Cars] [0]"},
                                                            {"Show me all Books listings.", "type [30] [Books] [0]"}}));
+}
+
+TEST(TrainRetarget, OnlyTheSameBoxsOptionsAndNotTheOneSelectedAlready) {
+  // 'Any condition' is selected (the box's current value): typing it would change nothing.
+  const trajectory tr = one_step("Show New listings.", "type [41] [New] [0]");
+  EXPECT_EQ(as_set(retarget_step(tr, 1, 8, 5)),
+            (std::set<std::pair<std::string, std::string>>{{"Show Used listings.", "type [41] [Used] [0]"}}));
 }
 
 TEST(TrainRetarget, StepsThatPickNothingTheObjectiveNamesHaveNoVariants) {

@@ -9,7 +9,9 @@
 #   scripts/train/evaluate.sh [MODEL] [OUT_DIR]     (defaults: models/kvarena-agent.gguf, /tmp/kvarena-eval)
 # Environment: KVARENA (build/kvarena), HISTORY (full), JOBS (2), LIMIT (all tasks), SEED (101),
 # TRAIN_SITE_SEEDS (150-249: the data's --site-seeds, A-B or a comma list), TRAIN_TASKS
-# (OUT_DIR/train-tasks: their generated tasks, kept and reused when present).
+# (OUT_DIR/train-tasks: their generated tasks, kept and reused when present), TRAIN_OBJECTIVES
+# (space-separated text files of more trained objectives, one per line: train-data's
+# retarget-objectives.txt).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 MODEL="${1:-$ROOT/models/kvarena-agent.gguf}"
@@ -20,6 +22,10 @@ JOBS="${JOBS:-2}"
 SEED="${SEED:-101}"
 TRAIN_SITE_SEEDS="${TRAIN_SITE_SEEDS:-150-249}"
 TRAIN_TASKS="${TRAIN_TASKS:-$OUT/train-tasks}"
+read -r -a OBJECTIVE_LISTS <<< "${TRAIN_OBJECTIVES:-}"
+for f in "${OBJECTIVE_LISTS[@]}"; do
+  [ -f "$f" ] || { echo "evaluate.sh: TRAIN_OBJECTIVES: no file $f" >&2; exit 2; }
+done
 LIMIT=()
 [ -n "${LIMIT_TASKS:-}" ] && LIMIT=(--limit "$LIMIT_TASKS")
 mkdir -p "$OUT"
@@ -72,7 +78,7 @@ if [ ! -d "$TRAIN_TASKS" ]; then
 fi
 seen_split() {  # name suite
   /usr/bin/python3 "$ROOT/scripts/train/seen_objectives.py" --name "$1-unseen-objectives" --suite "$2" \
-    --db "$OUT/$1.sqlite" --train "$TRAIN_TASKS"/*/vwa-local "$TRAIN_TASKS"/*/long-horizon
+    --db "$OUT/$1.sqlite" --train "$TRAIN_TASKS"/*/vwa-local "$TRAIN_TASKS"/*/long-horizon "${OBJECTIVE_LISTS[@]}"
 }
 seen_split vwa-local "$ROOT/tasks/vwa-local"
 seen_split long-horizon "$ROOT/tasks/long-horizon"

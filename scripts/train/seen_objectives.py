@@ -4,8 +4,10 @@
 # objectives repeat across site seeds ("How many orders have I placed so far?"), so a
 # trained model may have seen the very objective of an evaluation task (with other site
 # content behind it); the unseen part is the cleaner measure.
-#   seen_objectives.py --name NAME --suite DIR --db RESULTS.sqlite --train DIR [DIR ...]
-# DIR: folders of task JSON files (kvarena tasks generate's vwa-local/ and long-horizon/);
+#   seen_objectives.py --name NAME --suite DIR --db RESULTS.sqlite --train PATH [PATH ...]
+# PATH: folders of task JSON files (kvarena tasks generate's vwa-local/ and long-horizon/),
+# or text files of objectives, one per line (train-data's retarget-objectives.txt: the
+# objectives its agent-retarget set made up);
 # RESULTS.sqlite: kvarena run's (task_results: task_id, status, success).
 # Prints one JSON line: {"measure", "seen": "k/n", "unseen": "rate [lo, hi] (k/n)"}.
 import argparse
@@ -45,7 +47,11 @@ def split(suite, db, train_dirs):
         raise SystemExit(f"seen_objectives: no task JSON in {suite}")
     trained = set()
     for d in train_dirs:
-        trained |= set(intents(d).values())
+        if os.path.isfile(d):
+            with open(d, encoding="utf-8") as fh:
+                trained |= {line.rstrip("\n") for line in fh if line.strip()}
+        else:
+            trained |= set(intents(d).values())
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = con.execute("SELECT task_id, status = 'done' AND success = 1 FROM task_results").fetchall()
     con.close()

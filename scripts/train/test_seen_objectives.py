@@ -5,7 +5,11 @@
 #   1. seen = tasks 1 and 3: "2/2"; unseen = tasks 0, 2, 4: 1 of 3, 95% Wilson [0.061, 0.792]
 #      (the interval as tabulated for 1/3, written out here);
 #   2. an objective that differs by one character is unseen (word for word);
-#   3. a result for a task the suite lacks is an error, not a silent skip.
+#   3. a result for a task the suite lacks is an error, not a silent skip;
+#   4. a text file of objectives (one per line) counts as training tasks: with "Objective A"
+#      listed, seen = tasks 0, 1, 3: "3/3"; unseen = tasks 2, 4: 0 of 2, Wilson [0, 0.658]
+#      (by hand, z = 1.96, n = 2: centre (z^2/4)/(1 + z^2/2) = 0.9604/2.9208 = 0.3288,
+#      half-width z*(z/4)/2.9208 = 0.9604/2.9208 = 0.3288).
 import json
 import os
 import sqlite3
@@ -56,5 +60,15 @@ with tempfile.TemporaryDirectory() as d:
     write_db(bad, [("0", "done", 1), ("9", "done", 1)])
     rc, out, err = run(suite, bad, [train])
     check(rc != 0 and "task 9" in err, f"unknown task: exit {rc}, {err}")
+
+    listed = os.path.join(d, "retarget-objectives.txt")
+    with open(listed, "w") as f:
+        f.write("Objective A\nObjective Q\n")
+    rc, out, err = run(suite, db, [train, listed])
+    check(rc == 0, f"exit {rc}: {err}")
+    if rc == 0:
+        r = json.loads(out)
+        check(r["seen"] == "3/3", f"seen with the list {r['seen']}")
+        check(r["unseen"] == "0.000 [0.000, 0.658] (0/2)", f"unseen with the list {r['unseen']}")
 
 finish("test_seen_objectives")
