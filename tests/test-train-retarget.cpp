@@ -1,10 +1,15 @@
 // test-train-retarget.cpp: the agent-retarget training set (agent/train-retarget.h): a page's
 // lines read into depth, id, role and name; an element's siblings (same role and depth, same
 // container); a step that picks an element the objective names, rendered again with the
-// objective naming a sibling and the action picking it. Pages and expected variants are
-// written out by hand.
+// objective naming a sibling and the action picking it (pages and expected variants written
+// out by hand); the set and its list of made-up objectives through write_train_data.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include "train-retarget.h"
@@ -166,6 +171,49 @@ TEST(TrainRetarget, RenderedVariantsKeepThePageAndPreviousActionsAndChangeObject
     const std::string id = q.segments[1].text.substr(10, 2);  // "```click [21]```" -> "21"
     EXPECT_NE(prompt.find("[" + id + "] link"), std::string::npos) << prompt;
   }
+}
+
+// Through write_train_data on one real site seed (the oracle's trajectories, no tokenizer:
+// the text goes to corpus.txt): the set is written and every made-up objective it lists in
+// retarget-objectives.txt is one that a rendered step shows as its OBJECTIVE.
+TEST(TrainRetarget, TrainDataWritesTheSetAndListsItsObjectives) {
+  char tmpl[] = "/tmp/kvarena-test-retarget-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  train_data_options o;
+  o.out_dir = dir;
+  o.site_seeds = {250};
+  o.n_niah = 0;
+  o.n_kv = 0;
+  o.jobs = 2;
+  o.retarget = 2;
+  const train_data_summary sum = write_train_data(o);
+  int64_t n = -1;
+  for (const auto& [name, k] : sum.sequences)
+    if (name == "agent-retarget") n = k;
+  EXPECT_GT(n, 0);
+  std::ifstream text(dir + "/corpus.txt"), list(dir + "/retarget-objectives.txt");
+  ASSERT_TRUE(text && list);
+  const std::string corpus((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  std::string line;
+  int64_t listed = 0;
+  while (std::getline(list, line)) {
+    ++listed;
+    EXPECT_NE(corpus.find("OBJECTIVE: " + line + "\n"), std::string::npos) << line;
+  }
+  EXPECT_GT(listed, 0);
+  EXPECT_LE(listed, n);  // distinct objectives, at most one per sequence
+  std::filesystem::remove_all(dir);
+
+  // Bad options fail before anything is written.
+  train_data_options bad = o;
+  bad.out_dir = dir + "-bad";
+  bad.retarget = -1;
+  EXPECT_THROW(write_train_data(bad), std::invalid_argument);
+  bad.retarget = 2;
+  bad.retarget_crop = 1.5;
+  EXPECT_THROW(write_train_data(bad), std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(bad.out_dir));
 }
 
 }  // namespace
