@@ -35,6 +35,7 @@ struct train_args {
   std::string special = "<|endoftext|>,<|im_start|>,<|im_end|>";
   std::string pre = "qwen2";
   int64_t min_frequency = 2;
+  bool letters_apart = false;
   bool quiet = false;
 };
 
@@ -83,6 +84,7 @@ int run_train(const train_args& a) {
   opt.special_tokens = split_list(a.special);
   opt.pre = *pre;
   opt.min_frequency = a.min_frequency;
+  opt.letters_apart = a.letters_apart;
   const int64_t smallest = 256 + static_cast<int64_t>(opt.special_tokens.size());
   if (a.vocab < smallest) {
     throw engine_error("train-tokenizer: --vocab " + std::to_string(a.vocab) + " is too small: it must be at least " +
@@ -140,6 +142,7 @@ int run_train(const train_args& a) {
   j["merges"] = r.merges.size();
   j["special_tokens"] = opt.special_tokens.size();
   j["pre"] = pretokenizer_name(r.pre);
+  j["letters_apart"] = a.letters_apart;
   j["input_files"] = a.inputs.size();
   j["input_bytes"] = n_bytes;
   j["words"] = r.n_words;
@@ -169,6 +172,9 @@ void add_train_tokenizer_command(CLI::App& app, command_fn& run) {
   sub->add_option("--pre", a->pre, "Pre-tokenizer: qwen2, llama-bpe, gpt-2 or default")->capture_default_str();
   sub->add_option("--min-frequency", a->min_frequency, "Pairs seen fewer times are not merged")
       ->capture_default_str();
+  sub->add_flag("--letters-apart", a->letters_apart,
+                "Learn no merge that joins a letter to another character, so a word encodes the same "
+                "after a space, a quote or a bracket");
   sub->add_flag("--quiet,-q", a->quiet, "No progress lines on stderr");
   sub->callback([&run, a] { run = [a] { return run_train(*a); }; });
 }

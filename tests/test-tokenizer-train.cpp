@@ -14,6 +14,8 @@
 #include "tokenizer-pretokenize.h"
 #include "tokenizer-train.h"
 #include "tokenizer.h"
+#include "unicode-tables.h"
+#include "unicode-utf8.h"
 
 namespace kvarena {
 namespace {
@@ -291,6 +293,64 @@ TEST(BpeTrain, TrainedWordsEncodeAsOneToken) {
     EXPECT_EQ(r.tokens[ids[0]], w);
   }
   EXPECT_EQ(tok->encode(text, false).size(), 32u);  // 16 words + 16 newlines
+}
+
+// letters_apart: " Books", "'Books" and "[Books" are one qwen2 word each; split where the
+// letters begin, every context counts "Books" (30 times in all), and the four merges of its
+// letters come first (ties by left string: "B" < "k" < "o"): "B o", "Bo o", "Boo k",
+// "Book s". After them only "'\n" and "]\n" (10 each) are pairs. Without the option the
+// three prefixed words (10 each) are merged whole, so " Books" is a token of its own.
+TEST(BpeTrain, LettersApartGivesANameOneTokenInEveryContext) {
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += " Books\n'Books'\n[Books]\n";
+  bpe_train_options o = options(400);
+  o.letters_apart = true;
+  const bpe_train_result apart = train_bpe({text}, o);
+  EXPECT_EQ(apart.merges, (strings{"B o", "Bo o", "Boo k", "Book s", "' Ċ", "] Ċ"}));
+  const auto tok = load(apart, "letters-apart");
+  const int32_t books = tok->encode("Books", false).at(0);
+  EXPECT_EQ(tok->token_to_piece(books), "Books");
+  for (const char* s : {" Books", "'Books", "[Books"}) {
+    const auto ids = tok->encode(s, false);
+    ASSERT_EQ(ids.size(), 2u) << s;
+    EXPECT_EQ(ids[1], books) << s;
+  }
+
+  const bpe_train_result joint = train_bpe({text}, options(400));
+  const auto tok_joint = load(joint, "letters-joint");
+  EXPECT_EQ(tok_joint->encode(" Books", false).size(), 1u);
+}
+
+// On varied text, no token of a letters-apart vocabulary holds both a letter and another
+// character (tokens that are whole UTF-8 text; byte pieces of a multi-byte letter are not
+// judged), and the text still round-trips.
+TEST(BpeTrain, LettersApartTokensAreAllLettersOrNone) {
+  const std::string text = varied_text();
+  bpe_train_options o = options(700);
+  o.letters_apart = true;
+  const bpe_train_result r = train_bpe({text}, o);
+  const auto tok = load(r, "letters-apart-varied");
+  int mixed = 0, letter_tokens = 0;
+  for (int32_t id = 0; id < tok->n_vocab(); ++id) {
+    if (r.token_types[id] != 1) continue;  // the special tokens are written as they are
+    // A piece of a multi-byte letter has no code points to classify (and is part of a letter).
+    const std::string piece = tok->token_to_piece(id);
+    if (!unicode::utf8_is_valid(piece)) continue;
+    bool any_letter = false, any_other = false;
+    for (uint32_t cp : unicode::utf8_to_cpts(piece)) {
+      const bool letter = unicode::cpt_flags(cp) & unicode::cpt_letter;
+      (letter ? any_letter : any_other) = true;
+    }
+    letter_tokens += any_letter && !any_other;
+    if (any_letter && any_other) {
+      ++mixed;
+      ADD_FAILURE() << "mixed token '" << tok->token_to_piece(id) << "'";
+    }
+  }
+  EXPECT_EQ(mixed, 0);
+  EXPECT_GT(letter_tokens, 50);
+  const auto ids = tok->encode(text, false);
+  EXPECT_EQ(tok->decode(ids), text);
 }
 
 TEST(BpeTrain, Deterministic) {

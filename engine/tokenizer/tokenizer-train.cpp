@@ -13,6 +13,7 @@
 #include "engine-error.h"
 #include "gguf-writer.h"
 #include "tokenizer-vocab.h"
+#include "unicode-tables.h"
 #include "unicode-utf8.h"
 
 namespace kvarena {
@@ -32,6 +33,24 @@ const std::array<std::string, 256>& byte_chars() {
     return t;
   }();
   return table;
+}
+
+// Calls f on each maximal run of `word` whose code points are all letters or all not
+// letters ("'Books'" -> "'", "Books", "'"), in order.
+template <typename F>
+void for_each_letter_run(std::string_view word, F&& f) {
+  size_t run_begin = 0, pos = 0;
+  bool run_letter = false;
+  while (pos < word.size()) {
+    const size_t at = pos;
+    const bool letter = unicode::cpt_flags(unicode::utf8_decode(word, pos)) & unicode::cpt_letter;
+    if (at > 0 && letter != run_letter) {
+      f(word.substr(run_begin, at - run_begin));
+      run_begin = at;
+    }
+    run_letter = letter;
+  }
+  if (pos > run_begin) f(word.substr(run_begin));
 }
 
 // A distinct pre-tokenized word: its symbols so far and how often the input holds it.
@@ -326,6 +345,13 @@ bpe_train_result train_bpe(const std::vector<std::string>& texts, const bpe_trai
         pretokenize(piece, o.pre, words);
         for (std::string& w : words) {
           if (w.empty()) continue;
+          if (o.letters_apart) {
+            for_each_letter_run(w, [&](std::string_view run) {
+              ++counts[std::string(run)];
+              ++res.n_words;
+            });
+            continue;
+          }
           ++counts[std::move(w)];
           ++res.n_words;
         }

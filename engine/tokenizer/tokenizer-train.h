@@ -37,6 +37,12 @@ struct bpe_train_options {
   // appended to the vocabulary as control tokens. Must be non-empty and distinct.
   std::vector<std::string> special_tokens = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};
   pretokenizer pre = pretokenizer::qwen2;
+  // Split every pre-tokenized word where letters meet other characters before counting, so
+  // no merge joins a letter to a space, quote, bracket or digit: " Books", "'Books" and
+  // "[Books" then all end in the one token "Books", and a name reads the same in a
+  // sentence, a quoted page label and a typed action. Encoding needs nothing new: the
+  // GGUF keeps `pre`, and with no mixed merge the encoder's BPE stops at the same places.
+  bool letters_apart = false;
   // A pair seen fewer times than this (counting word frequency) is never merged.
   int64_t min_frequency = 2;
   // Called now and then on long work: phase "count" (done/total = bytes of text read) and
