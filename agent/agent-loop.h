@@ -33,6 +33,7 @@
 #include "eval/early-stop.h"
 #include "eval/task.h"
 #include "model.h"
+#include "obs-truncate.h"
 #include "prompt.h"
 #include "sampler.h"
 #include "session.h"
@@ -48,7 +49,7 @@ history_mode parse_history_mode(std::string_view name);
 struct agent_config {
   history_mode history = history_mode::full;
   early_stop_config early_stop;    // max_steps 30, parse_failures 3, repeated_actions 5 (VWA)
-  int64_t max_obs_tokens = 1024;   // observation budget in model tokens; <= 0: no limit
+  int64_t max_obs_tokens = k_default_max_obs_tokens;  // observation budget in model tokens; <= 0: no limit
   int64_t max_new_tokens = 256;    // per step
   int n_examples = 2;              // worked examples in the prompt (0..3)
   std::vector<std::string> stop;   // extra stop strings (the template's are always used)

@@ -2,8 +2,11 @@
 #include "obs-truncate.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
+#include "gguf-reader.h"
+#include "model.h"
 #include "tokenizer.h"
 
 namespace kvarena {
@@ -20,6 +23,20 @@ size_t char_boundary(std::string_view s, size_t cut) {
 }
 
 }  // namespace
+
+int64_t max_obs_tokens_for_model(const model& m, std::optional<int64_t> requested) {
+  if (requested) {
+    if (*requested < 0)
+      throw std::invalid_argument("--max-obs-tokens " + std::to_string(*requested) + ": give 0 (no limit) or more");
+    return *requested;
+  }
+  const std::optional<int64_t> named = m.gguf ? m.gguf->get_int(k_max_obs_tokens_key) : std::nullopt;
+  if (!named) return k_default_max_obs_tokens;
+  if (*named <= 0)
+    throw std::invalid_argument(std::string("the model's ") + k_max_obs_tokens_key + " is " + std::to_string(*named) +
+                                ": expected a positive token count (give --max-obs-tokens to override it)");
+  return *named;
+}
 
 std::string truncation_marker(int64_t max_tokens) {
   return "[... observation truncated to " + std::to_string(max_tokens) + " tokens ...]";

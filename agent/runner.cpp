@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "obs-truncate.h"
 #include "oracle-agent.h"
 #include "runner-progress.h"
 #include "runner-record.h"
@@ -140,6 +141,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     base.tok = tok;
     base.chat = chat_template::for_model(*llm, cfg_.chat_template);
     base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
+    cfg_.agent_cfg.max_obs_tokens = max_obs_tokens_for_model(*llm, cfg_.max_obs_tokens);
     base.backend = cfg_.backend;
     base.session.n_threads = cfg_.threads;
     base.session.decode_batch = cfg_.batch;

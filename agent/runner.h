@@ -73,6 +73,9 @@ struct runner_config {
   int64_t n_ctx = 0;                   // session context; 0: the model's
   sampler_options sampling;            // temperature 0: greedy
   agent_config agent_cfg;              // history, early stop (max_steps), token limits, examples
+  // The observation budget: given (0: no limit) or none, the model's (max_obs_tokens_for_model);
+  // run() writes the resolved value into agent_cfg.max_obs_tokens and the run's config.
+  std::optional<int64_t> max_obs_tokens;
   // How it runs: not part of the identity.
   int threads = 2;                     // per item's engine session
   int jobs = 1;                        // items at once

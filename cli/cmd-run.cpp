@@ -188,7 +188,7 @@ runner_config make_config(const run_args& a) {
   c.agent_cfg.history = parse_history_mode(a.history);
   c.agent_cfg.early_stop.max_steps = a.max_steps;
   c.agent_cfg.max_new_tokens = a.max_new_tokens;
-  c.agent_cfg.max_obs_tokens = a.max_obs_tokens;
+  if (given(a, "--max-obs-tokens")) c.max_obs_tokens = a.max_obs_tokens;
   c.agent_cfg.n_examples = a.examples;
   c.agent_cfg.max_episode_s = a.max_episode_s;
   c.threads = a.threads;
@@ -323,8 +323,9 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--max-steps", a->max_steps, "Agent steps per task")->capture_default_str()->check(CLI::Range(1, 100000))->group(ag);
   sub->add_option("--max-new-tokens", a->max_new_tokens, "Tokens generated per step")
       ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30))->group(ag);
-  sub->add_option("--max-obs-tokens", a->max_obs_tokens, "Observation budget in model tokens (0: no limit)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(ag);
+  sub->add_option("--max-obs-tokens", a->max_obs_tokens,
+                  "Observation budget in model tokens (0: no limit) [default: the model's kvarena.max_obs_tokens, else 1024]")
+      ->check(CLI::NonNegativeNumber)->group(ag);
   sub->add_option("--examples", a->examples, "Worked examples in the prompt (0..3)")
       ->capture_default_str()->check(CLI::Range(0, 3))->group(ag);
   sub->add_option("--max-episode-s", a->max_episode_s, "Wall-clock limit per item, seconds (status timeout; 0: none)")

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -27,6 +28,8 @@
 #include "client/env-client.h"
 #include "kv-meter.h"
 #include "eval/action-parse.h"
+#include "gguf-reader.h"
+#include "gguf-writer.h"
 #include "model-random.h"
 #include "model.h"
 #include "obs-truncate.h"
@@ -304,6 +307,38 @@ TEST_F(AgentModel, TruncatesObservationToTokenBudgetAtLineBoundary) {
   EXPECT_FALSE(head.empty());
   EXPECT_EQ(line.rfind(head, 0), 0u);
   EXPECT_NE(static_cast<unsigned char>(line[head.size()]) & 0xC0, 0x80);
+}
+
+// The observation budget: --max-obs-tokens when given, else the number the model's GGUF names
+// (a trained model's pages were cut to it), else 1024. The GGUFs hold only metadata.
+TEST(ObservationBudget, FlagThenTheModelsKeyThen1024) {
+  const auto dir = test::temp_dir("obs-budget");
+  auto model_with = [&](const char* name, const std::function<void(gguf_writer&)>& set) {
+    gguf_writer w;
+    w.set_string("general.architecture", "llama");
+    set(w);
+    const std::string path = (dir / name).string();
+    w.write(path);
+    model m;
+    m.gguf = std::make_shared<const gguf_file>(path);
+    return m;
+  };
+  const model named = model_with("named.gguf", [](gguf_writer& w) { w.set_u32("kvarena.max_obs_tokens", 2048); });
+  const model unnamed = model_with("unnamed.gguf", [](gguf_writer&) {});
+  const model zero = model_with("zero.gguf", [](gguf_writer& w) { w.set_u32("kvarena.max_obs_tokens", 0); });
+  EXPECT_EQ(max_obs_tokens_for_model(named, std::nullopt), 2048);
+  EXPECT_EQ(max_obs_tokens_for_model(unnamed, std::nullopt), 1024);
+  EXPECT_EQ(max_obs_tokens_for_model(model{}, std::nullopt), 1024);  // no GGUF (a llama2.c file)
+  EXPECT_EQ(max_obs_tokens_for_model(named, 300), 300);              // the flag wins
+  EXPECT_EQ(max_obs_tokens_for_model(named, 0), 0);                  // 0: no limit
+  EXPECT_THROW(max_obs_tokens_for_model(named, -1), std::invalid_argument);
+  try {
+    max_obs_tokens_for_model(zero, std::nullopt);
+    ADD_FAILURE() << "a model naming budget 0 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("kvarena.max_obs_tokens is 0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(max_obs_tokens_for_model(zero, 512), 512);  // the flag overrides a bad key
 }
 
 TEST_F(AgentModel, ChatTemplateOfARandomModelIsPlain) {

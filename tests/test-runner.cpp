@@ -501,6 +501,42 @@ TEST_F(Runner, FirstPromptOverTheContextIsAnErrorRow) {
   }
 }
 
+// The observation budget comes from the model unless --max-obs-tokens is given: a model whose
+// GGUF names kvarena.max_obs_tokens 96 has its pages cut there; the fixture's tiny model names
+// none, so 1024.
+TEST_F(Runner, ObservationBudgetIsTheModelsUnlessGiven) {
+  const std::string named = *dir_ + "/budget-96.gguf";
+  random_model_spec s;
+  s.arch = model_arch::llama;
+  s.dim = 64;
+  s.n_layers = 1;
+  s.n_heads = 4;
+  s.ffn_dim = 128;
+  s.n_vocab = 512;
+  s.n_ctx = 8192;
+  s.seed = 5;
+  s.extra_u32 = {{"kvarena.max_obs_tokens", 96}};
+  write_random_model(s, named);
+  const std::string common = "run --suite " + suite() + " --limit 1 --max-steps 1 --max-new-tokens 4 --examples 0 "
+                             "--threads 1 --policies full";
+  struct want_t {
+    std::string model, flag;
+    int64_t budget;
+  };
+  for (const want_t& w : {want_t{named, "", 96}, want_t{named, " --max-obs-tokens 128", 128},
+                          want_t{*model_, "", 1024}}) {
+    const std::string db = *dir_ + "/budget-" + std::to_string(w.budget) + ".sqlite";
+    run_result r = run(common + " --model " + w.model + w.flag + " --out " + db);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string config = query(db, "SELECT config FROM runs")[0][0];
+    EXPECT_TRUE(contains(config, "\"max_obs_tokens\":" + std::to_string(w.budget))) << config;
+    // Task 0's first page is over 1024 tokens of the tiny model's byte-level vocabulary.
+    const std::string marker = "[... observation truncated to " + std::to_string(w.budget) + " tokens ...]";
+    EXPECT_EQ(count(db, "SELECT COUNT(*) FROM steps WHERE step = 0 AND instr(observation, '" + marker + "') > 0"), 1)
+        << marker;
+  }
+}
+
 // Without --model the run uses the shipped agent model (models/kvarena-agent.gguf, found
 // beside the binary's build folder) and its prompt style; without that file, one line
 // naming where it looked.

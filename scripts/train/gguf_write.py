@@ -97,8 +97,10 @@ def set_tokenizer(w, tok):
 
 
 def write_llama_gguf(path, cfg, state, tokenizer=None, name="kvarena-agent", recipe=None,
-                     f16=True, extra_strings=None):
-    """cfg: model.LlamaConfig; state: name -> numpy array in GGUF tensor naming."""
+                     f16=True, extra_strings=None, max_obs_tokens=None):
+    """cfg: model.LlamaConfig; state: name -> numpy array in GGUF tensor naming.
+    max_obs_tokens: the observation budget the model was trained with (kvarena.max_obs_tokens,
+    which `kvarena run` uses unless --max-obs-tokens is given)."""
     w = GGUFWriter()
     w.set_string("general.architecture", "llama")
     w.set_string("general.name", name)
@@ -116,6 +118,8 @@ def write_llama_gguf(path, cfg, state, tokenizer=None, name="kvarena-agent", rec
     if tokenizer is not None:
         set_tokenizer(w, tokenizer)
     w.set_string("kvarena.prompt_style", "compact")
+    if max_obs_tokens:
+        w.set_u32("kvarena.max_obs_tokens", max_obs_tokens)
     if recipe is not None:
         w.set_string("kvarena.train.recipe", json.dumps(recipe, sort_keys=True))
     for k, v in (extra_strings or {}).items():

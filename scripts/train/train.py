@@ -97,6 +97,8 @@ def parse_args(argv=None):
     a("--export-only", action="store_true", help="only export the latest checkpoint")
     a("--export-f32", action="store_true", help="F32 matrices instead of F16")
     a("--name", default="kvarena-agent", help="general.name of the export")
+    a("--max-obs-tokens", type=int, default=0,
+      help="kvarena.max_obs_tokens to write (default: the training data's, from its manifest.json)")
     a("--bench", action="store_true", help="measure tokens/s on random data and exit")
     a("--bench-models", default="256x4,192x6,320x4", help="DIMxLAYERS,... (head_dim 64)")
     a("--bench-ctx", default="512,1024,2048,4096")
@@ -230,6 +232,15 @@ def load_tokenizer(a, ckpt_tok=None):
     return None, None
 
 
+def data_obs_budget(data_dir):
+    """The observation budget (tokens) the data's pages were cut to, from train-data's manifest."""
+    p = os.path.join(data_dir, "manifest.json")
+    if not os.path.exists(p):
+        return None
+    with open(p) as f:
+        return json.load(f).get("max_obs_tokens")
+
+
 def recipe_of(st):
     h = st["history"]
     pick = [h[int(i)] for i in np.linspace(0, len(h) - 1, min(len(h), 20))] if h else []
@@ -250,7 +261,8 @@ def export(a, st, model, tok):
     if tok is None:
         raise SystemExit("export: no tokenizer (give --tokenizer or --data with tokenizer.json)")
     write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name,
-                     recipe=recipe_of(st), f16=not a.export_f32)
+                     recipe=recipe_of(st), f16=not a.export_f32,
+                     max_obs_tokens=a.max_obs_tokens or st.get("max_obs_tokens"))
     log(f"exported step {st['step']} to {a.export}")
 
 
@@ -361,6 +373,10 @@ def main(argv=None):
     log(f"model: {model.c.to_dict()} ({n_params / 1e6:.2f} M parameters)")
 
     from data import Packer, parse_mix
+    obs_budget = data_obs_budget(a.data)
+    if st.get("max_obs_tokens") and obs_budget and obs_budget != st["max_obs_tokens"]:
+        log(f"observation budget changed: {st['max_obs_tokens']} -> {obs_budget} tokens (the data's)")
+    st["max_obs_tokens"] = obs_budget or st.get("max_obs_tokens")
     packer = Packer(a.data, parse_mix(a.mix), a.ctx_weight, st["data_seed"],
                     text_weight=a.text_weight, first_text_weight=a.first_text_weight)
     if packer.max_token() >= model.c.n_vocab:

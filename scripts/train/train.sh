@@ -45,6 +45,7 @@ if [ "$SMOKE" = 1 ]; then
   trap 'rm -rf "$WORK"' EXIT
   DATA="$WORK/data"; CKPT="$WORK/ckpt"; OUT="$WORK/smoke.gguf"
   SITE_SEEDS=2; VOCAB=600; DOCS=(--niah 20 --kv 10 --max-doc-tokens 512)
+  OBS_TOKENS=768  # not the default: the export must carry the data's budget, not 1024
   MODEL=(--dim 64 --layers 2 --heads 2 --kv-heads 1 --ffn 192 --ctx-schedule 256:0 --tokens-per-step 2048
          --max-steps 12 --warmup 2 --log-every 4 --init-gguf "")  # random init, not the shipped model
   EXPORT=()
@@ -54,6 +55,9 @@ else
   # fewer chances to memorise one site's ids and names) goes in its own DATA folder, which
   # then uses the shipped file's vocabulary (see TOKENIZER below).
   SITE_SEEDS="${SITE_SEEDS:-2-61}"; HELDOUT_SEEDS="${HELDOUT_SEEDS:-900-903}"; VOCAB=4096; DOCS=(--niah 6000 --kv 3000 --max-doc-tokens 4096)
+  # The observation budget pages are cut to; the export names it (kvarena.max_obs_tokens) and
+  # `kvarena run` uses it.
+  OBS_TOKENS="${OBS_TOKENS:-1024}"
   # The shipped model's recipe (models/README.md): sizes and schedule are read from the
   # checkpoint or the committed weights when training resumes.
   MODEL=(--dim 256 --layers 6 --heads 4 --kv-heads 2 --ffn 704 --rope-base 100000
@@ -85,7 +89,7 @@ fi
 if [ ! -f "$DATA/tokens/agent-last.idx" ]; then
   echo "[train.sh] token files" >&2
   "$KVARENA" train-data --out "$DATA" --site-seeds "$SITE_SEEDS" "${DOCS[@]}" --tokenizer "$TOKENIZER" \
-    >/dev/null || [ $? = 4 ]  # 4: the oracle failed a few tasks (left out)
+    --max-obs-tokens "$OBS_TOKENS" >/dev/null || [ $? = 4 ]  # 4: the oracle failed a few tasks (left out)
 fi
 # Held-out replies (heldout.py): agent steps on site seeds neither training nor the
 # committed suites (seed 1) use; the learning curve's measure between episode runs.
@@ -95,7 +99,7 @@ if [ "$SMOKE" = 0 ]; then
   if [ ! -f "$EVAL_DATA/tokens/agent-last.idx" ]; then
     echo "[train.sh] held-out steps (site seeds $HELDOUT_SEEDS)" >&2
     "$KVARENA" train-data --out "$EVAL_DATA" --site-seeds "$HELDOUT_SEEDS" --niah 0 --kv 0 --tokenizer "$TOKENIZER" \
-      >/dev/null || [ $? = 4 ]
+      --max-obs-tokens "$OBS_TOKENS" >/dev/null || [ $? = 4 ]
   fi
   EVAL=(--eval-data "$EVAL_DATA" --eval-every 150 --eval-n 150)
 fi
@@ -104,6 +108,14 @@ echo "[train.sh] train ($MINUTES min budget, checkpoints in $CKPT)" >&2
 "$PY" "$ROOT/scripts/train/train.py" --data "$DATA" --ckpt-dir "$CKPT" --threads "$THREADS" \
   --minutes "$MINUTES" "${MODEL[@]}" "${EVAL[@]}" "${EXTRA[@]}"
 "$PY" "$ROOT/scripts/train/train.py" --export-only --ckpt-dir "$CKPT" --export "$OUT" --name kvarena-agent "${EXPORT[@]}"
+# The export names the budget its data's pages were cut to, which `kvarena run` then uses.
+PYTHONPATH="$ROOT/scripts/train" "$PY" - "$OUT" "$OBS_TOKENS" <<'PYEOF' || { echo "train.sh: $OUT does not name kvarena.max_obs_tokens $OBS_TOKENS" >&2; exit 1; }
+import sys
+from gguf_read import read_gguf
+meta = read_gguf(sys.argv[1], want_tensors=False)[0]
+print(f"[train.sh] kvarena.max_obs_tokens {meta.get('kvarena.max_obs_tokens')}", file=sys.stderr)
+sys.exit(0 if meta.get("kvarena.max_obs_tokens") == int(sys.argv[2]) else 1)
+PYEOF
 echo "[train.sh] exported $OUT; engine vs PyTorch logits:" >&2
 cmp="$("$PY" "$ROOT/scripts/train/compare_engine.py" "$OUT" --n 48 --kvarena "$KVARENA")"
 echo "$cmp"
