@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -27,7 +28,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli-commands.h"
+#include "default-model.h"
 #include "eval-flags.h"
+#include "oracle-visibility.h"
+#include "tokenizer.h"
+#include "url-view.h"
 #include "generator/generate.h"
 #include "oracle-agent.h"
 #include "server/env-server.h"
@@ -196,6 +201,8 @@ struct oracle_args {
   std::string browser = "text";
   int jobs = 8;
   std::vector<int64_t> only;
+  std::vector<int64_t> visible_at;  // observation budgets (tokens of `model`'s vocabulary)
+  std::string model;                // "": the shipped agent model
 };
 
 int run_oracle(const oracle_args& a) {
@@ -227,6 +234,18 @@ int run_oracle(const oracle_args& a) {
   tasks::oracle_run_options opt;
   opt.jobs = a.jobs;
   opt.browser = a.browser;
+  std::unique_ptr<tokenizer> tok;
+  std::string model_path;
+  std::vector<oracle_step_record> steps;  // --visible-at: every step, for oracle_visibility
+  std::mutex steps_mu;
+  if (!a.visible_at.empty()) {
+    model_path = model_or_default(a.model);
+    tok = tokenizer::from_file(model_path);  // a bad file stops here, before any task runs
+    opt.observe = [&](size_t task, const env_observation& seen, const std::string& action) {
+      std::lock_guard<std::mutex> lock(steps_mu);
+      steps.push_back({task, url_view(seen.url).show(seen.text), action});  // the page as the agent shows it
+    };
+  }
   size_t failed = 0;
   opt.progress = [&](size_t done, size_t total, const tasks::oracle_task_result& r) {
     if (!r.solved) {
@@ -239,6 +258,17 @@ int run_oracle(const oracle_args& a) {
   auto result = tasks::run_oracle_suite(client, ts, origins, opt);
   if (tty) std::fprintf(stderr, "\n");
   std::printf("%s\n", tasks::oracle_summary_json(a.suite, result).c_str());
+  if (tok) {
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const oracle_step_record& x, const oracle_step_record& y) { return x.task < y.task; });
+    nlohmann::ordered_json j;
+    j["visible_at"] = nlohmann::ordered_json::array();
+    for (const visibility_at_budget& v : oracle_visibility(steps, *tok, a.visible_at))
+      j["visible_at"].push_back({{"budget", v.budget}, {"steps", v.steps}, {"steps_visible", v.steps_visible},
+                                 {"tasks", v.tasks}, {"tasks_all_visible", v.tasks_all_visible}});
+    j["model"] = model_path;
+    std::printf("%s\n", j.dump().c_str());
+  }
   if (!loaded.errors.empty()) return 1;
   return result.all_solved() ? 0 : 1;
 }
@@ -290,6 +320,11 @@ void add_tasks_command(CLI::App& app, command_fn& run) {
   ora->add_option("--task", a->only, "Only these task ids (repeatable)");
   ora->add_option("--browser", a->browser, "The sessions' browser backend (chromium: headless /usr/bin/chromium)")
       ->check(CLI::IsMember({"text", "chromium"}));
+  ora->add_option("--visible-at", a->visible_at,
+                  "Also count, per observation budget (tokens; 0: no limit), the steps and tasks whose acted-on "
+                  "elements are inside the page cut as the agent cuts it (a second JSON line)")
+      ->delimiter(',')->check(CLI::NonNegativeNumber);
+  ora->add_option("--model,-m", a->model, "--visible-at's tokenizer: a GGUF (default: the shipped agent model)");
   ora->callback([&run, a] { run = [a] { return run_oracle(*a); }; });
 }
 

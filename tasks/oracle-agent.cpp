@@ -162,8 +162,11 @@ oracle_suite_result run_oracle_suite(env_client& client, const std::vector<task>
   size_t done = 0;
   auto worker = [&] {
     for (size_t i = next++; i < tasks.size(); i = next++) {
+      oracle_step_observer observe;
+      if (opt.observe)
+        observe = [&opt, i](const env_observation& seen, const std::string& action) { opt.observe(i, seen, action); };
       oracle_task_result res =
-          run_oracle_task(client, tasks[i], i < origins.size() ? origins[i] : "", {}, opt.browser);
+          run_oracle_task(client, tasks[i], i < origins.size() ? origins[i] : "", observe, opt.browser);
       std::lock_guard<std::mutex> lock(mu);
       out.results[i] = res;
       if (res.solved) ++out.solved;

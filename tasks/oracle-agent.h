@@ -49,6 +49,9 @@ struct oracle_run_options {
   std::string browser = "text";  // the sessions' browser backend: "text" or "chromium"
   // Called after each task (from worker threads, serialised): done so far, total.
   std::function<void(size_t done, size_t total, const oracle_task_result&)> progress;
+  // Sees every step of every task (from worker threads, not serialised): the task's index in
+  // `tasks`, then oracle_step_observer's arguments.
+  std::function<void(size_t task_index, const env_observation& seen, const std::string& action)> observe;
 };
 
 struct oracle_suite_result {
