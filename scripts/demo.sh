@@ -11,8 +11,10 @@
 # says so); MODEL=... scripts/demo.sh runs another GGUF (e.g. a Qwen2 or Llama chat model).
 #
 # The policies are compared at equal memory: KV_BUDGET (512t: 512 tokens per layer and KV
-# head, `kvarena run --kv-budget`) sizes each of them, full stays the reference; CTX (4096)
-# is each session's context, which FreeKV's page digests are counted against.
+# head, `kvarena run --kv-budget`) sizes each of them, full stays the reference; CTX (8192)
+# is each session's context, which FreeKV's page digests are counted against. The episodes
+# keep their whole history, so CTX bounds their length: the shipped model's pages are cut at
+# 2,048 tokens (its kvarena.max_obs_tokens), and at 4096 an episode ends after 2 steps.
 # Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, KV_BUDGET, CTX,
 # MAX_STEPS (15; 4 for the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT
 # (results/runs/demo), BUILD_DIR (build).
@@ -23,7 +25,7 @@ BUILD_DIR="${BUILD_DIR:-build}"
 TASKS="${TASKS:-4}"
 POLICIES="${POLICIES:-full,window,h2o,confkv,freekv}"
 KV_BUDGET="${KV_BUDGET:-512t}"
-CTX="${CTX:-4096}"
+CTX="${CTX:-8192}"
 MAX_STEPS="${MAX_STEPS:-}"
 MAX_NEW_TOKENS="${MAX_NEW_TOKENS:-32}"
 THREADS="${THREADS:-2}"

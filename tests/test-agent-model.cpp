@@ -66,13 +66,16 @@ TEST(AgentModel, LogitsMatchPyTorch) {
   EXPECT_EQ(argmax_disagree, 0);
 }
 
-TEST(AgentModel, NamesItsPromptStyleAndChatFormatAndRoundTripsAPrompt) {
+TEST(AgentModel, NamesItsPromptStyleChatFormatAndObservationBudgetAndRoundTripsAPrompt) {
   if (!std::filesystem::exists(k_model)) GTEST_SKIP() << k_model << " is not there";
   auto m = load_model(k_model);
   ASSERT_TRUE(m->gguf);
   EXPECT_EQ(m->gguf->get_string("kvarena.prompt_style").value_or(""), "compact");
   EXPECT_NE(m->gguf->get_string("tokenizer.chat_template").value_or("").find("<|im_start|>"), std::string::npos);
   EXPECT_FALSE(m->gguf->get_string("kvarena.train.recipe").value_or("").empty());
+  // The budget its data was cut to (models/README.md: 2048 from round 15 on), which
+  // `kvarena run` uses by default.
+  EXPECT_EQ(m->gguf->get_int("kvarena.max_obs_tokens").value_or(0), 2048);
   const auto tok = tokenizer::from_gguf(*m->gguf);
   // Text round-trips (decode leaves control tokens out, as llama.cpp's does); the ChatML
   // markers are single control tokens.

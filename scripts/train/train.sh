@@ -57,7 +57,7 @@ else
   SITE_SEEDS="${SITE_SEEDS:-2-61}"; HELDOUT_SEEDS="${HELDOUT_SEEDS:-900-903}"; VOCAB=4096; DOCS=(--niah 6000 --kv 3000 --max-doc-tokens 4096)
   # The observation budget pages are cut to; the export names it (kvarena.max_obs_tokens) and
   # `kvarena run` uses it.
-  OBS_TOKENS="${OBS_TOKENS:-1024}"
+  OBS_TOKENS="${OBS_TOKENS:-2048}"
   # The shipped model's recipe (models/README.md): sizes and schedule are read from the
   # checkpoint or the committed weights when training resumes.
   MODEL=(--dim 256 --layers 6 --heads 4 --kv-heads 2 --ffn 704 --rope-base 100000
