@@ -22,6 +22,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,8 @@ struct oracle_args {
 };
 
 int run_oracle(const oracle_args& a) {
+  if (!a.model.empty() && a.visible_at.empty())
+    throw std::invalid_argument("--model " + a.model + " is --visible-at's tokenizer: give --visible-at too (or drop --model)");
   if (a.browser == "chromium" && a.env_url.empty() && !chromium_available()) {
     std::fprintf(stderr,
                  "kvarena tasks oracle: --browser chromium needs /usr/bin/chromium, which is missing; install "

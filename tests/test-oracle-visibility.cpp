@@ -109,6 +109,12 @@ TEST(OracleVisibility, TasksOracleVisibleAtPrintsTheCounts) {
   EXPECT_EQ(j["model"], vocab);
   const int bad = std::system((cmd + "-missing >/dev/null 2>&1").c_str());
   EXPECT_NE(bad, 0);
+  // --model without --visible-at would be ignored: refused, with the reason.
+  const std::string err = (test::temp_dir("cli") / "err.txt").string();
+  const std::string no_budget = std::string(KVARENA_BIN) + " tasks oracle --suite " + KVARENA_SOURCE_DIR +
+                                "/tasks/vwa-local --task 1 --model " + vocab;
+  EXPECT_NE(std::system((no_budget + " >/dev/null 2>" + err).c_str()), 0);
+  EXPECT_NE(test::read_file(err).find("give --visible-at too"), std::string::npos) << test::read_file(err);
 }
 
 }  // namespace
