@@ -121,6 +121,11 @@ class Runner : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(test::temp_dir("runner").string());
     model_ = new std::string(*dir_ + "/tiny.gguf");
+    write_random_model(tiny_spec(), *model_);
+  }
+  // The suite's tiny llama (byte-level vocabulary, no kvarena.* keys); tests that need a
+  // variant copy it and change what they test.
+  static random_model_spec tiny_spec() {
     random_model_spec s;
     s.arch = model_arch::llama;
     s.dim = 64;
@@ -132,7 +137,7 @@ class Runner : public ::testing::Test {
     s.n_ctx = 8192;
     s.type = ggml_type::f32;
     s.seed = 3;
-    write_random_model(s, *model_);
+    return s;
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -506,14 +511,7 @@ TEST_F(Runner, FirstPromptOverTheContextIsAnErrorRow) {
 // none, so 1024.
 TEST_F(Runner, ObservationBudgetIsTheModelsUnlessGiven) {
   const std::string named = *dir_ + "/budget-96.gguf";
-  random_model_spec s;
-  s.arch = model_arch::llama;
-  s.dim = 64;
-  s.n_layers = 1;
-  s.n_heads = 4;
-  s.ffn_dim = 128;
-  s.n_vocab = 512;
-  s.n_ctx = 8192;
+  random_model_spec s = tiny_spec();
   s.seed = 5;
   s.extra_u32 = {{"kvarena.max_obs_tokens", 96}};
   write_random_model(s, named);
