@@ -12,6 +12,7 @@
 
 #include "agent-action.h"
 #include "conversation.h"
+#include "gguf-reader.h"
 #include "kv-meter.h"
 #include "obs-truncate.h"
 #include "process-memory.h"
@@ -26,6 +27,16 @@ history_mode parse_history_mode(std::string_view name) {
   if (name == "last") return history_mode::last;
   if (name == "full") return history_mode::full;
   throw std::invalid_argument("history mode '" + std::string(name) + "': use last (VWA) or full");
+}
+
+history_mode history_for_model(const model& m, std::optional<history_mode> requested) {
+  if (requested) return *requested;
+  const std::optional<std::string> named = m.gguf ? m.gguf->get_string(k_history_key) : std::nullopt;
+  if (!named) return history_mode::full;
+  if (*named == "last") return history_mode::last;
+  if (*named == "full") return history_mode::full;
+  throw std::invalid_argument(std::string("the model's ") + k_history_key + " is '" + *named +
+                              "': expected last or full (give --history to override it)");
 }
 
 namespace {

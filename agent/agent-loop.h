@@ -15,6 +15,8 @@
 //     the FIRST prompt plus max_new_tokens fits, the episode is status "error" ("step 1
 //     prompt: the first prompt (N tokens, ...) + max_new_tokens M does not fit n_ctx C:
 //     raise --ctx ... or lower --max-obs-tokens ..."): nothing ran, nothing is evaluated.
+//   Which one a run uses: --history, else the mode the model names (kvarena.history: a
+//   trained model's, the one its figures were measured in), else full.
 //
 // Early stop (specs/web-envs.md §3) is checked before each model call with the agent's
 // early_stop_config, which is also sent to the env server so both sides agree.
@@ -23,6 +25,7 @@
 // the steps done so far; the runner records it and goes on.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +48,11 @@ enum class history_mode { last, full };
 const char* history_mode_name(history_mode m);
 // "last" or "full"; std::invalid_argument naming the valid values otherwise.
 history_mode parse_history_mode(std::string_view name);
+// The GGUF key a trained model names the history mode it was trained and measured in.
+inline constexpr const char* k_history_key = "kvarena.history";
+// requested when given; else the model's kvarena.history; else full (the project's default: the
+// KV cache grows over the episode). std::invalid_argument when the model names neither.
+history_mode history_for_model(const model& m, std::optional<history_mode> requested);
 
 struct agent_config {
   history_mode history = history_mode::full;

@@ -142,6 +142,7 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     base.chat = chat_template::for_model(*llm, cfg_.chat_template);
     base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
     cfg_.agent_cfg.max_obs_tokens = max_obs_tokens_for_model(*llm, cfg_.max_obs_tokens);
+    cfg_.agent_cfg.history = history_for_model(*llm, cfg_.history);
     base.backend = cfg_.backend;
     base.session.n_threads = cfg_.threads;
     base.session.decode_batch = cfg_.batch;

@@ -76,6 +76,9 @@ struct runner_config {
   // The observation budget: given (0: no limit) or none, the model's (max_obs_tokens_for_model);
   // run() writes the resolved value into agent_cfg.max_obs_tokens and the run's config.
   std::optional<int64_t> max_obs_tokens;
+  // The history mode: given, or none: the model's (history_for_model); run() writes the
+  // resolved mode into agent_cfg.history and the run's config.
+  std::optional<history_mode> history;
   // How it runs: not part of the identity.
   int threads = 2;                     // per item's engine session
   int jobs = 1;                        // items at once

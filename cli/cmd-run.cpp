@@ -62,7 +62,7 @@ struct run_args {
   int64_t shard_count = 0;
   bool resume = false;
   bool with_oracle = false;
-  std::string history = "full";
+  std::string history;  // only when given: the model names its own (kvarena.history)
   int max_steps = 30;
   int64_t max_new_tokens = 256;
   int64_t max_obs_tokens = 1024;
@@ -185,7 +185,7 @@ runner_config make_config(const run_args& a) {
   c.sampling.temperature = a.temp;
   c.sampling.top_p = a.top_p;
   c.sampling.top_k = a.top_k;
-  c.agent_cfg.history = parse_history_mode(a.history);
+  if (given(a, "--history")) c.history = parse_history_mode(a.history);
   c.agent_cfg.early_stop.max_steps = a.max_steps;
   c.agent_cfg.max_new_tokens = a.max_new_tokens;
   if (given(a, "--max-obs-tokens")) c.max_obs_tokens = a.max_obs_tokens;
@@ -318,8 +318,10 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--threads,-t", a->threads, "Threads per item's engine session")
       ->capture_default_str()->check(CLI::Range(1, 1024))->group(g);
   const char* ag = "Agent";
-  sub->add_option("--history", a->history, "last (VWA: re-prompt each step) or full (one growing sequence)")
-      ->capture_default_str()->group(ag);
+  sub->add_option("--history", a->history,
+                  "last (VWA: re-prompt each step) or full (one growing sequence) [default: the model's "
+                  "kvarena.history, else full]")
+      ->group(ag);
   sub->add_option("--max-steps", a->max_steps, "Agent steps per task")->capture_default_str()->check(CLI::Range(1, 100000))->group(ag);
   sub->add_option("--max-new-tokens", a->max_new_tokens, "Tokens generated per step")
       ->capture_default_str()->check(CLI::Range(int64_t(1), int64_t(1) << 30))->group(ag);

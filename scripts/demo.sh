@@ -12,10 +12,11 @@
 #
 # The policies are compared at equal memory: KV_BUDGET (512t: 512 tokens per layer and KV
 # head, `kvarena run --kv-budget`) sizes each of them, full stays the reference; CTX (8192)
-# is each session's context, which FreeKV's page digests are counted against. The episodes
-# keep their whole history, so CTX bounds their length: the shipped model's pages are cut at
-# 2,048 tokens (its kvarena.max_obs_tokens), and at 4096 an episode ends after 2 steps.
-# Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, KV_BUDGET, CTX,
+# is each session's context, which FreeKV's page digests are counted against. The history
+# mode is the model's (kvarena.history; the shipped model: last, a new prompt of up to ~2.5K
+# tokens each step, pages cut at its 2,048-token kvarena.max_obs_tokens); HISTORY=full keeps
+# the whole episode in one sequence instead, which CTX then bounds (at 4096: about 2 steps).
+# Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, KV_BUDGET, CTX, HISTORY,
 # MAX_STEPS (15; 4 for the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT
 # (results/runs/demo), BUILD_DIR (build).
 set -euo pipefail
@@ -27,6 +28,7 @@ POLICIES="${POLICIES:-full,window,h2o,confkv,freekv}"
 KV_BUDGET="${KV_BUDGET:-512t}"
 CTX="${CTX:-8192}"
 MAX_STEPS="${MAX_STEPS:-}"
+HISTORY="${HISTORY:-}"  # "": the model's
 MAX_NEW_TOKENS="${MAX_NEW_TOKENS:-32}"
 THREADS="${THREADS:-2}"
 OUT="${OUT:-results/runs/demo}"
@@ -87,7 +89,7 @@ for suite in tasks/vwa-local tasks/long-horizon; do
     echo "[demo] $OUT/$name.sqlite came from an older build: moved to $name.sqlite.prev" >&2
   fi
   "$BIN" run --suite "$suite" --limit "$TASKS" --policies "$POLICIES" --kv-budget "$KV_BUDGET" --ctx "$CTX" \
-    --with-oracle --model "$MODEL" --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples "$EXAMPLES" --threads "$THREADS" \
+    --with-oracle --model "$MODEL" ${HISTORY:+--history "$HISTORY"} --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples "$EXAMPLES" --threads "$THREADS" \
     --out "$OUT/$name.sqlite" --name "demo-$name" --resume || status=$?
   "$BIN" report "$OUT/$name.sqlite" --html "$OUT/$name.html" >/dev/null
   echo "[demo] HTML report: $OUT/$name.html (every item's steps: $OUT/$name-items/)" >&2

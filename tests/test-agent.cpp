@@ -309,20 +309,22 @@ TEST_F(AgentModel, TruncatesObservationToTokenBudgetAtLineBoundary) {
   EXPECT_NE(static_cast<unsigned char>(line[head.size()]) & 0xC0, 0x80);
 }
 
+// A model whose GGUF holds only metadata (what `set` writes), for the defaults a trained model
+// names: enough for the *_for_model functions, which read nothing else.
+model model_with(const char* name, const std::function<void(gguf_writer&)>& set) {
+  gguf_writer w;
+  w.set_string("general.architecture", "llama");
+  set(w);
+  const std::string path = (test::temp_dir("model-keys") / name).string();
+  w.write(path);
+  model m;
+  m.gguf = std::make_shared<const gguf_file>(path);
+  return m;
+}
+
 // The observation budget: --max-obs-tokens when given, else the number the model's GGUF names
-// (a trained model's pages were cut to it), else 1024. The GGUFs hold only metadata.
+// (a trained model's pages were cut to it), else 1024.
 TEST(ObservationBudget, FlagThenTheModelsKeyThen1024) {
-  const auto dir = test::temp_dir("obs-budget");
-  auto model_with = [&](const char* name, const std::function<void(gguf_writer&)>& set) {
-    gguf_writer w;
-    w.set_string("general.architecture", "llama");
-    set(w);
-    const std::string path = (dir / name).string();
-    w.write(path);
-    model m;
-    m.gguf = std::make_shared<const gguf_file>(path);
-    return m;
-  };
   const model named = model_with("named.gguf", [](gguf_writer& w) { w.set_u32("kvarena.max_obs_tokens", 2048); });
   const model unnamed = model_with("unnamed.gguf", [](gguf_writer&) {});
   const model zero = model_with("zero.gguf", [](gguf_writer& w) { w.set_u32("kvarena.max_obs_tokens", 0); });
@@ -339,6 +341,28 @@ TEST(ObservationBudget, FlagThenTheModelsKeyThen1024) {
     EXPECT_NE(std::string(e.what()).find("kvarena.max_obs_tokens is 0"), std::string::npos) << e.what();
   }
   EXPECT_EQ(max_obs_tokens_for_model(zero, 512), 512);  // the flag overrides a bad key
+}
+
+// The history mode: --history when given, else the mode the model's GGUF names (the one a
+// trained model was measured in), else full.
+TEST(HistoryMode, FlagThenTheModelsKeyThenFull) {
+  const model last = model_with("last.gguf", [](gguf_writer& w) { w.set_string("kvarena.history", "last"); });
+  const model full = model_with("full.gguf", [](gguf_writer& w) { w.set_string("kvarena.history", "full"); });
+  const model unnamed = model_with("none.gguf", [](gguf_writer&) {});
+  const model odd = model_with("odd.gguf", [](gguf_writer& w) { w.set_string("kvarena.history", "both"); });
+  EXPECT_EQ(history_for_model(last, std::nullopt), history_mode::last);
+  EXPECT_EQ(history_for_model(full, std::nullopt), history_mode::full);
+  EXPECT_EQ(history_for_model(unnamed, std::nullopt), history_mode::full);
+  EXPECT_EQ(history_for_model(model{}, std::nullopt), history_mode::full);  // no GGUF
+  EXPECT_EQ(history_for_model(last, history_mode::full), history_mode::full);  // the flag wins
+  EXPECT_EQ(history_for_model(unnamed, history_mode::last), history_mode::last);
+  try {
+    history_for_model(odd, std::nullopt);
+    ADD_FAILURE() << "a model naming history 'both' was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("kvarena.history is 'both'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(history_for_model(odd, history_mode::last), history_mode::last);  // the flag overrides a bad key
 }
 
 TEST_F(AgentModel, ChatTemplateOfARandomModelIsPlain) {

@@ -535,6 +535,40 @@ TEST_F(Runner, ObservationBudgetIsTheModelsUnlessGiven) {
   }
 }
 
+// The history mode comes from the model unless --history is given: the fixture's weights with
+// kvarena.history "last" re-prompt each step, so step 1's KV holds step 1's prompt alone (the
+// page and the previous action: 396 tokens against step 0's 251, under twice); in full mode
+// it holds step 0's prompt and reply too (648, over twice). The fixture's model names none:
+// full. Same weights, greedy: every run takes the same actions.
+TEST_F(Runner, HistoryIsTheModelsUnlessGiven) {
+  const std::string named = *dir_ + "/history-last.gguf";
+  random_model_spec s = tiny_spec();
+  s.extra_strings = {{"kvarena.history", "last"}};
+  write_random_model(s, named);
+  const std::string common = "run --suite " + suite() + " --limit 1 --max-steps 2 --max-new-tokens 4 --examples 0 "
+                             "--max-obs-tokens 96 --prompt compact --threads 1 --policies full";
+  struct want_t {
+    std::string model, flag, history;
+  };
+  int i = 0;
+  for (const want_t& w : {want_t{named, "", "last"}, want_t{named, " --history full", "full"},
+                          want_t{*model_, "", "full"}, want_t{*model_, " --history last", "last"}}) {
+    SCOPED_TRACE(w.model + w.flag);
+    const std::string db = *dir_ + "/history-" + std::to_string(i++) + ".sqlite";
+    run_result r = run(common + " --model " + w.model + w.flag + " --out " + db);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    const std::string config = query(db, "SELECT config FROM runs")[0][0];
+    EXPECT_TRUE(contains(config, "\"history\":\"" + w.history + "\"")) << config;
+    const auto kv = query(db, "SELECT kv_tokens FROM steps ORDER BY step");
+    ASSERT_EQ(kv.size(), 2u);
+    const int64_t kv0 = std::stoll(kv[0][0]), kv1 = std::stoll(kv[1][0]);
+    if (w.history == "last")
+      EXPECT_LT(kv1, 2 * kv0) << kv0 << " then " << kv1;
+    else
+      EXPECT_GT(kv1, 2 * kv0) << kv0 << " then " << kv1;
+  }
+}
+
 // Without --model the run uses the shipped agent model (models/kvarena-agent.gguf, found
 // beside the binary's build folder) and its prompt style; without that file, one line
 // naming where it looked.

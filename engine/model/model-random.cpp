@@ -283,6 +283,7 @@ random_model_summary write_random_model(const random_model_spec& spec, const std
   }
 
   for (const auto& [key, value] : spec.extra_u32) w.set_u32(key, value);
+  for (const auto& [key, value] : spec.extra_strings) w.set_string(key, value);
 
   random_model_summary sum;
   for (const auto& p : random_model_tensors(spec)) {

@@ -43,8 +43,9 @@ struct random_model_spec {
   // random weights alone give near-independent queries: FreeKV's worst case.
   float qk_bias_scale = 1.0f;
   bool with_tokenizer = true;  // false: weights and hyperparameters only (any n_vocab >= 1)
-  // More u32 metadata written as is (e.g. an application key such as kvarena.max_obs_tokens).
+  // More metadata written as is (application keys such as kvarena.max_obs_tokens, kvarena.history).
   std::vector<std::pair<std::string, uint32_t>> extra_u32;
+  std::vector<std::pair<std::string, std::string>> extra_strings;
 };
 
 // Throws engine_error describing the first problem (dims not divisible, odd head_dim,

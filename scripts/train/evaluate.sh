@@ -7,7 +7,8 @@
 # the success on tasks whose objective never occurs word for word among the tasks of the
 # training site seeds (seen_objectives.py: templated objectives repeat across seeds).
 #   scripts/train/evaluate.sh [MODEL] [OUT_DIR]     (defaults: models/kvarena-agent.gguf, /tmp/kvarena-eval)
-# Environment: KVARENA (build/kvarena), HISTORY (full), JOBS (2), LIMIT (all tasks), SEED (101),
+# Environment: KVARENA (build/kvarena), HISTORY (last or full; default: the model's
+# kvarena.history, else full), JOBS (2), LIMIT (all tasks), SEED (101),
 # TRAIN_SITE_SEEDS (150-249: the data's --site-seeds, A-B or a comma list), TRAIN_TASKS
 # (OUT_DIR/train-tasks: their generated tasks, kept and reused when present), TRAIN_OBJECTIVES
 # (space-separated text files of more trained objectives, one per line: train-data's
@@ -17,7 +18,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 MODEL="${1:-$ROOT/models/kvarena-agent.gguf}"
 OUT="${2:-/tmp/kvarena-eval}"
 KVARENA="${KVARENA:-$ROOT/build/kvarena}"
-HISTORY="${HISTORY:-full}"
+HISTORY="${HISTORY:-}"
+HISTORY_FLAG=()
+[ -n "$HISTORY" ] && HISTORY_FLAG=(--history "$HISTORY")
 JOBS="${JOBS:-2}"
 SEED="${SEED:-101}"
 TRAIN_SITE_SEEDS="${TRAIN_SITE_SEEDS:-150-249}"
@@ -38,8 +41,8 @@ print(wilson(int(sys.argv[2]), int(sys.argv[3])))" "$ROOT/scripts/train" "$1" "$
 
 suite_run() {  # name suite [extra run flags]
   local name="$1" suite="$2"; shift 2
-  echo "[evaluate] $name: $suite ($HISTORY history)" >&2
-  "$KVARENA" run --suite "$suite" --model "$MODEL" --policies full --history "$HISTORY" --jobs "$JOBS" --threads 1 \
+  echo "[evaluate] $name: $suite (${HISTORY:-the model's} history)" >&2
+  "$KVARENA" run --suite "$suite" --model "$MODEL" --policies full "${HISTORY_FLAG[@]}" --jobs "$JOBS" --threads 1 \
     "${LIMIT[@]}" --out "$OUT/$name.sqlite" "$@" >/dev/null || true
   local k n
   k=$(sqlite3 "$OUT/$name.sqlite" "SELECT COALESCE(SUM(success),0) FROM task_results WHERE status='done'")

@@ -97,10 +97,12 @@ def set_tokenizer(w, tok):
 
 
 def write_llama_gguf(path, cfg, state, tokenizer=None, name="kvarena-agent", recipe=None,
-                     f16=True, extra_strings=None, max_obs_tokens=None):
+                     f16=True, extra_strings=None, max_obs_tokens=None, history=None):
     """cfg: model.LlamaConfig; state: name -> numpy array in GGUF tensor naming.
     max_obs_tokens: the observation budget the model was trained with (kvarena.max_obs_tokens,
-    which `kvarena run` uses unless --max-obs-tokens is given)."""
+    which `kvarena run` uses unless --max-obs-tokens is given).
+    history: "last" or "full", the history mode its figures are measured in (kvarena.history,
+    `kvarena run`'s default for it unless --history is given)."""
     w = GGUFWriter()
     w.set_string("general.architecture", "llama")
     w.set_string("general.name", name)
@@ -120,6 +122,10 @@ def write_llama_gguf(path, cfg, state, tokenizer=None, name="kvarena-agent", rec
     w.set_string("kvarena.prompt_style", "compact")
     if max_obs_tokens:
         w.set_u32("kvarena.max_obs_tokens", max_obs_tokens)
+    if history:
+        if history not in ("last", "full"):
+            raise ValueError(f"history {history!r}: expected last or full")
+        w.set_string("kvarena.history", history)
     if recipe is not None:
         w.set_string("kvarena.train.recipe", json.dumps(recipe, sort_keys=True))
     for k, v in (extra_strings or {}).items():

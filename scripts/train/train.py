@@ -99,6 +99,9 @@ def parse_args(argv=None):
     a("--name", default="kvarena-agent", help="general.name of the export")
     a("--max-obs-tokens", type=int, default=0,
       help="kvarena.max_obs_tokens to write (default: the training data's, from its manifest.json)")
+    a("--history", choices=("last", "full"), default="last",
+      help="kvarena.history to write: the history mode `kvarena run` uses with the export unless given "
+      "--history (the mode its figures are measured in; agent-last is most of the recipe's agent data)")
     a("--bench", action="store_true", help="measure tokens/s on random data and exit")
     a("--bench-models", default="256x4,192x6,320x4", help="DIMxLAYERS,... (head_dim 64)")
     a("--bench-ctx", default="512,1024,2048,4096")
@@ -262,7 +265,7 @@ def export(a, st, model, tok):
         raise SystemExit("export: no tokenizer (give --tokenizer or --data with tokenizer.json)")
     write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name,
                      recipe=recipe_of(st), f16=not a.export_f32,
-                     max_obs_tokens=a.max_obs_tokens or st.get("max_obs_tokens"))
+                     max_obs_tokens=a.max_obs_tokens or st.get("max_obs_tokens"), history=a.history)
     log(f"exported step {st['step']} to {a.export}")
 
 

@@ -108,13 +108,15 @@ echo "[train.sh] train ($MINUTES min budget, checkpoints in $CKPT)" >&2
 "$PY" "$ROOT/scripts/train/train.py" --data "$DATA" --ckpt-dir "$CKPT" --threads "$THREADS" \
   --minutes "$MINUTES" "${MODEL[@]}" "${EVAL[@]}" "${EXTRA[@]}"
 "$PY" "$ROOT/scripts/train/train.py" --export-only --ckpt-dir "$CKPT" --export "$OUT" --name kvarena-agent "${EXPORT[@]}"
-# The export names the budget its data's pages were cut to, which `kvarena run` then uses.
-PYTHONPATH="$ROOT/scripts/train" "$PY" - "$OUT" "$OBS_TOKENS" <<'PYEOF' || { echo "train.sh: $OUT does not name kvarena.max_obs_tokens $OBS_TOKENS" >&2; exit 1; }
+# The export names the budget its data's pages were cut to and the history mode it is
+# measured in (last), which `kvarena run` then uses.
+PYTHONPATH="$ROOT/scripts/train" "$PY" - "$OUT" "$OBS_TOKENS" <<'PYEOF' || { echo "train.sh: $OUT does not name kvarena.max_obs_tokens $OBS_TOKENS and kvarena.history last" >&2; exit 1; }
 import sys
 from gguf_read import read_gguf
 meta = read_gguf(sys.argv[1], want_tensors=False)[0]
-print(f"[train.sh] kvarena.max_obs_tokens {meta.get('kvarena.max_obs_tokens')}", file=sys.stderr)
-sys.exit(0 if meta.get("kvarena.max_obs_tokens") == int(sys.argv[2]) else 1)
+budget, history = meta.get("kvarena.max_obs_tokens"), meta.get("kvarena.history")
+print(f"[train.sh] kvarena.max_obs_tokens {budget}, kvarena.history {history}", file=sys.stderr)
+sys.exit(0 if budget == int(sys.argv[2]) and history == "last" else 1)
 PYEOF
 echo "[train.sh] exported $OUT; engine vs PyTorch logits:" >&2
 cmp="$("$PY" "$ROOT/scripts/train/compare_engine.py" "$OUT" --n 48 --kvarena "$KVARENA")"
