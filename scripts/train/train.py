@@ -94,7 +94,8 @@ def parse_args(argv=None):
     a("--threads", type=int, default=2)
     a("--attn-chunk", type=int, default=-1, help="query block of attention (0 = none, -1 = auto)")
     a("--export", help="write the weights to this GGUF at the end")
-    a("--export-only", action="store_true", help="only export the latest checkpoint")
+    a("--export-only", action="store_true",
+      help="only export the latest checkpoint (none: --init-gguf's weights and recipe, with this version's metadata)")
     a("--export-f32", action="store_true", help="F32 matrices instead of F16")
     a("--name", default="kvarena-agent", help="general.name of the export")
     a("--max-obs-tokens", type=int, default=0,
@@ -269,6 +270,23 @@ def export(a, st, model, tok):
     log(f"exported step {st['step']} to {a.export}")
 
 
+def reexport_gguf(a):
+    """--export-only without a checkpoint: --init-gguf's weights, recipe and observation budget
+    written again with this version's metadata (e.g. kvarena.history); the weights round-trip
+    exactly (F16 -> F32 -> F16)."""
+    if not (a.init_gguf and os.path.exists(a.init_gguf)):
+        raise SystemExit(f"no checkpoint in {a.ckpt_dir}, and no --init-gguf file to export again")
+    model, meta = load_gguf_model(a.init_gguf)
+    if a.n_ctx:
+        model.c.n_ctx = a.n_ctx
+    tok, _ = load_tokenizer(a)
+    recipe = json.loads(meta.get("kvarena.train.recipe") or "null")
+    write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name, recipe=recipe,
+                     f16=not a.export_f32, max_obs_tokens=a.max_obs_tokens or meta.get("kvarena.max_obs_tokens"),
+                     history=a.history)
+    log(f"exported {a.init_gguf} again to {a.export} (no checkpoint in {a.ckpt_dir})")
+
+
 # ----------------------------------------------------------------------------- bench
 
 def bench(a):
@@ -314,7 +332,7 @@ def main(argv=None):
 
     if a.export_only:
         if not st:
-            raise SystemExit(f"no checkpoint in {a.ckpt_dir}")
+            return reexport_gguf(a)
         model = Llama(LlamaConfig(**st["config"]))
         model.load_state_dict(st["model"])
         if a.n_ctx:
