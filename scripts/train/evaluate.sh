@@ -41,7 +41,7 @@ print(wilson(int(sys.argv[2]), int(sys.argv[3])))" "$ROOT/scripts/train" "$1" "$
 
 suite_run() {  # name suite [extra run flags]
   local name="$1" suite="$2"; shift 2
-  echo "[evaluate] $name: $suite (${HISTORY:-the model's} history)" >&2
+  echo "[evaluate] $name: $suite (history: ${HISTORY:-as the model names it})" >&2
   "$KVARENA" run --suite "$suite" --model "$MODEL" --policies full "${HISTORY_FLAG[@]}" --jobs "$JOBS" --threads 1 \
     "${LIMIT[@]}" --out "$OUT/$name.sqlite" "$@" >/dev/null || true
   local k n
