@@ -2,8 +2,8 @@
 // scripts/train/) against PyTorch: tests/fixtures/kvarena-agent-logits.json holds the
 // logits PyTorch computes on the same file (scripts/train/make_fixture.py, which loads the
 // GGUF's F16 weights back into the training code's model) for a compact-style prompt.
-// Also: the file names its prompt style and chat format, and its vocabulary is the trained
-// byte-level BPE (a prompt round-trips).
+// Also: the file names its prompt style, chat format, observation budget and history mode,
+// and its vocabulary is the trained byte-level BPE (a prompt round-trips).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -66,7 +66,7 @@ TEST(AgentModel, LogitsMatchPyTorch) {
   EXPECT_EQ(argmax_disagree, 0);
 }
 
-TEST(AgentModel, NamesItsPromptStyleChatFormatAndObservationBudgetAndRoundTripsAPrompt) {
+TEST(AgentModel, NamesItsPromptStyleChatFormatObservationBudgetAndHistoryAndRoundTripsAPrompt) {
   if (!std::filesystem::exists(k_model)) GTEST_SKIP() << k_model << " is not there";
   auto m = load_model(k_model);
   ASSERT_TRUE(m->gguf);
@@ -76,6 +76,9 @@ TEST(AgentModel, NamesItsPromptStyleChatFormatAndObservationBudgetAndRoundTripsA
   // The budget its data was cut to (models/README.md: 2048 from round 15 on), which
   // `kvarena run` uses by default.
   EXPECT_EQ(m->gguf->get_int("kvarena.max_obs_tokens").value_or(0), 2048);
+  // The history mode its figures are measured in (models/README.md: last), `kvarena run`'s
+  // default for it.
+  EXPECT_EQ(m->gguf->get_string("kvarena.history").value_or(""), "last");
   const auto tok = tokenizer::from_gguf(*m->gguf);
   // Text round-trips (decode leaves control tokens out, as llama.cpp's does); the ChatML
   // markers are single control tokens.
