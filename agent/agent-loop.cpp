@@ -33,10 +33,12 @@ history_mode history_for_model(const model& m, std::optional<history_mode> reque
   if (requested) return *requested;
   const std::optional<std::string> named = m.gguf ? m.gguf->get_string(k_history_key) : std::nullopt;
   if (!named) return history_mode::full;
-  if (*named == "last") return history_mode::last;
-  if (*named == "full") return history_mode::full;
-  throw std::invalid_argument(std::string("the model's ") + k_history_key + " is '" + *named +
-                              "': expected last or full (give --history to override it)");
+  try {
+    return parse_history_mode(*named);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(std::string("the model's ") + k_history_key + " is '" + *named +
+                                "': expected last or full (give --history to override it)");
+  }
 }
 
 namespace {

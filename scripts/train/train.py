@@ -261,12 +261,17 @@ def recipe_of(st):
     }
 
 
-def export(a, st, model, tok):
+def write_export(a, model, tok, recipe, max_obs_tokens):
+    """--export's file: the weights, the recipe, the observation budget (--max-obs-tokens, else
+    the one given) and the history mode (--history)."""
     if tok is None:
         raise SystemExit("export: no tokenizer (give --tokenizer or --data with tokenizer.json)")
-    write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name,
-                     recipe=recipe_of(st), f16=not a.export_f32,
-                     max_obs_tokens=a.max_obs_tokens or st.get("max_obs_tokens"), history=a.history)
+    write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name, recipe=recipe,
+                     f16=not a.export_f32, max_obs_tokens=a.max_obs_tokens or max_obs_tokens, history=a.history)
+
+
+def export(a, st, model, tok):
+    write_export(a, model, tok, recipe_of(st), st.get("max_obs_tokens"))
     log(f"exported step {st['step']} to {a.export}")
 
 
@@ -280,10 +285,8 @@ def reexport_gguf(a):
     if a.n_ctx:
         model.c.n_ctx = a.n_ctx
     tok, _ = load_tokenizer(a)
-    recipe = json.loads(meta.get("kvarena.train.recipe") or "null")
-    write_llama_gguf(a.export, model.c, model.gguf_state(), tokenizer=tok, name=a.name, recipe=recipe,
-                     f16=not a.export_f32, max_obs_tokens=a.max_obs_tokens or meta.get("kvarena.max_obs_tokens"),
-                     history=a.history)
+    write_export(a, model, tok, json.loads(meta.get("kvarena.train.recipe") or "null"),
+                 meta.get("kvarena.max_obs_tokens"))
     log(f"exported {a.init_gguf} again to {a.export} (no checkpoint in {a.ckpt_dir})")
 
 
