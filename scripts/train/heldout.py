@@ -28,6 +28,7 @@ def evaluate(model, ds, n, max_len=4096):
     loss_sum = 0.0
     seen = 0
     text_n = text_first = text_exact = 0
+    device = next(model.parameters()).device
     with torch.no_grad():
         for i in np.unique(np.linspace(0, ds.n_seq - 1, min(n, ds.n_seq)).astype(np.int64)):
             a, b = int(ds.idx[i]), int(ds.idx[i + 1])
@@ -38,7 +39,7 @@ def evaluate(model, ds, n, max_len=4096):
             m = torch.from_numpy(mv > 0)
             if not m.any():
                 continue
-            logits = model(x[:, :-1])[0]                       # (T-1, vocab)
+            logits = model(x[:, :-1].to(device))[0].float().cpu()  # (T-1, vocab)
             y = x[0, 1:]
             pred = logits.argmax(-1)
             right = (pred == y).numpy()

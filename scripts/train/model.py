@@ -97,6 +97,15 @@ def causal_attention(q, k, v, scale, mask, chunk=0):
     return torch.cat(outs, dim=3)
 
 
+def sdpa(q, k, v, allowed, scale):
+    """q/k/v (B, H, T, hd), allowed: boolean (T, T) or (B, 1, T, T), True where a query may
+    attend. torch >= 2.1's fused kernel; older torch (Debian's 1.13) the same sum written out."""
+    if hasattr(F, "scaled_dot_product_attention"):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
+    s = torch.matmul(q, k.transpose(-1, -2)) * scale
+    return torch.matmul(torch.softmax(s.masked_fill(~allowed, float("-inf")), dim=-1), v)
+
+
 def segment_bounds(seg):
     """seg: (B, T) document index of each token -> per row, the [start, end) of each run of
     one document: [[(0, 480), (480, 1536)], ...]."""
@@ -135,6 +144,7 @@ class Block(nn.Module):
         self.w_gate = nn.Linear(c.dim, c.ffn_dim, bias=False)
         self.w_up = nn.Linear(c.dim, c.ffn_dim, bias=False)
         self.w_down = nn.Linear(c.ffn_dim, c.dim, bias=False)
+        self.sdpa = False  # set by Llama.use_sdpa: mask is then a boolean "may attend"
 
     def forward(self, x, cos, sin, mask, chunk, bounds=None):
         c = self.c
@@ -148,7 +158,11 @@ class Block(nn.Module):
         q = q.view(B, T, KVH, H // KVH, hd).permute(0, 2, 3, 1, 4)
         k = k.transpose(1, 2)
         v = v.transpose(1, 2)
-        if bounds is None:
+        if self.sdpa:
+            # (B, KVH, G, T, hd) -> (B, H, T, hd); KV head g repeated for its G query heads.
+            o = sdpa(q.reshape(B, H, T, hd), k.repeat_interleave(H // KVH, dim=1),
+                     v.repeat_interleave(H // KVH, dim=1), mask, 1.0 / math.sqrt(hd)).view(B, KVH, H // KVH, T, hd)
+        elif bounds is None:
             o = causal_attention(q, k, v, 1.0 / math.sqrt(hd), mask, chunk)
         else:
             o = segmented_attention(q, k, v, 1.0 / math.sqrt(hd), mask, chunk, bounds)
@@ -169,6 +183,17 @@ class Llama(nn.Module):
         # Packed rows: attention per document (True) or over the row with a document mask.
         self.segment_attention = True
         self._tables = {}
+        self.sdpa = False
+
+    def use_sdpa(self, on=True):
+        """Attention through F.scaled_dot_product_attention with a boolean (T, T) causal or
+        (B, 1, T, T) causal-and-same-document mask, one call per layer: the GPU path (the
+        per-document loop of segmented_attention launches too many small kernels there)."""
+        self.sdpa = on
+        for layer in self.layers:
+            layer.sdpa = on
+        self._tables = {}
+        return self
 
     def init_random(self, seed, std=0.02):
         g = torch.Generator().manual_seed(seed)
@@ -180,21 +205,26 @@ class Llama(nn.Module):
                     s = std / math.sqrt(2 * self.c.n_layers) if name.endswith(("wo.weight", "w_down.weight")) else std
                     p.copy_(torch.randn(p.shape, generator=g) * s)
 
-    def _rope_mask(self, T):
-        if T not in self._tables:
+    def _rope_mask(self, T, device):
+        if (T, device) not in self._tables:
             cos, sin = rope_tables(T, self.c.head_dim, self.c.rope_base)
-            mask = torch.full((T, T), float("-inf")).triu(1)
-            self._tables = {T: (cos, sin, mask)}  # one length at a time
-        return self._tables[T]
+            if self.sdpa:
+                mask = torch.ones((T, T), dtype=torch.bool).tril()      # True: may attend
+            else:
+                mask = torch.full((T, T), float("-inf")).triu(1)         # additive
+            self._tables = {(T, device): (cos.to(device), sin.to(device), mask.to(device))}  # one length at a time
+        return self._tables[(T, device)]
 
     def hidden(self, tokens, seg=None, pos=None):
         """tokens: (B, T). seg/pos (B, T), optional: the packed document of each token and
         its position in it; a token then attends only to earlier tokens of its own
         document and is rotated by its own position, as if each document ran alone."""
-        cos, sin, mask = self._rope_mask(tokens.shape[1])
+        cos, sin, mask = self._rope_mask(tokens.shape[1], tokens.device)
         bounds = None
         if seg is not None:
-            if self.segment_attention:
+            if self.sdpa:
+                mask = ((seg[:, :, None] == seg[:, None, :]) & mask)[:, None]  # (B, 1, T, T)
+            elif self.segment_attention:
                 bounds = segment_bounds(seg)                               # mask stays (T, T) causal
             else:
                 same = seg[:, :, None] == seg[:, None, :]                  # (B, T, T)

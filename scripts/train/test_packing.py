@@ -4,7 +4,8 @@
 # token, the logits each gives alone (so no document sees another, and each is rotated from
 # position 0 as at inference); without them the second document's logits differ (the check
 # can fail); Packer.rows() marks documents, positions and boundaries consistently; and the
-# loss weights of context, targets and an action's free text (mask 2) are as asked.
+# loss weights of context, targets and an action's free text (mask 2) are as asked. The GPU
+# path's attention (Llama.use_sdpa) is held to the same packed == alone check.
 # Exit 77 (skipped) without torch.
 import os
 import sys
@@ -40,11 +41,18 @@ def check_model():
                 packed = m(row, seg, pos)[0]
                 d = max(float((packed[:23] - la).abs().max()), float((packed[23:] - lb).abs().max()))
                 assert d < 1e-4, f"per_doc {per_doc} chunk {chunk}: packed logits differ from the lone documents by {d}"
+        m.use_sdpa()                       # the GPU path: one SDPA call with a (B, 1, T, T) mask
+        packed = m(row, seg, pos)[0]
+        d = max(float((packed[:23] - la).abs().max()), float((packed[23:] - lb).abs().max()))
+        assert d < 1e-4, f"sdpa: packed logits differ from the lone documents by {d}"
+        d = float((m(a)[0] - la).abs().max())
+        assert d < 1e-4, f"sdpa: a lone document's logits differ from the reference path's by {d}"
+        m.use_sdpa(False)
         m.attn_chunk = 0
         unmasked = m(row)[0]
         d = float((unmasked[23:] - lb).abs().max())
         assert d > 1e-3, f"without the mask the second document should see the first (diff {d})"
-    print(f"model: packed == alone (per document and masked, chunks 0, 8); unmasked differs by {d:.3g}")
+    print(f"model: packed == alone (per document and masked, chunks 0, 8, sdpa); unmasked differs by {d:.3g}")
 
 
 def check_packer():

@@ -11,13 +11,16 @@
 #   train.py --export-only --ckpt-dir D --export out.gguf
 #   train.py --bench
 import argparse
+import contextlib
 import json
 import math
 import os
+import queue
 import random
 import resource
 import signal
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -42,7 +45,8 @@ def parse_args(argv=None):
     a = ap.add_argument
     a("--data", help="folder with tokens/ (and tokenizer.json)")
     a("--mix", default=DEFAULT_MIX, help="dataset=weight,... (missing datasets are skipped)")
-    a("--tokenizer", help="tokenizer.json (default DATA/tokenizer.json, else the checkpoint's copy)")
+    a("--tokenizer", help="tokenizer.json, or a GGUF whose vocabulary to use (default DATA/tokenizer.json, else the "
+      "checkpoint's copy, else --init-gguf's)")
     a("--ckpt-dir", default=os.path.expanduser("~/.cache/kvarena-train/ckpt"))
     a("--init-gguf", default=os.path.join(REPO, "models", "kvarena-agent.gguf"),
       help="weights to start from when there is no checkpoint (if the file exists)")
@@ -61,6 +65,8 @@ def parse_args(argv=None):
     a("--max-steps", type=int, default=20000, help="also the length of the LR and ctx schedules")
     a("--minutes", type=float, default=0, help="wall-clock budget of this run (0 = none)")
     a("--steps", type=int, default=0, help="at most this many steps in this run (0 = no limit)")
+    a("--lr-by-time", action="store_true", help="the cosine runs over this run's --minutes rather than over "
+      "--max-steps (a fixed time budget on a machine whose speed is not known ahead, e.g. a lent GPU)")
     a("--lr", type=float, default=1e-3)
     a("--min-lr-frac", type=float, default=0.1)
     a("--warmup", type=int, default=200)
@@ -92,6 +98,10 @@ def parse_args(argv=None):
     a("--ckpt-minutes", type=float, default=5)
     a("--log-every", type=int, default=10)
     a("--threads", type=int, default=2)
+    a("--device", default="cpu", help="cpu, or cuda: the GPU path (bf16 autocast, one attention call per layer "
+      "with a document mask; fp32 weights and optimizer), same data, checkpoints and export")
+    a("--prefetch", type=int, default=0, help="pack this many steps' rows ahead in a thread (the GPU path: the "
+      "packer is Python); a run resumed from its checkpoint then sees other rows than an unbroken one")
     a("--attn-chunk", type=int, default=-1, help="query block of attention (0 = none, -1 = auto)")
     a("--export", help="write the weights to this GGUF at the end")
     a("--export-only", action="store_true",
@@ -141,10 +151,13 @@ def ctx_at(sched, frac):
     return ctx
 
 
-def lr_at(a, step):
+def lr_at(a, step, time_frac=None):
+    """Warmup over --warmup steps, then cosine to --min-lr-frac: over the steps up to
+    --max-steps, or, given time_frac (--lr-by-time), over the fraction of this run's
+    --minutes spent."""
     if step < a.warmup:
         return a.lr * (step + 1) / a.warmup
-    t = min(1.0, (step - a.warmup) / max(1, a.max_steps - a.warmup))
+    t = min(1.0, (step - a.warmup) / max(1, a.max_steps - a.warmup)) if time_frac is None else min(1.0, time_frac)
     return a.lr * (a.min_lr_frac + (1 - a.min_lr_frac) * 0.5 * (1 + math.cos(math.pi * t)))
 
 
@@ -161,43 +174,75 @@ def make_optimizer(a, model):
                              lr=a.lr, betas=(0.9, a.beta2), eps=1e-8)
 
 
-def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip, seg=None, pos=None, ctx_sample=1.0, rng=None):
+def train_step(model, opt, tok, w, tgt, micro_rows, lr, clip, seg=None, pos=None, ctx_sample=1.0, rng=None,
+               device="cpu", amp=False):
     """One optimizer step over the rows; returns (weighted loss, target loss). seg/pos
     (R, T+1): packed documents attend only within themselves (see Llama.hidden).
     ctx_sample < 1: the logits and loss are computed at every target position but only at
     that fraction of the context positions (drawn with rng), each weighted 1/ctx_sample,
     so the loss's expectation is unchanged and the vocabulary projection, softmax and their
-    backward pass run on a fraction of the tokens."""
+    backward pass run on a fraction of the tokens. device: where the model is (the rows go
+    there); amp: bf16 autocast for the forward pass (the GPU path; weights and optimizer
+    stay fp32). The losses are read back once, at the end of the step."""
     for g in opt.param_groups:
         g["lr"] = lr
     opt.zero_grad(set_to_none=True)
     wsum, tsum = float(w.sum()), float(tgt.sum())
-    loss_acc = tloss_acc = 0.0
+    loss_acc = torch.zeros((), device=device)
+    tloss_acc = torch.zeros((), device=device)
+
+    def dev(a):
+        return torch.from_numpy(a).to(device, non_blocking=True)
     for r0 in range(0, tok.shape[0], micro_rows):
-        x = torch.from_numpy(tok[r0:r0 + micro_rows])
-        wt = torch.from_numpy(w[r0:r0 + micro_rows]).reshape(-1)
-        tt = torch.from_numpy(tgt[r0:r0 + micro_rows]).reshape(-1)
-        if seg is None:
-            h = model.hidden(x[:, :-1])
-        else:
-            h = model.hidden(x[:, :-1], torch.from_numpy(seg[r0:r0 + micro_rows, :-1]),
-                             torch.from_numpy(pos[r0:r0 + micro_rows, :-1]))
-        h = h.reshape(-1, h.shape[-1])                                   # (rows*T, D)
-        y = x[:, 1:].reshape(-1)
-        if ctx_sample < 1.0:
-            ctx = (wt > 0) & (tt == 0)
-            drawn = torch.from_numpy(rng.random(wt.shape[0]) < ctx_sample)
-            keep = torch.nonzero((tt > 0) | (ctx & drawn)).squeeze(1)    # (n_kept,)
-            wt = torch.where(ctx, wt / ctx_sample, wt)[keep]
-            tt, h, y = tt[keep], h[keep], y[keep]
-        ce = F.cross_entropy(model.logits(h), y, reduction="none")
+        x = dev(tok[r0:r0 + micro_rows])
+        wt = dev(w[r0:r0 + micro_rows]).reshape(-1)
+        tt = dev(tgt[r0:r0 + micro_rows]).reshape(-1)
+        with (torch.autocast("cuda", dtype=torch.bfloat16) if amp else contextlib.nullcontext()):
+            if seg is None:
+                h = model.hidden(x[:, :-1])
+            else:
+                h = model.hidden(x[:, :-1], dev(seg[r0:r0 + micro_rows, :-1]), dev(pos[r0:r0 + micro_rows, :-1]))
+            h = h.reshape(-1, h.shape[-1])                                   # (rows*T, D)
+            y = x[:, 1:].reshape(-1)
+            if ctx_sample < 1.0:
+                ctx = (wt > 0) & (tt == 0)
+                drawn = dev(rng.random(wt.shape[0]) < ctx_sample)
+                keep = torch.nonzero((tt > 0) | (ctx & drawn)).squeeze(1)    # (n_kept,)
+                wt = torch.where(ctx, wt / ctx_sample, wt)[keep]
+                tt, h, y = tt[keep], h[keep], y[keep]
+            logits = model.logits(h)
+        ce = F.cross_entropy(logits.float(), y, reduction="none")
         loss = (ce * wt).sum() / max(wsum, 1e-9)
         loss.backward()
-        loss_acc += float(loss)
-        tloss_acc += float((ce.detach() * tt).sum()) / max(tsum, 1e-9)
+        loss_acc += loss.detach()
+        tloss_acc += (ce.detach() * tt).sum() / max(tsum, 1e-9)
     torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
     opt.step()
-    return loss_acc, tloss_acc
+    return float(loss_acc), float(tloss_acc)
+
+
+def step_rows(a, packer, sched, step0):
+    """(ctx, rows, packer.rows(...)) for each step from step0 on; with --prefetch N packed up
+    to N steps ahead in a daemon thread."""
+    def make(step):
+        T = ctx_at(sched, step / a.max_steps)
+        R = max(1, a.tokens_per_step // T)
+        return T, R, packer.rows(R, T)
+    if a.prefetch <= 0:
+        step = step0
+        while True:
+            yield make(step)
+            step += 1
+    q = queue.Queue(a.prefetch)
+
+    def work():
+        step = step0
+        while True:
+            q.put(make(step))
+            step += 1
+    threading.Thread(target=work, daemon=True).start()
+    while True:
+        yield q.get()
 
 
 # ----------------------------------------------------------------------------- checkpoints
@@ -221,6 +266,9 @@ def load_tokenizer(a, ckpt_tok=None):
     if a.data:
         cands.append(os.path.join(a.data, "tokenizer.json"))
     for p in cands:
+        if p and p.endswith(".gguf") and os.path.exists(p):  # a model file's own vocabulary
+            from gguf_read import read_gguf, tokenizer_from_gguf
+            return tokenizer_from_gguf(read_gguf(p, want_tensors=False)[0]), p
         if p and os.path.exists(p):
             with open(p) as f:
                 return json.load(f), p
@@ -331,7 +379,9 @@ def main(argv=None):
     if a.bench:
         return bench(a)
     ck = latest_ckpt(a.ckpt_dir)
-    st = torch.load(ck) if ck else None
+    st = torch.load(ck, map_location="cpu", weights_only=False) if ck else None
+    if a.device != "cpu" and not torch.cuda.is_available():
+        raise SystemExit(f"--device {a.device}: torch {torch.__version__} sees no GPU")
 
     if a.export_only:
         if not st:
@@ -360,6 +410,8 @@ def main(argv=None):
 
     if not a.data:
         raise SystemExit("--data DIR is required for training")
+    if a.lr_by_time and not a.minutes:
+        raise SystemExit("--lr-by-time needs --minutes (the time the cosine runs over)")
     tok, tok_src = load_tokenizer(a, st.get("tokenizer") if st else None)
     sched = parse_schedule(a.ctx_schedule)
     cmd = " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])
@@ -395,6 +447,11 @@ def main(argv=None):
         raise SystemExit(f"tokenizer ({tok_src}) has {len(tok['tokens'])} tokens, model vocab {model.c.n_vocab}")
     n_params = sum(p.numel() for p in model.parameters())
     log(f"model: {model.c.to_dict()} ({n_params / 1e6:.2f} M parameters)")
+    model.to(a.device)
+    if a.device != "cpu":
+        model.use_sdpa()
+        torch.backends.cuda.matmul.allow_tf32 = True
+        log(f"device {a.device}: {torch.cuda.get_device_name()} (torch {torch.__version__}), bf16 autocast")
 
     from data import Packer, parse_mix
     obs_budget = data_obs_budget(a.data)
@@ -478,6 +535,7 @@ def main(argv=None):
         with open(ecsv, "a") as f:
             f.write(f"{r['step']},{r['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},{r['target_loss']:.4f}\n")
 
+    batches = step_rows(a, packer, sched, st["step"])
     t_start = time.time()
     wall0 = st["wall"]
     last_ckpt = time.time()
@@ -489,15 +547,14 @@ def main(argv=None):
         if a.minutes and time.time() - t_start >= a.minutes * 60:
             log(f"time budget of {a.minutes} min reached")
             break
-        T = ctx_at(sched, st["step"] / a.max_steps)
-        R = max(1, a.tokens_per_step // T)
+        T, R, (tk, w, tg, filled, seg, pos) = next(batches)
         model.attn_chunk = auto_chunk(a, T)
-        tk, w, tg, filled, seg, pos = packer.rows(R, T)
         if not a.doc_mask:
             seg = pos = None
-        lr = lr_at(a, st["step"])
+        lr = lr_at(a, st["step"], (time.time() - t_start) / (a.minutes * 60) if a.lr_by_time else None)
         loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip, seg, pos,
-                                 a.ctx_sample, np.random.default_rng([st["data_seed"], st["step"]]))
+                                 a.ctx_sample, np.random.default_rng([st["data_seed"], st["step"]]),
+                                 device=a.device, amp=a.device != "cpu")
         st["step"] += 1
         st["tokens"] += R * T
         st["target_tokens"] += int(tg.sum())
