@@ -7,7 +7,8 @@
 #   scripts/train/train-gpu.sh PACK.tar.xz OUT [MINUTES]
 # Environment: PY (python3: the interpreter with a CUDA torch), INIT (models/kvarena-agent.gguf),
 # LR (3e-4), ROWS (16 rows of 4096 tokens per step), WORK (/tmp/kvarena-gpu), SCRATCH (also
-# train a model of this shape from random init: DIMxLAYERSxHEADSxKVHEADSxFFN), SCRATCH_LR (1e-3).
+# train a model of this shape from random init: DIMxLAYERSxHEADSxKVHEADSxFFN), SCRATCH_LR (1e-3),
+# DEVICE (cuda; cpu runs the same round on the CPU: a dry run of this script).
 # Out: continued.gguf (and scratch.gguf, split in 15 MiB parts when larger), NAME.log, curves.tar.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,12 +23,18 @@ WORK="${WORK:-/tmp/kvarena-gpu}"
 export PYTHONUNBUFFERED=1
 mkdir -p "$OUT" "$WORK"
 
-"$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" ||
-  { echo "train-gpu.sh: $PY's torch sees no GPU" >&2; exit 3; }
+DEVICE="${DEVICE:-cuda}"   # cpu: the same round on the CPU (a dry run of this script)
+if [ "$DEVICE" != cpu ]; then
+  "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 3)" ||
+    { echo "train-gpu.sh: $PY's torch sees no GPU" >&2; exit 3; }
+fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 
 t0=$(date +%s)
-"$PY" - "$PACK" "$WORK" <<'EOF'
+if command -v xz > /dev/null; then   # several threads where the archive has several blocks (xz -T0)
+  xz -T0 -dc "$PACK" | tar -x -C "$WORK"
+else
+  "$PY" - "$PACK" "$WORK" <<'EOF'
 import sys, tarfile
 with tarfile.open(sys.argv[1]) as t:
     try:
@@ -35,6 +42,7 @@ with tarfile.open(sys.argv[1]) as t:
     except TypeError:  # Python before 3.12
         t.extractall(sys.argv[2])
 EOF
+fi
 echo "[train-gpu] unpacked $PACK in $(( $(date +%s) - t0 )) s: $(du -sh "$WORK" | cut -f1)"
 DATA="$WORK/data"
 HELD="$WORK/heldout"
@@ -47,7 +55,7 @@ MIX=agent-last=0.25,agent-retarget=0.3,agent-renamed=0.1,agent-crop=0.08,agent-f
 # round NAME LR WARMUP [train.py flags]: one run of the recipe, log OUT/NAME.log, export OUT/NAME.gguf
 round() {
   local name="$1" lr="$2" warmup="$3"; shift 3
-  "$PY" "$ROOT/scripts/train/train.py" --device cuda --prefetch 6 --data "$DATA" --ckpt-dir "$WORK/ckpt-$name" \
+  "$PY" "$ROOT/scripts/train/train.py" --device "$DEVICE" --prefetch 6 --data "$DATA" --ckpt-dir "$WORK/ckpt-$name" \
     --ctx-schedule 4096:0 --tokens-per-step $TOKENS --micro-tokens $TOKENS \
     --lr "$lr" --warmup "$warmup" --lr-by-time --minutes "$MINUTES" --max-steps 1000000 --min-lr-frac 0.05 \
     --ctx-weight 0.02 --text-weight 2 --first-text-weight 8 --log-every 25 --ckpt-minutes 100 \
