@@ -28,7 +28,7 @@ def evaluate(model, ds, n, max_len=4096):
     loss_sum = 0.0
     seen = 0
     text_n = text_first = text_exact = 0
-    device = next(model.parameters()).device
+    device = next(model.parameters(), torch.zeros(0)).device  # CPU for a model without parameters
     with torch.no_grad():
         for i in np.unique(np.linspace(0, ds.n_seq - 1, min(n, ds.n_seq)).astype(np.int64)):
             a, b = int(ds.idx[i]), int(ds.idx[i + 1])
