@@ -89,3 +89,8 @@ def tokenizer_from_gguf(meta):
     if "tokenizer.chat_template" in meta:
         tok["chat_template"] = meta["tokenizer.chat_template"]
     return tok
+
+
+def tokenizer_of_file(path):
+    """tokenizer_from_gguf of a GGUF file's metadata (its tensors are not read)."""
+    return tokenizer_from_gguf(read_gguf(path, want_tensors=False)[0])

@@ -144,9 +144,10 @@ class Block(nn.Module):
         self.w_gate = nn.Linear(c.dim, c.ffn_dim, bias=False)
         self.w_up = nn.Linear(c.dim, c.ffn_dim, bias=False)
         self.w_down = nn.Linear(c.ffn_dim, c.dim, bias=False)
-        self.sdpa = False  # set by Llama.use_sdpa: mask is then a boolean "may attend"
 
     def forward(self, x, cos, sin, mask, chunk, bounds=None):
+        """mask: additive (0 / -inf) for the reference paths, boolean "may attend" for SDPA
+        (Llama.use_sdpa)."""
         c = self.c
         B, T, D = x.shape
         hd, H, KVH = c.head_dim, c.n_heads, c.n_kv_heads
@@ -158,7 +159,7 @@ class Block(nn.Module):
         q = q.view(B, T, KVH, H // KVH, hd).permute(0, 2, 3, 1, 4)
         k = k.transpose(1, 2)
         v = v.transpose(1, 2)
-        if self.sdpa:
+        if mask.dtype == torch.bool:
             # (B, KVH, G, T, hd) -> (B, H, T, hd); KV head g repeated for its G query heads.
             o = sdpa(q.reshape(B, H, T, hd), k.repeat_interleave(H // KVH, dim=1),
                      v.repeat_interleave(H // KVH, dim=1), mask, 1.0 / math.sqrt(hd)).view(B, KVH, H // KVH, T, hd)
@@ -190,8 +191,6 @@ class Llama(nn.Module):
         (B, 1, T, T) causal-and-same-document mask, one call per layer: the GPU path (the
         per-document loop of segmented_attention launches too many small kernels there)."""
         self.sdpa = on
-        for layer in self.layers:
-            layer.sdpa = on
         self._tables = {}
         return self
 

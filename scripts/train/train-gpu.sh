@@ -79,7 +79,7 @@ for f in "$OUT"/*.log; do echo "== $f"; tail -n 12 "$f"; done
 tar -C "$WORK" -cf "$OUT/curves.tar" $(cd "$WORK" && ls ckpt-*/*.csv)
 # files that come back from a lent machine are at most 16 MiB each
 for g in "$OUT"/*.gguf; do
-  [ "$(stat -c %s "$g")" -gt $((15 * 1024 * 1024)) ] && split -b 15M "$g" "$g.part-" && rm "$g"
+  if [ "$(stat -c %s "$g")" -gt $((15 * 1024 * 1024)) ]; then split -b 15M "$g" "$g.part-" && rm "$g"; fi
 done
 ls -la "$OUT"
 echo "[train-gpu] done in $(( $(date +%s) - t0 )) s (rc $rc)"

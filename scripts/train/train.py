@@ -31,6 +31,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from model import Llama, LlamaConfig, load_gguf_model  # noqa: E402
 from gguf_write import write_llama_gguf  # noqa: E402
+from gguf_read import tokenizer_of_file  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DEFAULT_MIX = "agent-last=0.5,agent-full=0.3,niah=0.1,kv=0.05,corpus=0.05"
@@ -267,8 +268,7 @@ def load_tokenizer(a, ckpt_tok=None):
         cands.append(os.path.join(a.data, "tokenizer.json"))
     for p in cands:
         if p and p.endswith(".gguf") and os.path.exists(p):  # a model file's own vocabulary
-            from gguf_read import read_gguf, tokenizer_from_gguf
-            return tokenizer_from_gguf(read_gguf(p, want_tensors=False)[0]), p
+            return tokenizer_of_file(p), p
         if p and os.path.exists(p):
             with open(p) as f:
                 return json.load(f), p
@@ -277,8 +277,7 @@ def load_tokenizer(a, ckpt_tok=None):
     if ckpt_tok:
         return ckpt_tok, "checkpoint"
     if a.init_gguf and os.path.exists(a.init_gguf):  # the model file's own vocabulary
-        from gguf_read import read_gguf, tokenizer_from_gguf
-        tok = tokenizer_from_gguf(read_gguf(a.init_gguf, want_tensors=False)[0])
+        tok = tokenizer_of_file(a.init_gguf)
         if tok:
             return tok, a.init_gguf
     return None, None

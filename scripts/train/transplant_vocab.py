@@ -25,7 +25,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from gguf_read import read_gguf, tokenizer_from_gguf  # noqa: E402
+from gguf_read import read_gguf, tokenizer_from_gguf, tokenizer_of_file  # noqa: E402
 
 SPACE = "\u0120"  # "Ġ": the space byte in GPT-2's byte-character form
 
@@ -77,7 +77,7 @@ def main(argv=None):
 
     model, meta = load_gguf_model(a.model)
     old_tok = tokenizer_from_gguf(meta)
-    new_tok = tokenizer_from_gguf(read_gguf(a.vocab, want_tensors=False)[0])
+    new_tok = tokenizer_of_file(a.vocab)
     if old_tok is None or new_tok is None:
         raise SystemExit("both files need a tokenizer (tokenizer.ggml.tokens)")
     sources = transplant_sources(old_tok["tokens"], new_tok["tokens"])
