@@ -44,8 +44,13 @@ int processes_with(const std::string& needle) {
   for (const fs::directory_entry& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string cmd;
+    try {
+      std::ifstream in(e.path() / "cmdline");
+      cmd.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } catch (const std::exception&) {
+      continue;  // it exited while being read (libstdc++ throws on ESRCH): not running
+    }
     n += cmd.find(needle) != std::string::npos;
   }
   return n;
