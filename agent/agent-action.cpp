@@ -1,6 +1,8 @@
 // agent-action.cpp: see agent-action.h.
 #include "agent-action.h"
 
+#include <algorithm>
+
 namespace kvarena {
 namespace {
 
@@ -15,10 +17,28 @@ std::string first_line(const std::string& s, size_t max_bytes = 300) {
   return out;
 }
 
+// extract_agent_action's note (agent-action.h).
+std::string reply_note(std::string_view reply) {
+  const size_t start = reply.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos || reply.substr(start, 5) != "NOTE:") return "";
+  std::string_view rest = reply.substr(start + 5);
+  rest = rest.substr(0, std::min(rest.find('\n'), rest.find("```")));
+  const size_t b = rest.find_first_not_of(" \t\r"), e = rest.find_last_not_of(" \t\r");
+  if (b == std::string_view::npos) return "";
+  std::string out(rest.substr(b, e - b + 1));
+  if (out.size() > k_max_note_bytes) {
+    size_t cut = k_max_note_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
+  }
+  return out;
+}
+
 }  // namespace
 
 agent_action extract_agent_action(std::string_view model_output) {
   agent_action a;
+  a.note = reply_note(model_output);
   a.parsed = parse_model_output(model_output);
   if (a.parsed.ok()) {
     // The block's text: the server's parse_action gives back the same action.
@@ -39,6 +59,7 @@ std::string previous_action_text(const agent_action* previous, const std::option
   if (!previous->ok())
     return "None (your previous reply was not in the correct format: " + first_line(previous->parsed.error) + ")";
   std::string out = previous->text;
+  if (!previous->note.empty()) out += " (NOTE: " + previous->note + ")";
   if (env_error) out += " (failed: " + first_line(*env_error) + ")";
   return out;
 }

@@ -158,7 +158,11 @@ std::string message_with(const step_view& s, const char* label) {
 
 std::string compact_step_message(const step_view& s) { return message_with(s, "PREVIOUS ACTIONS:"); }
 
-std::string compact_reply(std::string_view action) { return "```" + std::string(action) + "```"; }
+std::string compact_reply(std::string_view action, std::string_view note) {
+  std::string out;
+  if (!note.empty()) out = "NOTE: " + std::string(note) + "\n";
+  return out + "```" + std::string(action) + "```";
+}
 
 std::string step_message(const step_view& s) { return message_with(s, "PREVIOUS ACTION:"); }
 

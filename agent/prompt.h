@@ -13,6 +13,11 @@
 // where {list} is every action so far, one per line ("None" at the first step); in the
 // full history mode the earlier replies are in the sequence already, so it is only the
 // last one, as in VWA. A model's GGUF names its style in `kvarena.prompt_style`.
+//
+// Notes (the compact style's memory in history mode last, where earlier pages are gone):
+// a reply may begin with a note line, "NOTE: $23.99\n```tab_focus [1]```", written where a
+// fact the objective asks to remember is on screen; the action's line in later steps'
+// list carries it ("tab_focus [1] (NOTE: $23.99)", agent-action.h).
 #pragma once
 #include <string>
 #include <string_view>
@@ -46,8 +51,9 @@ std::string step_message(const step_view& s);
 // The compact style's step message; previous_actions are already formatted (one per line,
 // or "None").
 std::string compact_step_message(const step_view& s);
-// The compact reply for an action ("click [12]" -> "```click [12]```").
-std::string compact_reply(std::string_view action);
+// The compact reply for an action ("click [12]" -> "```click [12]```"); with a note
+// ("$23.99") the note line first: "NOTE: $23.99\n```click [12]```".
+std::string compact_reply(std::string_view action, std::string_view note = {});
 
 // The system message, then n_examples worked examples (0..3) as user/assistant pairs.
 // std::invalid_argument when n_examples is out of range.

@@ -38,6 +38,20 @@ uint64_t mix(uint64_t x) {  // splitmix64
   return x ^ (x >> 31);
 }
 
+// Long-horizon tasks name facts to carry (kvarena.memory): each becomes the note of the
+// reply to the first action of the plan step after the one that brought it on screen (a
+// fact seen after the last step has no such reply and is left out).
+void attach_notes(const tasks::oracle_task_result& r, trajectory* tr) {
+  for (const tasks::memory_fact& f : r.memory) {
+    for (size_t j = 0; j < r.action_plan_steps.size() && j < tr->steps.size(); ++j) {
+      if (r.action_plan_steps[j] != f.seen_step + 1) continue;
+      std::string& note = tr->steps[j].note;
+      note += (note.empty() ? "" : "; ") + f.fact;
+      break;
+    }
+  }
+}
+
 // The oracle's trajectories on every task generated for `site_seed` (solved ones only;
 // the oracle solves all, and a failure is reported).
 std::vector<trajectory> oracle_trajectories(uint64_t site_seed, int jobs, int64_t* n_tasks, int64_t* n_solved,
@@ -60,9 +74,10 @@ std::vector<trajectory> oracle_trajectories(uint64_t site_seed, int jobs, int64_
       std::unique_ptr<url_view> urls;
       auto observe = [&](const env_observation& seen, const std::string& action) {
         if (!urls) urls = std::make_unique<url_view>(seen.url);
-        tr.steps.push_back({urls->show(seen.text), urls->show(seen.url), urls->show(action)});
+        tr.steps.push_back({urls->show(seen.text), urls->show(seen.url), urls->show(action), ""});
       };
       const tasks::oracle_task_result r = tasks::run_oracle_task(client, *all[i], "", observe);
+      attach_notes(r, &tr);
       std::lock_guard<std::mutex> lock(mu);
       if (r.solved) {
         solved[i] = 1;
@@ -217,7 +232,7 @@ std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode
       p.text.erase(0, end_marker.size());
     }
     cur.segments.push_back({p.text, false});
-    const std::string reply = compact_reply(s.action);
+    const std::string reply = compact_reply(s.action, s.note);
     cur.segments.push_back({reply, true});
     conv.add_reply(reply);
     if (mode == history_mode::last) cur.segments.push_back({end_marker, true});
@@ -266,6 +281,7 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
   for (size_t i = 0; i < tr.steps.size(); ++i) {
     const agent_action a = extract_agent_action(compact_reply(tr.steps[i].action));
     if (!a.ok() || a.parsed.act.element_id < 0) continue;
+    if (!tr.steps[i].note.empty()) continue;  // its fact may be off the cut: not a crop step
     st = mix(st + i);
     const uint64_t span = static_cast<uint64_t>(k_crop_lines_most - k_crop_lines_least + 1);
     const int64_t before = k_crop_lines_least + static_cast<int64_t>(st % span),

@@ -61,6 +61,7 @@ struct seen_step {
   std::string observation;
   std::string url;
   std::string action;  // "click [12]"
+  std::string note = {};  // the reply's note (a remembered fact on screen here), "" when none
 };
 
 struct trajectory {
@@ -132,8 +133,8 @@ std::optional<std::string> crop_observation(const std::string& observation, int6
                                             int64_t after);
 
 // agent-crop's sequences of one trajectory: history mode last, each step whose action names
-// an element on its page, its observation cropped around it with k_crop_lines_least..
-// k_crop_lines_most lines on each side drawn from `seed`.
+// an element on its page (and that writes no note), its observation cropped around it with
+// k_crop_lines_least..k_crop_lines_most lines on each side drawn from `seed`.
 std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t seed, const tokenizer* tok,
                                                  int64_t max_obs_tokens);
 

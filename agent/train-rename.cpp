@@ -131,7 +131,7 @@ trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<
   };
   trajectory out;
   out.intent = apply(tr.intent);
-  for (const seen_step& s : tr.steps) out.steps.push_back({apply(s.observation), apply(s.url), apply(s.action)});
+  for (const seen_step& s : tr.steps) out.steps.push_back({apply(s.observation), apply(s.url), apply(s.action), apply(s.note)});
   return out;
 }
 
@@ -187,7 +187,8 @@ std::vector<train_sequence> render_renamed_steps(const trajectory& tr, const std
       if (!acts_on_name(r.steps[i], new_names)) continue;
       keep[i] = 1;
       const agent_action a = extract_agent_action(compact_reply(r.steps[i].action));
-      if (!rng.chance(opt.crop_share) || !a.ok() || a.parsed.act.element_id < 0) continue;  // cut as agent-crop's
+      // cut as agent-crop's; a step with a note keeps its page (the fact may be off the cut)
+      if (!rng.chance(opt.crop_share) || !r.steps[i].note.empty() || !a.ok() || a.parsed.act.element_id < 0) continue;
       const int64_t before = rng.uniform(least_lines, most_lines), after = rng.uniform(least_lines, most_lines);
       if (std::optional<std::string> cut = crop_observation(r.steps[i].observation, a.parsed.act.element_id, before, after))
         r.steps[i].observation = std::move(*cut);

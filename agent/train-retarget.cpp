@@ -145,6 +145,7 @@ std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int va
   std::vector<train_sequence> out;
   sites::seed_rng rng(seed, 0x63726F70ull);  // "crop"
   for (size_t i = 0; i < tr.steps.size(); ++i) {
+    if (!tr.steps[i].note.empty()) continue;  // its note is a fact of the original objective
     const std::vector<retargeted_step> vs = retarget_step(tr, i, variants, seed * 1000003ull + i);
     for (const retargeted_step& v : vs) {
       if (intents) intents->insert(v.intent);
@@ -152,8 +153,8 @@ std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int va
       // actions reach step i's prompt.
       trajectory t;
       t.intent = v.intent;
-      for (size_t j = 0; j < i; ++j) t.steps.push_back({"", tr.steps[j].url, tr.steps[j].action});
-      t.steps.push_back({tr.steps[i].observation, tr.steps[i].url, v.action});
+      for (size_t j = 0; j < i; ++j) t.steps.push_back({"", tr.steps[j].url, tr.steps[j].action, tr.steps[j].note});
+      t.steps.push_back({tr.steps[i].observation, tr.steps[i].url, v.action, ""});
       const action_parse_result a = parse_action(v.action);
       if (rng.chance(crop_share) && a.ok() && a.act.element_id >= 0) {
         const int64_t before = rng.uniform(k_crop_lines_least, k_crop_lines_most),

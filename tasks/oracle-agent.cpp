@@ -48,13 +48,16 @@ std::string evaluator_details(const eval_result& e) {
 // One episode; throws std::runtime_error with the reason of a failure before evaluation.
 class episode {
  public:
-  episode(env_client& c, std::string id, env_observation first, const oracle_step_observer& observe)
-      : c_(c), id_(std::move(id)), obs_(std::move(first)), observe_(observe) {}
+  episode(env_client& c, std::string id, env_observation first, const oracle_step_observer& observe,
+          std::vector<int>* plan_steps)
+      : c_(c), id_(std::move(id)), obs_(std::move(first)), observe_(observe), plan_steps_(plan_steps) {}
 
   int steps() const { return steps_; }
+  void serving(int plan_step) { plan_step_ = plan_step; }
 
   env_step_result send(const std::string& action) {
     if (observe_) observe_(obs_, action);
+    plan_steps_->push_back(plan_step_);
     env_step_result r = c_.step(id_, action);
     ++steps_;
     obs_ = r.observation;
@@ -85,6 +88,8 @@ class episode {
   std::string id_;
   env_observation obs_;
   const oracle_step_observer& observe_;
+  std::vector<int>* plan_steps_;  // per action sent: the plan step it serves
+  int plan_step_ = 0;
   int steps_ = 0;
 };
 
@@ -121,9 +126,11 @@ oracle_task_result run_oracle_task(env_client& client, const task& t, const std:
       client.close(id);
       return finish(err);
     }
-    episode ep(client, id, created.observation, observe);
+    r.memory = ext.memory;
+    episode ep(client, id, created.observation, observe, &r.action_plan_steps);
     for (size_t i = 0; i < ext.plan.size(); ++i) {
       const plan_step& s = ext.plan[i];
+      ep.serving(static_cast<int>(i));
       const std::string label = step_label(i, s);
       int64_t element = -1;
       if (s.action == "click" || s.action == "type" || s.action == "hover" || s.action == "clear")

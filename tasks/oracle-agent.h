@@ -18,6 +18,7 @@
 #include "client/env-client.h"
 #include "eval/eval-judge.h"
 #include "eval/task.h"
+#include "oracle-plan.h"
 
 namespace kvarena {
 class env_server;
@@ -33,6 +34,11 @@ struct oracle_task_result {
   int steps = 0;        // actions sent, scrolls included
   double wall_ms = 0;
   std::string reason;   // why not solved; "" when solved
+  // The plan step each action sent served (0-based, scrolls included: a locate's scrolls
+  // serve the step they look for), and the task's kvarena.memory as instantiated: a fact
+  // seen after plan step k is on screen in the observation of the first action of step k+1.
+  std::vector<int> action_plan_steps;
+  std::vector<memory_fact> memory;
 };
 
 // Sees each action the oracle sends, scrolls included, with the observation it was chosen

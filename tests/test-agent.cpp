@@ -214,6 +214,32 @@ TEST(AgentAction, PreviousActionLine) {
   EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(AgentAction, ANoteLineBeforeTheBlockIsCarriedIntoThePreviousActionLine) {
+  const agent_action a = extract_agent_action("NOTE: $23.99\n```tab_focus [1]```");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a.text, "tab_focus [1]");
+  EXPECT_EQ(a.note, "$23.99");
+  EXPECT_EQ(previous_action_text(&a, std::nullopt), "tab_focus [1] (NOTE: $23.99)");
+  EXPECT_EQ(previous_action_text(&a, std::string("no tab 1")), "tab_focus [1] (NOTE: $23.99) (failed: no tab 1)");
+  // On the block's line, spaces trimmed; leading blank lines allowed.
+  EXPECT_EQ(extract_agent_action("\n NOTE:   4.5 out of 5  ```click [3]```").note, "4.5 out of 5");
+  // Only a reply that begins with it: VWA's reasoning is no note, nor a note later on.
+  EXPECT_EQ(extract_agent_action("Let's think. NOTE: $1\n```click [3]```").note, "");
+  EXPECT_EQ(extract_agent_action("```click [3]```\nNOTE: $1").note, "");
+  EXPECT_EQ(extract_agent_action("NOTE:\n```click [3]```").note, "");
+  // Long notes are cut to 200 bytes, never inside a UTF-8 character ("é" is 2 bytes).
+  std::string accents;
+  for (int i = 0; i < 120; ++i) accents += "\xC3\xA9";
+  // "a" then the pairs: byte 200 is the second byte of a pair, so the cut is at 199.
+  const std::string cut = extract_agent_action("NOTE: a" + accents + "\n```click [3]```").note;
+  EXPECT_EQ(cut.size(), 199u);
+  EXPECT_EQ(cut, "a" + accents.substr(0, 198));
+  // A note with an unparsable block: the line is the parse failure's (the note is not shown).
+  const agent_action bad = extract_agent_action("NOTE: $5\n```fly [3]```");
+  EXPECT_EQ(bad.note, "$5");
+  EXPECT_EQ(previous_action_text(&bad, std::nullopt).rfind("None (", 0), 0u);
+}
+
 // ---------------------------------------------------------------- KV meter
 
 TEST(KvMeter, TraceStaysSmallAndKeepsEveryPrefillChunk) {

@@ -9,9 +9,12 @@
 #include <set>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 
 #include "conversation.h"
+#include "generator/generate.h"
+#include "oracle-plan.h"
 #include "gguf-reader.h"
 #include "gguf-writer.h"
 #include "tokenizer.h"
@@ -72,6 +75,79 @@ TEST(TrainData, LastModeIsASequencePerStepListingEveryPreviousAction) {
   EXPECT_NE(joined(seqs[2], false).find("PREVIOUS ACTIONS:\nclick [1]\nscroll [down]<|im_end|>"), std::string::npos)
       << joined(seqs[2], false);
   EXPECT_EQ(joined(seqs[2], true), "```stop [done]```|<|im_end|>|");
+}
+
+TEST(TrainData, ANoteIsItsRepliesFirstLineAndFollowsItsActionInLaterLists) {
+  trajectory t = two_steps();
+  t.steps[0].note = "$5.00";
+  const std::vector<train_sequence> seqs = render_trajectory(t, history_mode::last, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 2u);
+  EXPECT_EQ(joined(seqs[0], true), "NOTE: $5.00\n```click [1]```|<|im_end|>|");
+  EXPECT_NE(joined(seqs[1], false).find("PREVIOUS ACTIONS:\nclick [1] (NOTE: $5.00)<|im_end|>"), std::string::npos)
+      << joined(seqs[1], false);
+  // In full history the reply with its note is in the sequence; the list is the last action's line.
+  const std::vector<train_sequence> full = render_trajectory(t, history_mode::full, nullptr, 0);
+  ASSERT_EQ(full.size(), 1u);
+  EXPECT_EQ(joined(full[0], true), "NOTE: $5.00\n```click [1]```|<|im_end|>|```stop [done]```|<|im_end|>|");
+  EXPECT_NE(joined(full[0], false).find("PREVIOUS ACTIONS: click [1] (NOTE: $5.00)<|im_end|>"), std::string::npos);
+}
+
+// On one real site seed (the oracle's trajectories through write_train_data, no tokenizer:
+// the text goes to corpus.txt): every long-horizon task whose kvarena.memory has a fact seen
+// before its plan's last step gets a reply that begins with that fact's note, on a step
+// whose observation shows the fact; the note then follows the action in later lists; no
+// other suite's task writes one.
+TEST(TrainData, LongHorizonTrajectoriesNoteTheirFactsWhereTheyAreOnScreen) {
+  char tmpl[] = "/tmp/kvarena-test-notes-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  train_data_options o;
+  o.out_dir = dir;
+  o.site_seeds = {250};
+  o.n_niah = 0;
+  o.n_kv = 0;
+  o.jobs = 2;
+  write_train_data(o);
+  std::ifstream in(dir + "/corpus.txt");
+  ASSERT_TRUE(in);
+  const std::string corpus((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+
+  // intent -> facts its plan notes (seen before the last step), from the generator's tasks.
+  std::map<std::string, std::set<std::string>> want;
+  const tasks::generated_suites g = tasks::generate_suites(250);
+  for (const auto& [suite, ts] : g.suites)
+    for (const task& tk : ts) {
+      tasks::task_extension ext;
+      std::string err;
+      ASSERT_TRUE(tasks::parse_extension(tk.kvarena, &ext, &err)) << err;
+      for (const tasks::memory_fact& f : ext.memory) {
+        EXPECT_EQ(suite, "long-horizon");
+        if (f.seen_step + 1 < static_cast<int>(ext.plan.size())) want[tk.intent].insert(f.fact);
+      }
+    }
+  ASSERT_GE(want.size(), 20u);
+
+  // Every reply that starts with a note: the prompt before it (from its OBSERVATION on).
+  const std::string reply_start = "<|im_start|>assistant\nNOTE: ";
+  std::map<std::string, std::set<std::string>> got;
+  size_t n_replies = 0;
+  for (size_t at = corpus.find(reply_start); at != std::string::npos; at = corpus.find(reply_start, at + 1)) {
+    ++n_replies;
+    const size_t from = at + reply_start.size();
+    const std::string fact = corpus.substr(from, corpus.find('\n', from) - from);
+    const size_t obs = corpus.rfind("OBSERVATION:\n", at), obj = corpus.find("\nOBJECTIVE: ", obs);
+    ASSERT_NE(obs, std::string::npos);
+    const std::string intent = corpus.substr(obj + 12, corpus.find('\n', obj + 12) - obj - 12);
+    EXPECT_NE(corpus.substr(obs, obj - obs).find(fact), std::string::npos) << "the note " << fact << " of " << intent
+                                                                            << " is not on the page it is written on";
+    EXPECT_EQ(corpus.substr(from + fact.size(), 4), "\n```");
+    got[intent].insert(fact);
+    // A later step of the same episode lists it.
+    EXPECT_NE(corpus.find("(NOTE: " + fact + ")", from), std::string::npos) << fact;
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_GE(n_replies, want.size());  // agent-last and agent-full each, crops where the step has an element
 }
 
 TEST(TrainData, ConversationGivesTheAgentTheSameTextAsTheTrainingData) {
