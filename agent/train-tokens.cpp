@@ -19,21 +19,32 @@ std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view 
   return std::make_pair(r.free_text_begin, r.free_text_end);
 }
 
+std::optional<std::pair<size_t, size_t>> note_line_span(std::string_view reply) {
+  if (reply.substr(0, 6) != "NOTE: ") return std::nullopt;
+  const size_t end = reply.find('\n');
+  if (end == std::string_view::npos) return std::nullopt;
+  return std::make_pair(size_t{0}, end);
+}
+
 void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<uint16_t>* ids,
                      std::vector<uint8_t>* mask) {
   for (size_t i = 0; i < q.segments.size(); ++i) {
     const train_segment& s = q.segments[i];
     const std::vector<int32_t> seg_ids = tok.encode(s.text, /*add_bos=*/i == 0, /*parse_special=*/true);
     std::vector<uint8_t> seg_mask(seg_ids.size(), s.target ? 1 : 0);
-    const auto text = s.target ? action_free_text_span(s.text) : std::nullopt;
-    if (text) {
+    std::vector<std::pair<size_t, size_t>> spans;
+    if (s.target)
+      for (const auto& span : {note_line_span(s.text), action_free_text_span(s.text)})
+        if (span) spans.push_back(*span);
+    if (!spans.empty()) {
       // Byte offsets of the pieces; a BOS the encoder added has no bytes of the text.
       const size_t first = (i == 0 && tok.adds_bos() && !seg_ids.empty() && seg_ids[0] == tok.bos_id()) ? 1 : 0;
       std::vector<size_t> at(seg_ids.size() + 1, 0);
       for (size_t k = first; k < seg_ids.size(); ++k) at[k + 1] = at[k] + tok.token_to_piece(seg_ids[k]).size();
       if (at.back() == s.text.size())  // the pieces spell the text: mark those inside the span
         for (size_t k = first; k < seg_ids.size(); ++k)
-          if (at[k] < text->second && at[k + 1] > text->first) seg_mask[k] = 2;
+          for (const auto& [from, to] : spans)
+            if (at[k] < to && at[k + 1] > from) seg_mask[k] = 2;
     }
     for (size_t k = 0; k < seg_ids.size(); ++k) {
       ids->push_back(static_cast<uint16_t>(seg_ids[k]));

@@ -4,7 +4,8 @@
 //   <dir>/tokens/<name>.mask  uint8 per token: 0 = context, 1 = loss target, 2 = loss target
 //                             that is an action's free text (the text a `type` types, the
 //                             answer a `stop` gives: where the agent copies from its
-//                             objective; the trainer may weight it apart)
+//                             objective; and a reply's note line, "NOTE: $23.99", where
+//                             it copies from the page; the trainer may weight it apart)
 //   <dir>/tokens/<name>.idx   uint64 LE start offset of each sequence, then the total
 //
 // Each segment is encoded on its own with parse_special (as the agent encodes a prompt and
@@ -38,6 +39,9 @@ void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<
 // has no fence), so the mask follows the grammar the agent is scored by. nullopt for other
 // actions, empty text and replies that do not parse.
 std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view reply);
+// The byte range of a reply's note line ("NOTE: ..." up to its newline, prompt.h), nullopt
+// when the reply does not begin with one: marked as free text too, its "NOTE" the first token.
+std::optional<std::pair<size_t, size_t>> note_line_span(std::string_view reply);
 
 // The first sequences of each dataset as text, targets between ⟦ and ⟧, for a person.
 void write_samples(const std::vector<const train_dataset*>& sets, const std::string& path);

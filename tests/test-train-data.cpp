@@ -451,6 +451,13 @@ TEST(TrainData, TheFreeTextOfATargetReplyIsMaskedTwo) {
   // One byte, one token: context "p [1] [q]" (9), then "```type [1] [" (13), "ab", "] [1]```" (8).
   const std::string want = std::string(9, '\0') + std::string(13, '\1') + std::string(2, '\2') + std::string(8, '\1');
   EXPECT_EQ(std::string(mask.begin(), mask.end()), want);
+  // A note line is free text too, apart from the action's: "NOTE: $5" (8), "\n```type [1] [" (14),
+  // "ab", "] [1]```" (8).
+  train_sequence n{{{"NOTE: $5\n```type [1] [ab] [1]```", true}}};
+  ids.clear(), mask.clear();
+  encode_sequence(n, *tok, &ids, &mask);
+  EXPECT_EQ(std::string(mask.begin(), mask.end()),
+            std::string(8, '\2') + std::string(14, '\1') + std::string(2, '\2') + std::string(8, '\1'));
   // Context is never marked, even when it reads as an action.
   train_sequence c{{{"```type [1] [ab] [1]```", false}}};
   ids.clear(), mask.clear();
