@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+# note_steps.py: the two held-out sets that say whether a model has learned notes (the
+# compact style's memory, agent/prompt.h), cut from a `kvarena train-data` folder's
+# agent-last (site seeds never trained on) into a folder train.py --watch and
+# heldout.py read:
+#   OUT/tokens/note-write.*  the steps whose reply begins with a note line ("NOTE: $23.99")
+#   OUT/tokens/note-use.*    the steps whose action list carries a note ("(NOTE: $23.99)")
+#                            and whose reply's free text (mask 2) holds that fact, "$" and
+#                            all or without it (a typed price "23.99", a message "... $23.99?")
+# Sequences are copied whole, tokens and mask as they are; OUT/manifest.json is SRC's with
+# these two datasets' sizes.
+#   note_steps.py SRC OUT [--tokenizer FILE.gguf]   (default: SRC's manifest tokenizer)
+import argparse
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from data import Dataset, run_starts  # noqa: E402
+from gguf_read import tokenizer_of_file  # noqa: E402
+
+
+def byte_of_char():
+    """GPT-2's byte-level alphabet inverted: the character a vocabulary piece uses -> its byte."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    out, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            out[chr(b)] = b
+        else:
+            out[chr(256 + extra)] = b
+            extra += 1
+    return out
+
+
+class Decoder:
+    def __init__(self, tokens):
+        self.tokens = tokens
+        self.bytes_of = byte_of_char()
+
+    def __call__(self, ids):
+        out = bytearray()
+        for i in ids:
+            piece = self.tokens[int(i)]
+            if piece.startswith("<|") and piece.endswith("|>"):  # a special token: its text
+                out += piece.encode()
+            else:
+                out += bytes(self.bytes_of.get(ch, ord("?")) for ch in piece)
+        return out.decode("utf-8", "replace")
+
+
+NOTE_IN_LIST = re.compile(r"\(NOTE: ([^)\n]*)\)")
+
+
+def classify(tok, mask, dec):
+    """("write" | "use" | None) for one sequence's tokens and mask."""
+    target = mask > 0
+    starts = np.flatnonzero(run_starts(target))
+    if len(starts) == 0:
+        return None
+    reply = dec(tok[starts[-1]:][target[starts[-1]:]])
+    if reply.startswith("NOTE: "):
+        return "write"
+    context = dec(tok[:starts[-1]])
+    facts = NOTE_IN_LIST.findall(context[context.rfind("PREVIOUS ACTION"):])
+    text = mask == 2
+    free = [dec(tok[s:e]) for s, e in zip(np.flatnonzero(run_starts(text)),
+                                          np.flatnonzero(text & ~np.r_[text[1:], False]) + 1)]
+    for f in facts:
+        if any(f in t or (f.startswith("$") and f[1:] in t) for t in free):
+            return "use"
+    return None
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="held-out note-write and note-use sets cut from agent-last")
+    ap.add_argument("src")
+    ap.add_argument("out")
+    ap.add_argument("--tokenizer", help="GGUF whose vocabulary the token files use (default: the manifest's)")
+    a = ap.parse_args(argv)
+    with open(os.path.join(a.src, "manifest.json")) as f:
+        man = json.load(f)
+    tk = tokenizer_of_file(a.tokenizer or man["tokenizer"])
+    dec = Decoder(tk["tokens"])
+    ds = Dataset(os.path.join(a.src, "tokens"), "agent-last")
+    picked = {"write": [], "use": []}
+    for i in range(ds.n_seq):
+        s, e = int(ds.idx[i]), int(ds.idx[i + 1])
+        kind = classify(np.asarray(ds.tok[s:e]), np.asarray(ds.mask[s:e]), dec)
+        if kind:
+            picked[kind].append(i)
+    os.makedirs(os.path.join(a.out, "tokens"), exist_ok=True)
+    sizes = {}
+    for kind, seqs in picked.items():
+        base = os.path.join(a.out, "tokens", "note-" + kind)
+        toks = [np.asarray(ds.tok[ds.idx[i]:ds.idx[i + 1]]) for i in seqs]
+        masks = [np.asarray(ds.mask[ds.idx[i]:ds.idx[i + 1]]) for i in seqs]
+        np.concatenate(toks or [np.zeros(0, "<u2")]).astype("<u2").tofile(base + ".tok")
+        np.concatenate(masks or [np.zeros(0, np.uint8)]).astype(np.uint8).tofile(base + ".mask")
+        np.array([0] + list(np.cumsum([len(t) for t in toks])), "<u8").tofile(base + ".idx")
+        sizes["note-" + kind] = {"sequences": len(seqs), "tokens": int(sum(len(t) for t in toks))}
+    man = dict(man, datasets=sizes, cut_from=os.path.abspath(a.src))
+    with open(os.path.join(a.out, "manifest.json"), "w") as f:
+        json.dump(man, f, indent=2)
+    print(json.dumps(sizes))
+
+
+if __name__ == "__main__":
+    main()
