@@ -19,6 +19,7 @@
 #include "gguf-writer.h"
 #include "tokenizer.h"
 #include "train-data.h"
+#include "train-data-on-seed.h"
 #include "train-tokens.h"
 
 namespace kvarena {
@@ -98,20 +99,11 @@ TEST(TrainData, ANoteIsItsRepliesFirstLineAndFollowsItsActionInLaterLists) {
 // whose observation shows the fact; the note then follows the action in later lists; no
 // other suite's task writes one.
 TEST(TrainData, LongHorizonTrajectoriesNoteTheirFactsWhereTheyAreOnScreen) {
-  char tmpl[] = "/tmp/kvarena-test-notes-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  train_data_options o;
-  o.out_dir = dir;
-  o.site_seeds = {250};
-  o.n_niah = 0;
-  o.n_kv = 0;
-  o.jobs = 2;
+  const train_data_options o = one_seed_options(250, "notes");
   write_train_data(o);
-  std::ifstream in(dir + "/corpus.txt");
-  ASSERT_TRUE(in);
-  const std::string corpus((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::filesystem::remove_all(dir);
+  const std::string corpus = file_text(o.out_dir + "/corpus.txt");
+  std::filesystem::remove_all(o.out_dir);
+  ASSERT_FALSE(corpus.empty());
 
   // intent -> facts its plan notes (seen before the last step), from the generator's tasks.
   std::map<std::string, std::set<std::string>> want;

@@ -5,13 +5,12 @@
 // out by hand); the set and its list of made-up objectives through write_train_data.
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
+#include "train-data-on-seed.h"
 #include "train-retarget.h"
 
 namespace kvarena {
@@ -177,24 +176,18 @@ TEST(TrainRetarget, RenderedVariantsKeepThePageAndPreviousActionsAndChangeObject
 // the text goes to corpus.txt): the set is written and every made-up objective it lists in
 // retarget-objectives.txt is one that a rendered step shows as its OBJECTIVE.
 TEST(TrainRetarget, TrainDataWritesTheSetAndListsItsObjectives) {
-  char tmpl[] = "/tmp/kvarena-test-retarget-XXXXXX";
-  ASSERT_NE(mkdtemp(tmpl), nullptr);
-  const std::string dir = tmpl;
-  train_data_options o;
-  o.out_dir = dir;
-  o.site_seeds = {250};
-  o.n_niah = 0;
-  o.n_kv = 0;
-  o.jobs = 2;
+  train_data_options o = one_seed_options(250, "retarget");
+  const std::string dir = o.out_dir;
   o.retarget = 2;
   const train_data_summary sum = write_train_data(o);
   int64_t n = -1;
   for (const auto& [name, k] : sum.sequences)
     if (name == "agent-retarget") n = k;
   EXPECT_GT(n, 0);
-  std::ifstream text(dir + "/corpus.txt"), list(dir + "/retarget-objectives.txt");
-  ASSERT_TRUE(text && list);
-  const std::string corpus((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  std::ifstream list(dir + "/retarget-objectives.txt");
+  ASSERT_TRUE(list);
+  const std::string corpus = file_text(dir + "/corpus.txt");
+  ASSERT_FALSE(corpus.empty());
   std::string line;
   int64_t listed = 0;
   while (std::getline(list, line)) {
