@@ -6,15 +6,18 @@
 namespace kvarena {
 namespace {
 
+// The longest prefix of s of at most max_bytes that does not split a UTF-8 character.
+std::string utf8_prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut));
+}
+
 // Messages quoted into the next prompt stay short: the grammar is in the system prompt.
 std::string first_line(const std::string& s, size_t max_bytes = 300) {
-  std::string out = s.substr(0, s.find('\n'));
-  if (out.size() > max_bytes) {
-    size_t cut = max_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out = out.substr(0, cut) + "...";
-  }
-  return out;
+  const std::string line = s.substr(0, s.find('\n'));
+  return line.size() > max_bytes ? utf8_prefix(line, max_bytes) + "..." : line;
 }
 
 // extract_agent_action's note (agent-action.h).
@@ -25,13 +28,7 @@ std::string reply_note(std::string_view reply) {
   rest = rest.substr(0, std::min(rest.find('\n'), rest.find("```")));
   const size_t b = rest.find_first_not_of(" \t\r"), e = rest.find_last_not_of(" \t\r");
   if (b == std::string_view::npos) return "";
-  std::string out(rest.substr(b, e - b + 1));
-  if (out.size() > k_max_note_bytes) {
-    size_t cut = k_max_note_bytes;
-    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
-    out.resize(cut);
-  }
-  return out;
+  return utf8_prefix(rest.substr(b, e - b + 1), k_max_note_bytes);
 }
 
 }  // namespace

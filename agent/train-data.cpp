@@ -279,9 +279,9 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
   std::vector<char> keep(tr.steps.size(), 0);
   uint64_t st = mix(seed ^ 0x63726F70ull);
   for (size_t i = 0; i < tr.steps.size(); ++i) {
+    if (!tr.steps[i].note.empty()) continue;  // its fact may be off the cut: not a crop step
     const agent_action a = extract_agent_action(compact_reply(tr.steps[i].action));
     if (!a.ok() || a.parsed.act.element_id < 0) continue;
-    if (!tr.steps[i].note.empty()) continue;  // its fact may be off the cut: not a crop step
     st = mix(st + i);
     const uint64_t span = static_cast<uint64_t>(k_crop_lines_most - k_crop_lines_least + 1);
     const int64_t before = k_crop_lines_least + static_cast<int64_t>(st % span),

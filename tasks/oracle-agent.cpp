@@ -52,14 +52,13 @@ class episode {
           std::vector<int>* plan_steps)
       : c_(c), id_(std::move(id)), obs_(std::move(first)), observe_(observe), plan_steps_(plan_steps) {}
 
-  int steps() const { return steps_; }
+  int steps() const { return static_cast<int>(plan_steps_->size()); }
   void serving(int plan_step) { plan_step_ = plan_step; }
 
   env_step_result send(const std::string& action) {
     if (observe_) observe_(obs_, action);
-    plan_steps_->push_back(plan_step_);
     env_step_result r = c_.step(id_, action);
-    ++steps_;
+    plan_steps_->push_back(plan_step_);
     obs_ = r.observation;
     return r;
   }
@@ -88,9 +87,8 @@ class episode {
   std::string id_;
   env_observation obs_;
   const oracle_step_observer& observe_;
-  std::vector<int>* plan_steps_;  // per action sent: the plan step it serves
+  std::vector<int>* plan_steps_;  // per action sent: the plan step it served (their count: steps())
   int plan_step_ = 0;
-  int steps_ = 0;
 };
 
 }  // namespace

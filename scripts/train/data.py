@@ -21,6 +21,20 @@ def run_starts(flags):
     return flags & ~np.concatenate(([False], flags[:-1]))
 
 
+def run_spans(flags):
+    """[(start, end), ...]: each run of True in `flags` (a boolean array), end exclusive."""
+    ends = np.flatnonzero(flags & ~np.concatenate((flags[1:], [False]))) + 1
+    return list(zip(np.flatnonzero(run_starts(flags)).tolist(), ends.tolist()))
+
+
+def write_dataset(tokens_dir, name, seqs):
+    """Writes tokens_dir/NAME.{tok,mask,idx} (the layout above) from [(ids, mask), ...]."""
+    base = os.path.join(tokens_dir, name)
+    np.concatenate([np.asarray(ids, "<u2") for ids, _ in seqs] or [np.zeros(0, "<u2")]).tofile(base + ".tok")
+    np.concatenate([np.asarray(mask, np.uint8) for _, mask in seqs] or [np.zeros(0, np.uint8)]).tofile(base + ".mask")
+    np.cumsum([0] + [len(ids) for ids, _ in seqs]).astype("<u8").tofile(base + ".idx")
+
+
 class Dataset:
     def __init__(self, d, name):
         p = os.path.join(d, name)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from data import Dataset, run_starts
+from data import Dataset, run_spans
 
 
 def load_heldout(data_dir, name="agent-last"):
@@ -45,9 +45,7 @@ def evaluate(model, ds, n, max_len=4096):
             right = (pred == y).numpy()
             ok = torch.from_numpy(right)[m]
             text = mv == 2
-            starts = np.flatnonzero(run_starts(text))
-            ends = np.flatnonzero(text & ~np.r_[text[1:], False]) + 1
-            for s0, e0 in zip(starts, ends):
+            for s0, e0 in run_spans(text):
                 text_n += 1
                 text_first += int(right[s0])
                 text_exact += int(right[s0:e0].all())

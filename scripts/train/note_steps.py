@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from data import Dataset, run_starts  # noqa: E402
+from data import Dataset, run_spans, run_starts, write_dataset  # noqa: E402
 from gguf_read import tokenizer_of_file  # noqa: E402
 
 
@@ -65,11 +65,11 @@ def classify(tok, mask, dec):
     reply = dec(tok[starts[-1]:][target[starts[-1]:]])
     if reply.startswith("NOTE: "):
         return "write"
+    free = [dec(tok[s:e]) for s, e in run_spans(mask == 2)]
+    if not free:  # nothing typed or answered: no use of a note (and no prompt to decode)
+        return None
     context = dec(tok[:starts[-1]])
-    facts = NOTE_IN_LIST.findall(context[context.rfind("PREVIOUS ACTION"):])
-    text = mask == 2
-    free = [dec(tok[s:e]) for s, e in zip(np.flatnonzero(run_starts(text)),
-                                          np.flatnonzero(text & ~np.r_[text[1:], False]) + 1)]
+    facts = NOTE_IN_LIST.findall(context[max(context.rfind("PREVIOUS ACTION"), 0):])
     for f in facts:
         if any(f in t or (f.startswith("$") and f[1:] in t) for t in free):
             return "use"
@@ -95,14 +95,10 @@ def main(argv=None):
             picked[kind].append(i)
     os.makedirs(os.path.join(a.out, "tokens"), exist_ok=True)
     sizes = {}
-    for kind, seqs in picked.items():
-        base = os.path.join(a.out, "tokens", "note-" + kind)
-        toks = [np.asarray(ds.tok[ds.idx[i]:ds.idx[i + 1]]) for i in seqs]
-        masks = [np.asarray(ds.mask[ds.idx[i]:ds.idx[i + 1]]) for i in seqs]
-        np.concatenate(toks or [np.zeros(0, "<u2")]).astype("<u2").tofile(base + ".tok")
-        np.concatenate(masks or [np.zeros(0, np.uint8)]).astype(np.uint8).tofile(base + ".mask")
-        np.array([0] + list(np.cumsum([len(t) for t in toks])), "<u8").tofile(base + ".idx")
-        sizes["note-" + kind] = {"sequences": len(seqs), "tokens": int(sum(len(t) for t in toks))}
+    for kind, picks in picked.items():
+        seqs = [(ds.tok[ds.idx[i]:ds.idx[i + 1]], ds.mask[ds.idx[i]:ds.idx[i + 1]]) for i in picks]
+        write_dataset(os.path.join(a.out, "tokens"), "note-" + kind, seqs)
+        sizes["note-" + kind] = {"sequences": len(seqs), "tokens": int(sum(len(t) for t, _ in seqs))}
     man = dict(man, datasets=sizes, cut_from=os.path.abspath(a.src))
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(man, f, indent=2)

@@ -18,7 +18,7 @@ except ImportError:
     sys.exit(77)
 
 from check_util import check, finish  # noqa: E402
-from data import Dataset  # noqa: E402
+from data import Dataset, write_dataset  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,10 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def make(d, seeds, budget, sets):
     os.makedirs(os.path.join(d, "tokens"))
     for name, seqs in sets.items():
-        base = os.path.join(d, "tokens", name)
-        np.array([t for s in seqs for t in s[0]], "<u2").tofile(base + ".tok")
-        np.array([m for s in seqs for m in s[1]], np.uint8).tofile(base + ".mask")
-        np.array([0] + list(np.cumsum([len(s[0]) for s in seqs])), "<u8").tofile(base + ".idx")
+        write_dataset(os.path.join(d, "tokens"), name, seqs)
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump({"site_seeds": seeds, "max_obs_tokens": budget, "tokenizer": "t.gguf", "n_vocab": 50}, f)
 

@@ -17,7 +17,7 @@ except ImportError:
     sys.exit(77)
 
 from check_util import check, finish  # noqa: E402
-from data import Dataset  # noqa: E402
+from data import Dataset, write_dataset  # noqa: E402
 from gguf_read import tokenizer_of_file  # noqa: E402
 from note_steps import byte_of_char  # noqa: E402
 
@@ -64,10 +64,7 @@ seqs = [
 with tempfile.TemporaryDirectory() as w:
     src, out = os.path.join(w, "src"), os.path.join(w, "out")
     os.makedirs(os.path.join(src, "tokens"))
-    base = os.path.join(src, "tokens", "agent-last")
-    np.array([t for s in seqs for t in s[0]], "<u2").tofile(base + ".tok")
-    np.array([m for s in seqs for m in s[1]], np.uint8).tofile(base + ".mask")
-    np.array([0] + list(np.cumsum([len(s[0]) for s in seqs])), "<u8").tofile(base + ".idx")
+    write_dataset(os.path.join(src, "tokens"), "agent-last", seqs)
     with open(os.path.join(src, "manifest.json"), "w") as f:
         json.dump({"tokenizer": MODEL, "max_obs_tokens": 2048}, f)
     r = subprocess.run([sys.executable, os.path.join(HERE, "note_steps.py"), src, out], capture_output=True, text=True)
