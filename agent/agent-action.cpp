@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "page-element.h"
+
 namespace kvarena {
 namespace {
 
@@ -20,22 +22,46 @@ std::string first_line(const std::string& s, size_t max_bytes = 300) {
   return line.size() > max_bytes ? utf8_prefix(line, max_bytes) + "..." : line;
 }
 
+// "NOTE [84]" at the start of `line` (after "NOTE"): 84; -1 when the line is not that form
+// (spaces may follow; nothing else may).
+int64_t element_note_id(std::string_view line) {
+  if (line.substr(0, 2) != " [") return -1;
+  int64_t id = 0;
+  size_t i = 2;
+  for (; i < line.size() && i < 14 && line[i] >= '0' && line[i] <= '9'; ++i) id = id * 10 + (line[i] - '0');
+  if (i == 2 || i >= line.size() || line[i] != ']') return -1;
+  const size_t after = line.find_first_not_of(" \t\r", i + 1);
+  return after == std::string_view::npos || line.substr(after, 3) == "```" ? id : -1;
+}
+
 // extract_agent_action's note (agent-action.h).
-std::string reply_note(std::string_view reply) {
+void read_note(std::string_view reply, std::string_view page, agent_action* a) {
   const size_t start = reply.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos || reply.substr(start, 5) != "NOTE:") return "";
+  if (start == std::string_view::npos || reply.substr(start, 4) != "NOTE") return;
+  const size_t nl = reply.find('\n', start);  // the first line, after "NOTE"
+  const std::string_view line = reply.substr(start + 4, nl == std::string_view::npos ? nl : nl - (start + 4));
+  if (const int64_t id = element_note_id(line); id >= 0) {
+    a->note_element = id;
+    if (const std::optional<std::string> name = element_text(page, id); name && !name->empty())
+      a->note = utf8_prefix(*name, k_max_note_bytes);
+    else
+      a->note_error = element_line(page, id).empty() ? "no element [" + std::to_string(id) + "] on the page"
+                                                      : "element [" + std::to_string(id) + "] has no text";
+    return;
+  }
+  if (reply.substr(start + 4, 1) != ":") return;
   std::string_view rest = reply.substr(start + 5);
   rest = rest.substr(0, std::min(rest.find('\n'), rest.find("```")));
   const size_t b = rest.find_first_not_of(" \t\r"), e = rest.find_last_not_of(" \t\r");
-  if (b == std::string_view::npos) return "";
-  return utf8_prefix(rest.substr(b, e - b + 1), k_max_note_bytes);
+  if (b == std::string_view::npos) return;
+  a->note = utf8_prefix(rest.substr(b, e - b + 1), k_max_note_bytes);
 }
 
 }  // namespace
 
-agent_action extract_agent_action(std::string_view model_output) {
+agent_action extract_agent_action(std::string_view model_output, std::string_view page) {
   agent_action a;
-  a.note = reply_note(model_output);
+  read_note(model_output, page, &a);
   a.parsed = parse_model_output(model_output);
   if (a.parsed.ok()) {
     // The block's text: the server's parse_action gives back the same action.
@@ -57,6 +83,8 @@ std::string previous_action_text(const agent_action* previous, const std::option
     return "None (your previous reply was not in the correct format: " + first_line(previous->parsed.error) + ")";
   std::string out = previous->text;
   if (!previous->note.empty()) out += " (NOTE: " + previous->note + ")";
+  if (!previous->note_error.empty())
+    out += " (NOTE [" + std::to_string(previous->note_element) + "] failed: " + previous->note_error + ")";
   if (env_error) out += " (failed: " + first_line(*env_error) + ")";
   return out;
 }

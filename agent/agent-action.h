@@ -5,6 +5,7 @@
 // failure on the server too, recorded as a NONE step that counts towards the early-stop
 // rules), and how failures are told to the model.
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,17 +19,24 @@ struct agent_action {
   std::string env_text;        // the action text for env_client::step
   std::string text;            // the action for records: canonical "click [12]" or "none"
   std::string note;            // the reply's note ("NOTE: ..." before the block), "" when none
+  int64_t note_element = -1;   // "NOTE [84]": the element whose name the note holds, else -1
+  std::string note_error;      // why a "NOTE [84]" holds nothing (no such element on the page)
   bool ok() const { return parsed.ok(); }
 };
 
-// The first ```...``` block of the reply, parsed; and its note: when the reply begins
-// (after spaces) with "NOTE:", the rest of that line before any ``` , trimmed, at most
-// k_max_note_bytes (cut at a UTF-8 boundary).
-agent_action extract_agent_action(std::string_view model_output);
+// The first ```...``` block of the reply, parsed; and its note, from a first line (after
+// spaces) of one of two forms:
+//   NOTE: <text>   the rest of the line before any ``` , trimmed;
+//   NOTE [84]      the name of element 84 on `page` (the observation the reply answers), so a
+//                  fact on screen is noted by picking its element, as actions do; with no
+//                  such element (or no page) the note is empty and note_error says why.
+// Either is cut to k_max_note_bytes at a UTF-8 boundary.
+agent_action extract_agent_action(std::string_view model_output, std::string_view page = {});
 inline constexpr size_t k_max_note_bytes = 200;
 
 // The PREVIOUS ACTION line for the next step: "None" before the first action; the action
-// ("click [12]"); with " (NOTE: <note>)" when its reply had one; with " (failed: <env
+// ("click [12]"); with " (NOTE: <note>)" when its reply had one (" (NOTE [84] failed:
+// <why>)" when an element note found nothing); with " (failed: <env
 // error>)" when the env refused it; for a parse failure, "None (your previous reply was
 // not in the correct format: <error>)".
 std::string previous_action_text(const agent_action* previous, const std::optional<std::string>& env_error);

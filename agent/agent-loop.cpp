@@ -191,7 +191,7 @@ void episode_runner::run() {
     generate_result g = generate(*session_, *mc_.tok, prompt, go, smp);
     const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(prompt.size() + g.tokens.size()));
     conv_->add_reply(g.text);
-    agent_action a = extract_agent_action(g.text);
+    agent_action a = extract_agent_action(g.text, shown.text);
     rules.record(a.parsed);
 
     step_record rec;

@@ -158,9 +158,10 @@ std::string message_with(const step_view& s, const char* label) {
 
 std::string compact_step_message(const step_view& s) { return message_with(s, "PREVIOUS ACTIONS:"); }
 
-std::string compact_reply(std::string_view action, std::string_view note) {
+std::string compact_reply(std::string_view action, std::string_view note, int64_t note_element) {
   std::string out;
-  if (!note.empty()) out = "NOTE: " + std::string(note) + "\n";
+  if (note_element >= 0) out = "NOTE [" + std::to_string(note_element) + "]\n";
+  else if (!note.empty()) out = "NOTE: " + std::string(note) + "\n";
   return out + "```" + std::string(action) + "```";
 }
 

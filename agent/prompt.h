@@ -52,8 +52,9 @@ std::string step_message(const step_view& s);
 // or "None").
 std::string compact_step_message(const step_view& s);
 // The compact reply for an action ("click [12]" -> "```click [12]```"); with a note
-// ("$23.99") the note line first: "NOTE: $23.99\n```click [12]```".
-std::string compact_reply(std::string_view action, std::string_view note = {});
+// ("$23.99") the note line first: "NOTE: $23.99\n```click [12]```"; with a note by element
+// (note_element 84, the note then being that element's name) "NOTE [84]\n```click [12]```".
+std::string compact_reply(std::string_view action, std::string_view note = {}, int64_t note_element = -1);
 
 // The system message, then n_examples worked examples (0..3) as user/assistant pairs.
 // std::invalid_argument when n_examples is out of range.

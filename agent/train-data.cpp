@@ -19,6 +19,7 @@
 #include "generator/generate.h"
 #include "obs-truncate.h"
 #include "oracle-agent.h"
+#include "page-element.h"
 #include "server/env-server.h"
 #include "tokenizer.h"
 #include "train-rename.h"
@@ -40,13 +41,23 @@ uint64_t mix(uint64_t x) {  // splitmix64
 
 // Long-horizon tasks name facts to carry (kvarena.memory): each becomes the note of the
 // reply to the first action of the plan step after the one that brought it on screen (a
-// fact seen after the last step has no such reply and is left out).
+// fact seen after the last step has no such reply and is left out). The note names the
+// element showing the fact ("NOTE [84]", the note then that element's whole name, e.g.
+// "Rating: 2.4 out of 5 (7 reviews)" for "2.4"); a fact no element shows, or a second fact
+// of the same step, is noted as text.
 void attach_notes(const tasks::oracle_task_result& r, trajectory* tr) {
   for (const tasks::memory_fact& f : r.memory) {
     for (size_t j = 0; j < r.action_plan_steps.size() && j < tr->steps.size(); ++j) {
       if (r.action_plan_steps[j] != f.seen_step + 1) continue;
-      std::string& note = tr->steps[j].note;
-      note += (note.empty() ? "" : "; ") + f.fact;
+      seen_step& s = tr->steps[j];
+      const int64_t id = s.note.empty() ? element_showing(s.observation, f.fact) : -1;
+      if (id >= 0) {
+        s.note = element_text(s.observation, id).value_or(f.fact);
+        s.note_element = id;
+      } else {
+        s.note += (s.note.empty() ? "" : "; ") + f.fact;
+        s.note_element = -1;
+      }
       break;
     }
   }
@@ -232,11 +243,15 @@ std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode
       p.text.erase(0, end_marker.size());
     }
     cur.segments.push_back({p.text, false});
-    const std::string reply = compact_reply(s.action, s.note);
+    std::string reply = compact_reply(s.action, s.note, s.note_element);
+    prev = extract_agent_action(reply, obs);
+    if (s.note_element >= 0 && prev->note != s.note) {  // the element is off the cut page: note the text
+      reply = compact_reply(s.action, s.note);
+      prev = extract_agent_action(reply, obs);
+    }
     cur.segments.push_back({reply, true});
     conv.add_reply(reply);
     if (mode == history_mode::last) cur.segments.push_back({end_marker, true});
-    prev = extract_agent_action(reply);
   }
   if (mode == history_mode::full && !cur.segments.empty()) cur.segments.push_back({end_marker, true});
   if (!cur.segments.empty()) out.push_back(std::move(cur));

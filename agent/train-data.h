@@ -62,6 +62,7 @@ struct seen_step {
   std::string url;
   std::string action;  // "click [12]"
   std::string note = {};  // the reply's note (a remembered fact on screen here), "" when none
+  int64_t note_element = -1;  // the element on this page whose name is `note` (the reply's "NOTE [id]"), else -1
 };
 
 struct trajectory {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agent-action.h"
+#include "page-element.h"
 #include "prompt.h"
 #include "sites/http-message.h"
 #include "sites/seed-data.h"
@@ -131,27 +132,11 @@ trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<
   };
   trajectory out;
   out.intent = apply(tr.intent);
-  for (const seen_step& s : tr.steps) out.steps.push_back({apply(s.observation), apply(s.url), apply(s.action), apply(s.note)});
+  for (const seen_step& s : tr.steps) out.steps.push_back({apply(s.observation), apply(s.url), apply(s.action), apply(s.note), s.note_element});
   return out;
 }
 
 namespace {
-
-// The line of element [id] on a page ("\t\t[71] link 'Name'"), or "" when it has none.
-// (Not crop_observation(obs, id, 0, 0): that looks only below a header, and steps may have none.)
-std::string element_line(const std::string& observation, int64_t id) {
-  std::string mark = "[";  // built by appends: GCC 12 warns falsely on "[" + std::string
-  mark += std::to_string(id);
-  mark += "] ";
-  for (size_t a = 0; a < observation.size();) {
-    size_t e = observation.find('\n', a);
-    if (e == std::string::npos) e = observation.size();
-    const size_t b = observation.find_first_not_of('\t', a);
-    if (b < e && observation.compare(b, mark.size(), mark) == 0) return observation.substr(b, e - b);
-    a = e + 1;
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -149,11 +149,14 @@ std::vector<train_sequence> render_retargeted_steps(const trajectory& tr, int va
     const std::vector<retargeted_step> vs = retarget_step(tr, i, variants, seed * 1000003ull + i);
     for (const retargeted_step& v : vs) {
       if (intents) intents->insert(v.intent);
-      // Steps 0..i, the earlier ones' pages left out: in history mode last only their
-      // actions reach step i's prompt.
+      // Steps 0..i, the earlier ones' pages left out (but a note step's, which its note by
+      // element is read from): in history mode last only their actions reach step i's prompt.
       trajectory t;
       t.intent = v.intent;
-      for (size_t j = 0; j < i; ++j) t.steps.push_back({"", tr.steps[j].url, tr.steps[j].action, tr.steps[j].note});
+      for (size_t j = 0; j < i; ++j) {
+        const seen_step& e = tr.steps[j];
+        t.steps.push_back({e.note.empty() ? "" : e.observation, e.url, e.action, e.note, e.note_element});
+      }
       t.steps.push_back({tr.steps[i].observation, tr.steps[i].url, v.action, ""});
       const action_parse_result a = parse_action(v.action);
       if (rng.chance(crop_share) && a.ok() && a.act.element_id >= 0) {

@@ -20,7 +20,7 @@ std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view 
 }
 
 std::optional<std::pair<size_t, size_t>> note_line_span(std::string_view reply) {
-  if (reply.substr(0, 6) != "NOTE: ") return std::nullopt;
+  if (reply.substr(0, 6) != "NOTE: " && reply.substr(0, 6) != "NOTE [") return std::nullopt;
   const size_t end = reply.find('\n');
   if (end == std::string_view::npos) return std::nullopt;
   return std::make_pair(size_t{0}, end);

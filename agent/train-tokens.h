@@ -39,7 +39,7 @@ void encode_sequence(const train_sequence& q, const tokenizer& tok, std::vector<
 // has no fence), so the mask follows the grammar the agent is scored by. nullopt for other
 // actions, empty text and replies that do not parse.
 std::optional<std::pair<size_t, size_t>> action_free_text_span(std::string_view reply);
-// The byte range of a reply's note line ("NOTE: ..." up to its newline, prompt.h), nullopt
+// The byte range of a reply's note line ("NOTE: ..." or "NOTE [84]" up to its newline, prompt.h), nullopt
 // when the reply does not begin with one: marked as free text too, its "NOTE" the first token.
 std::optional<std::pair<size_t, size_t>> note_line_span(std::string_view reply);
 

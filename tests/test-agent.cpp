@@ -240,6 +240,26 @@ TEST(AgentAction, ANoteLineBeforeTheBlockIsCarriedIntoThePreviousActionLine) {
   EXPECT_EQ(previous_action_text(&bad, std::nullopt).rfind("None (", 0), 0u);
 }
 
+TEST(AgentAction, ANoteByElementHoldsThatElementsNameOnThePageItAnswers) {
+  const std::string page = "[1] RootWebArea 'Shop'\n\t[84] StaticText '$23.99'\n\t[86] StaticText ''";
+  const agent_action a = extract_agent_action("NOTE [84]\n```tab_focus [1]```", page);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a.note_element, 84);
+  EXPECT_EQ(a.note, "$23.99");
+  EXPECT_EQ(previous_action_text(&a, std::nullopt), "tab_focus [1] (NOTE: $23.99)");
+  EXPECT_EQ(extract_agent_action(" NOTE [84]  ```click [3]```", page).note, "$23.99");
+  // An id the page lacks, or an element with no text: no note, and the line says why.
+  const agent_action missing = extract_agent_action("NOTE [85]\n```click [3]```", page);
+  EXPECT_EQ(missing.note, "");
+  EXPECT_EQ(previous_action_text(&missing, std::nullopt), "click [3] (NOTE [85] failed: no element [85] on the page)");
+  const agent_action empty = extract_agent_action("NOTE [86]\n```click [3]```", page);
+  EXPECT_EQ(previous_action_text(&empty, std::nullopt), "click [3] (NOTE [86] failed: element [86] has no text)");
+  // Not the element form: junk after the id, no id, or no page to read it from.
+  EXPECT_EQ(extract_agent_action("NOTE [84] and more\n```click [3]```", page).note_element, -1);
+  EXPECT_EQ(extract_agent_action("NOTE []\n```click [3]```", page).note_element, -1);
+  EXPECT_EQ(extract_agent_action("NOTE [84]\n```click [3]```").note, "");
+}
+
 // ---------------------------------------------------------------- KV meter
 
 TEST(KvMeter, TraceStaysSmallAndKeepsEveryPrefillChunk) {

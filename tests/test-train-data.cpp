@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "conversation.h"
+#include "page-element.h"
 #include "generator/generate.h"
 #include "oracle-plan.h"
 #include "gguf-reader.h"
@@ -93,6 +94,57 @@ TEST(TrainData, ANoteIsItsRepliesFirstLineAndFollowsItsActionInLaterLists) {
   EXPECT_NE(joined(full[0], false).find("PREVIOUS ACTIONS: click [1] (NOTE: $5.00)<|im_end|>"), std::string::npos);
 }
 
+TEST(TrainData, ANoteByElementNamesItsIdAndLaterListsCarryTheElementsName) {
+  trajectory t = two_steps();
+  t.steps[0].observation = "[1] link 'Cars'\n\t[7] StaticText 'Rating: 2.4 out of 5'";
+  t.steps[0].note = "Rating: 2.4 out of 5";
+  t.steps[0].note_element = 7;
+  std::vector<train_sequence> seqs = render_trajectory(t, history_mode::last, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 2u);
+  EXPECT_EQ(joined(seqs[0], true), "NOTE [7]\n```click [1]```|<|im_end|>|");
+  EXPECT_NE(joined(seqs[1], false).find("PREVIOUS ACTIONS:\nclick [1] (NOTE: Rating: 2.4 out of 5)<|im_end|>"),
+            std::string::npos)
+      << joined(seqs[1], false);
+  // An element the shown page lacks (cut off by the observation budget) is noted as text.
+  t.steps[0].observation = "[1] link 'Cars'";
+  seqs = render_trajectory(t, history_mode::last, nullptr, 0);
+  EXPECT_EQ(joined(seqs[0], true), "NOTE: Rating: 2.4 out of 5\n```click [1]```|<|im_end|>|");
+  EXPECT_NE(joined(seqs[1], false).find("click [1] (NOTE: Rating: 2.4 out of 5)<|im_end|>"), std::string::npos);
+}
+
+// A page in the text browser's format (names quoted as Python's repr quotes them).
+const char* k_shop_page =
+    "Tab 0 (current): Shop\n"
+    "\n"
+    "[1] RootWebArea 'Shop' focused: True\n"
+    "\t[69] heading \"It's okay\"\n"
+    "\t\t[70] link 'Say \\'hi\\' \\\\ bye'\n"
+    "\t[84] StaticText '$12.40'\n"
+    "\t[86] StaticText 'Rating: 2.4 out of 5 (7 reviews)'\n"
+    "\t[88] StaticText '2.4 stars'\n"
+    "\t[90] StaticText '$23.99'\n"
+    "\t[92] button ''\n"
+    "\t[114] StaticText '$23.99'";
+
+TEST(PageElement, AnElementsNameIsItsQuotedTextUnescaped) {
+  EXPECT_EQ(element_line(k_shop_page, 86), "[86] StaticText 'Rating: 2.4 out of 5 (7 reviews)'");
+  EXPECT_EQ(element_line(k_shop_page, 8), "");  // "[84]" is not "[8]"
+  EXPECT_EQ(element_text(k_shop_page, 69).value(), "It's okay");
+  EXPECT_EQ(element_text(k_shop_page, 70).value(), "Say 'hi' \\ bye");
+  EXPECT_EQ(element_text(k_shop_page, 92).value(), "");
+  EXPECT_FALSE(element_text(k_shop_page, 93).has_value());
+}
+
+TEST(PageElement, TheElementShowingAFactIsAnExactNameFirstThenTheShortestWholeMatch) {
+  EXPECT_EQ(element_showing(k_shop_page, "$23.99"), 90);  // the first exact name
+  EXPECT_EQ(element_showing(k_shop_page, "2.4"), 88);     // "2.4 stars" is shorter; not "$12.40"
+  EXPECT_EQ(element_showing(k_shop_page, "Rating: 2.4"), 86);
+  EXPECT_EQ(element_showing(k_shop_page, "12.4"), -1);    // "$12.40" holds it only joined to a digit
+  EXPECT_EQ(element_showing(k_shop_page, "$12.40"), 84);
+  EXPECT_EQ(element_showing(k_shop_page, "okay"), 69);
+  EXPECT_EQ(element_showing(k_shop_page, "missing"), -1);
+}
+
 // On one real site seed (the oracle's trajectories through write_train_data, no tokenizer:
 // the text goes to corpus.txt): every long-horizon task whose kvarena.memory has a fact seen
 // before its plan's last step gets a reply that begins with that fact's note, on a step
@@ -120,23 +172,32 @@ TEST(TrainData, LongHorizonTrajectoriesNoteTheirFactsWhereTheyAreOnScreen) {
     }
   ASSERT_GE(want.size(), 20u);
 
-  // Every reply that starts with a note: the prompt before it (from its OBSERVATION on).
-  const std::string reply_start = "<|im_start|>assistant\nNOTE: ";
+  // Every reply that starts with a note: by element ("NOTE [84]"), the element's line read
+  // from the prompt before it (its OBSERVATION), by hand.
+  const std::string reply_start = "<|im_start|>assistant\nNOTE [";
+  ASSERT_EQ(corpus.find("<|im_start|>assistant\nNOTE: "), std::string::npos);  // every fact is on an element
   std::map<std::string, std::set<std::string>> got;
   size_t n_replies = 0;
   for (size_t at = corpus.find(reply_start); at != std::string::npos; at = corpus.find(reply_start, at + 1)) {
     ++n_replies;
     const size_t from = at + reply_start.size();
-    const std::string fact = corpus.substr(from, corpus.find('\n', from) - from);
+    const std::string id = corpus.substr(from, corpus.find(']', from) - from);
+    EXPECT_EQ(corpus.substr(from + id.size(), 5), "]\n```") << id;
     const size_t obs = corpus.rfind("OBSERVATION:\n", at), obj = corpus.find("\nOBJECTIVE: ", obs);
     ASSERT_NE(obs, std::string::npos);
     const std::string intent = corpus.substr(obj + 12, corpus.find('\n', obj + 12) - obj - 12);
-    EXPECT_NE(corpus.substr(obs, obj - obs).find(fact), std::string::npos) << "the note " << fact << " of " << intent
-                                                                            << " is not on the page it is written on";
-    EXPECT_EQ(corpus.substr(from + fact.size(), 4), "\n```");
-    got[intent].insert(fact);
-    // A later step of the same episode lists it.
-    EXPECT_NE(corpus.find("(NOTE: " + fact + ")", from), std::string::npos) << fact;
+    const std::string page = corpus.substr(obs, obj - obs);
+    const size_t line_at = page.find("\t[" + id + "] ");
+    ASSERT_NE(line_at, std::string::npos) << "the note's element [" << id << "] of " << intent << " is not on its page";
+    const std::string line = page.substr(line_at + 1, page.find('\n', line_at + 1) - line_at - 1);
+    // "[84] StaticText '$23.99'": the name is between the quotes ending the line.
+    const size_t q = line.find('\'');
+    ASSERT_TRUE(q != std::string::npos && line.back() == '\'') << line;
+    const std::string name = line.substr(q + 1, line.size() - q - 2);
+    for (const std::string& fact : want[intent])
+      if (name.find(fact) != std::string::npos) got[intent].insert(fact);
+    // A later step of the same episode lists the element's name.
+    EXPECT_NE(corpus.find("(NOTE: " + name + ")", from), std::string::npos) << name;
   }
   EXPECT_EQ(got, want);
   EXPECT_GE(n_replies, want.size());  // agent-last and agent-full each, crops where the step has an element

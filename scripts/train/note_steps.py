@@ -3,10 +3,12 @@
 # compact style's memory, agent/prompt.h), cut from a `kvarena train-data` folder's
 # agent-last (site seeds never trained on) into a folder train.py --watch and
 # heldout.py read:
-#   OUT/tokens/note-write.*  the steps whose reply begins with a note line ("NOTE: $23.99")
-#   OUT/tokens/note-use.*    the steps whose action list carries a note ("(NOTE: $23.99)")
-#                            and whose reply's free text (mask 2) holds that fact, "$" and
-#                            all or without it (a typed price "23.99", a message "... $23.99?")
+#   OUT/tokens/note-write.*  the steps whose reply begins with a note line ("NOTE: $23.99",
+#                            or by element "NOTE [84]")
+#   OUT/tokens/note-use.*    the steps whose action list carries a note ("(NOTE: $23.99)",
+#                            "(NOTE: Rating: 2.4 out of 5 (7 reviews))") and whose reply's
+#                            free text (mask 2) holds the note's first number as a whole
+#                            (a typed price "23.99", a message "... $23.99?", "Rated 2.4")
 # Sequences are copied whole, tokens and mask as they are; OUT/manifest.json is SRC's with
 # these two datasets' sizes.
 #   note_steps.py SRC OUT [--tokenizer FILE.gguf]   (default: SRC's manifest tokenizer)
@@ -53,7 +55,13 @@ class Decoder:
         return out.decode("utf-8", "replace")
 
 
-NOTE_IN_LIST = re.compile(r"\(NOTE: ([^)\n]*)\)")
+NOTE_IN_LIST = re.compile(r"\(NOTE: ([^\n]*?)\)(?= \(|$)", re.M)  # up to the ")" ending the line or before " ("
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def holds_number(text, number):
+    """Whether `number` occurs in `text` with no digit or "." + digit joined to it."""
+    return re.search(r"(?<![\d.])" + re.escape(number) + r"(?!\d|\.\d)", text) is not None
 
 
 def classify(tok, mask, dec):
@@ -63,7 +71,7 @@ def classify(tok, mask, dec):
     if len(starts) == 0:
         return None
     reply = dec(tok[starts[-1]:][target[starts[-1]:]])
-    if reply.startswith("NOTE: "):
+    if reply.startswith("NOTE: ") or reply.startswith("NOTE ["):
         return "write"
     free = [dec(tok[s:e]) for s, e in run_spans(mask == 2)]
     if not free:  # nothing typed or answered: no use of a note (and no prompt to decode)
@@ -71,7 +79,8 @@ def classify(tok, mask, dec):
     context = dec(tok[:starts[-1]])
     facts = NOTE_IN_LIST.findall(context[max(context.rfind("PREVIOUS ACTION"), 0):])
     for f in facts:
-        if any(f in t or (f.startswith("$") and f[1:] in t) for t in free):
+        first = NUMBER.search(f)
+        if first and any(holds_number(t, first.group()) for t in free):
             return "use"
     return None
 

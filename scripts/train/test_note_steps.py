@@ -60,6 +60,12 @@ seqs = [
     seq(ctx + "\ntab_focus [1] (NOTE: $5.00)", "```type [3] [5.00] [0]```<|im_end|>", ["5.00"]),  # use
     seq(ctx + "\ntab_focus [1] (NOTE: $5.00)", "```type [3] [hello] [0]```<|im_end|>", ["hello"]),
     seq(ctx, "```type [3] [5.00] [0]```<|im_end|>", ["5.00"]),                         # no note listed
+    seq(ctx, "NOTE [84]\n```tab_focus [1]```<|im_end|>", ["NOTE [84]"]),               # write, by element
+    seq(ctx + "\ntab_focus [1] (NOTE: Rating: 2.4 out of 5 (7 reviews))",                # use: its first number
+        "```type [3] [Rated 2.4, fine] [0]```<|im_end|>", ["Rated 2.4, fine"]),
+    seq(ctx + "\ntab_focus [1] (NOTE: Rating: 2.4 out of 5 (7 reviews))",                # "5" is not its number
+        "```type [3] [5] [0]```<|im_end|>", ["5"]),
+    seq(ctx + "\ntab_focus [1] (NOTE: $2.40)", "```type [3] [12.40] [0]```<|im_end|>", ["12.40"]),  # not whole
 ]
 with tempfile.TemporaryDirectory() as w:
     src, out = os.path.join(w, "src"), os.path.join(w, "out")
@@ -69,7 +75,7 @@ with tempfile.TemporaryDirectory() as w:
         json.dump({"tokenizer": MODEL, "max_obs_tokens": 2048}, f)
     r = subprocess.run([sys.executable, os.path.join(HERE, "note_steps.py"), src, out], capture_output=True, text=True)
     check(r.returncode == 0, f"note_steps exits 0 (got {r.returncode}: {r.stderr})")
-    for name, want in (("note-write", [0]), ("note-use", [1])):
+    for name, want in (("note-write", [0, 4]), ("note-use", [1, 5])):
         d = Dataset(os.path.join(out, "tokens"), name)
         check(d.n_seq == len(want), f"{name} holds {len(want)} sequence(s) (got {d.n_seq})")
         for k, i in enumerate(want):
@@ -77,8 +83,8 @@ with tempfile.TemporaryDirectory() as w:
             check(got == (seqs[i][0], seqs[i][1]), f"{name}[{k}] is sequence {i}, tokens and mask")
     with open(os.path.join(out, "manifest.json")) as f:
         man = json.load(f)
-    check(man["datasets"] == {"note-write": {"sequences": 1, "tokens": len(seqs[0][0])},
-                              "note-use": {"sequences": 1, "tokens": len(seqs[1][0])}},
+    check(man["datasets"] == {"note-write": {"sequences": 2, "tokens": len(seqs[0][0]) + len(seqs[4][0])},
+                              "note-use": {"sequences": 2, "tokens": len(seqs[1][0]) + len(seqs[5][0])}},
           f"the manifest counts them (got {man['datasets']})")
     check(man["max_obs_tokens"] == 2048, "the manifest keeps the source's observation budget")
 finish("test_note_steps")
