@@ -24,6 +24,7 @@
 #include "tokenizer.h"
 #include "train-rename.h"
 #include "train-retarget.h"
+#include "train-revalue.h"
 #include "train-tokens.h"
 #include "url-view.h"
 
@@ -406,6 +407,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   if (!(opt.renamed.swap_share >= 0 && opt.renamed.swap_share <= 1))
     throw std::invalid_argument("train-data: the renamed names' swap share must be in [0, 1]");
   if (opt.retarget < 0) throw std::invalid_argument("train-data: retarget variants must be >= 0");
+  if (opt.revalued < 0) throw std::invalid_argument("train-data: revalued copies must be >= 0");
   if (!(opt.retarget_crop >= 0 && opt.retarget_crop <= 1))
     throw std::invalid_argument("train-data: the retargeted steps' crop share must be in [0, 1]");
   if (opt.renamed.crop_lines < 1) throw std::invalid_argument("train-data: the renamed steps' crop lines must be >= 1");
@@ -416,7 +418,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   train_data_summary sum;
 
   train_dataset last{"agent-last", {}}, full{"agent-full", {}}, crop{"agent-crop", {}}, corpus{"corpus", {}};
-  train_dataset renamed{"agent-renamed", {}}, retarget{"agent-retarget", {}};
+  train_dataset renamed{"agent-renamed", {}}, retarget{"agent-retarget", {}}, revalued{"agent-revalued", {}};
   std::set<std::string> retarget_intents;  // the objectives agent-retarget made up
   std::set<std::string> pages_seen;
   std::vector<std::string> pages;
@@ -455,6 +457,10 @@ train_data_summary write_train_data(const train_data_options& opt) {
                                                          opt.seed ^ mix(s * 4099 + retarget.sequences.size()), opt.tok,
                                                          opt.max_obs_tokens, &retarget_intents))
           retarget.sequences.push_back(std::move(q));
+      if (opt.revalued > 0)
+        for (train_sequence& q : render_revalued_steps(tr, opt.revalued, opt.seed ^ mix(s * 6151 + revalued.sequences.size()),
+                                                       opt.tok, opt.max_obs_tokens))
+          revalued.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);
       steps += static_cast<int64_t>(tr.steps.size());
@@ -483,6 +489,7 @@ train_data_summary write_train_data(const train_data_options& opt) {
   std::vector<const train_dataset*> sets = {&last, &full, &crop, &niah, &kv, &corpus};
   if (opt.renamed.copies > 0) sets.insert(sets.begin() + 3, &renamed);
   if (opt.retarget > 0) sets.insert(sets.begin() + 3 + (opt.renamed.copies > 0), &retarget);
+  if (opt.revalued > 0) sets.insert(sets.begin() + 3 + (opt.renamed.copies > 0) + (opt.retarget > 0), &revalued);
   train_dataset lookup{"lookup", {}};
   if (opt.lookup_queries > 0) {
     std::vector<std::string> cut;  // the pages as the agent sees them

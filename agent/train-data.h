@@ -20,6 +20,10 @@
 //                           objective tells the variants apart; its made-up objectives
 //                           are listed in retarget-objectives.txt (one per line) for the
 //                           evaluation's seen / unseen split
+//   agent-revalued          (revalued > 0) the note step and the steps that type the noted
+//                           number, of long-horizon trajectories whose note is copied later,
+//                           with that number made random everywhere (train-revalue.h): it
+//                           can only be copied from the note, not recalled
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
 //                           filler from seeds the bench does not use), 256..max_doc_tokens;
 //                           with niah_needles > 1 up to that many needles, each asked for
@@ -103,6 +107,7 @@ struct train_data_options {
   rename_options renamed;            // agent-renamed (copies > 0)
   int retarget = 0;                  // > 0: agent-retarget, up to this many variants per step
   double retarget_crop = 0.5;        // agent-retarget: share of its steps with the page cut
+  int revalued = 0;                  // > 0: agent-revalued, this many copies per trajectory that types its note
   const tokenizer* tok = nullptr;    // null: text only (corpus.txt)
   std::function<void(const std::string&)> log;  // progress lines
 };

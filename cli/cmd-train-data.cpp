@@ -84,6 +84,7 @@ int run_train_data(const train_data_args& a) {
   m["renamed_swap"] = a.o.renamed.swap_share;
   m["retarget_variants"] = a.o.retarget;
   m["retarget_crop"] = a.o.retarget_crop;
+  m["revalued_copies"] = a.o.revalued;
   m["tasks"] = s.tasks;
   m["solved"] = s.solved;
   m["skipped_site_seeds"] = s.skipped_seeds;
@@ -145,6 +146,10 @@ void add_train_data_command(CLI::App& app, command_fn& run) {
   sub->add_option("--retarget-crop", a->o.retarget_crop,
                   "agent-retarget: share of its steps with the page cut to the lines around the element")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--revalue", a->o.revalued,
+                  "agent-revalued: each long-horizon trajectory that types its noted number, N times with that "
+                  "number made random everywhere (the note step and the typing steps; 0: none)")
+      ->capture_default_str()->check(CLI::Range(0, 64));
   sub->callback([&run, a] { run = [a] { return run_train_data(*a); }; });
 }
 
