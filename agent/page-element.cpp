@@ -53,20 +53,20 @@ std::optional<std::string> line_name(std::string_view l) {
   return std::nullopt;  // no closing quote
 }
 
-// Whether `text` occurs in `name` with no letter or digit right before or after it
-// ("2.4" in "Rating: 2.4 out of 5", not in "$12.40").
-bool holds_whole(const std::string& name, std::string_view text) {
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  for (size_t at = name.find(text); at != std::string::npos; at = name.find(text, at + 1)) {
-    const size_t end = at + text.size();
-    if ((at == 0 || !alnum(name[at - 1]) || !alnum(text.front())) &&
-        (end == name.size() || !alnum(name[end]) || !alnum(text.back())))
-      return true;
-  }
-  return false;
-}
+bool ascii_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) && static_cast<unsigned char>(c) < 128; }
 
 }  // namespace
+
+size_t find_whole(std::string_view text, std::string_view part, size_t from) {
+  if (part.empty()) return std::string_view::npos;
+  for (size_t at = text.find(part, from); at != std::string_view::npos; at = text.find(part, at + 1)) {
+    const size_t end = at + part.size();
+    const bool alone_left = at == 0 || !ascii_alnum(text[at - 1]) || !ascii_alnum(part.front());
+    const bool alone_right = end == text.size() || !ascii_alnum(text[end]) || !ascii_alnum(part.back());
+    if (alone_left && alone_right) return at;
+  }
+  return std::string_view::npos;
+}
 
 std::string element_line(std::string_view observation, int64_t id) {
   std::string found;
@@ -91,7 +91,7 @@ int64_t element_showing(std::string_view observation, std::string_view text) {
     const int64_t id = line_id(l);
     if (id < 0) return true;
     const std::optional<std::string> name = line_name(l);
-    if (!name || text.empty() || !holds_whole(*name, text)) return true;
+    if (!name || find_whole(*name, text) == std::string::npos) return true;
     if (*name == text) {
       best = id;
       return false;

@@ -19,6 +19,11 @@ std::string element_line(std::string_view observation, int64_t id);
 // [id] or its line has no quoted name.
 std::optional<std::string> element_text(std::string_view observation, int64_t id);
 
+// The first place at or after `from` where `part` occurs in `text` as a whole: no ASCII
+// letter or digit joined to it on a side where `part` itself begins or ends with one
+// ("2.4" in "Rating: 2.4 out of 5", not in "$12.40"; "$5" in "a$5"); npos when none.
+size_t find_whole(std::string_view text, std::string_view part, size_t from = 0);
+
 // The id of the element whose name holds `text`: one whose name is exactly `text` first,
 // else the shortest name containing it with no letter or digit joined to it either side
 // ("2.4" in "Rating: 2.4 out of 5", not in "$12.40"; the first such on the page); -1 when

@@ -92,17 +92,11 @@ std::string novel_name(const std::string& name, const std::vector<std::string>& 
 }
 
 std::string replace_whole(const std::string& text, const std::string& from, const std::string& to) {
-  if (from.empty()) return text;
   std::string out;
   size_t done = 0;
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + 1)) {
-    const size_t end = at + from.size();
-    const bool alone_left = at == 0 || !ascii_alnum(text[at - 1]) || !ascii_alnum(from.front());
-    const bool alone_right = end == text.size() || !ascii_alnum(text[end]) || !ascii_alnum(from.back());
-    if (!alone_left || !alone_right) continue;
+  for (size_t at = find_whole(text, from); at != std::string::npos; at = find_whole(text, from, done)) {
     out.append(text, done, at - done).append(to);
-    done = end;
-    at = end - 1;
+    done = at + from.size();
   }
   return out.append(text, done, std::string::npos);
 }
@@ -135,10 +129,6 @@ trajectory renamed_trajectory(const trajectory& tr, const std::vector<std::pair<
   for (const seen_step& s : tr.steps) out.steps.push_back({apply(s.observation), apply(s.url), apply(s.action), apply(s.note), s.note_element});
   return out;
 }
-
-namespace {
-
-}  // namespace
 
 bool acts_on_name(const seen_step& step, const std::vector<std::string>& names) {
   for (const std::string& n : names)

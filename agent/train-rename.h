@@ -33,8 +33,8 @@ std::vector<std::string> word_pool(const std::vector<std::string>& texts);
 std::string novel_name(const std::string& name, const std::vector<std::string>& pool, uint64_t seed,
                        double swap_share = rename_options{}.swap_share);
 
-// `text` with every occurrence of `from` that is not part of a longer word (the characters
-// either side are not ASCII letters or digits) replaced by `to`.
+// `text` with every whole occurrence of `from` (page-element.h find_whole: not part of a
+// longer word or number) replaced by `to`.
 std::string replace_whole(const std::string& text, const std::string& from, const std::string& to);
 
 // The trajectory with each of its objective's quoted names (renames: name -> new name)

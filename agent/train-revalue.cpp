@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "page-element.h"
 #include "sites/seed-data.h"
 #include "train-rename.h"
 
@@ -14,7 +15,7 @@ bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
 // Whether `text` holds `number` not as part of a longer number or word.
 bool holds_number(const std::string& text, const std::string& number) {
-  return replace_whole(text, number, std::string(1, '\x01')) != text;
+  return find_whole(text, number) != std::string::npos;
 }
 
 }  // namespace
