@@ -57,13 +57,54 @@ void read_note(std::string_view reply, std::string_view page, agent_action* a) {
   a->note = utf8_prefix(rest.substr(b, e - b + 1), k_max_note_bytes);
 }
 
+// "[84]" -> 84; -1 for anything else.
+int64_t bracketed_id(std::string_view s) {
+  if (s.size() < 3 || s.size() > 14 || s.front() != '[' || s.back() != ']') return -1;
+  int64_t id = 0;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return -1;
+    id = id * 10 + (s[i] - '0');
+  }
+  return id;
+}
+
+// extract_agent_action's answer by element (agent-action.h).
+void resolve_answer(std::string_view page, agent_action* a) {
+  action& act = a->parsed.act;
+  const int64_t id = act.kind == action_kind::stop ? bracketed_id(act.answer) : -1;
+  if (id < 0) return;
+  a->answer_element = id;
+  const std::optional<std::string> name = element_text(page, id);
+  if (!name || name->empty()) {
+    a->answer_error = element_line(page, id).empty() ? "no element [" + std::to_string(id) + "] on the page"
+                                                     : "element [" + std::to_string(id) + "] has no text";
+    return;
+  }
+  act.answer = *name;
+  act.raw = to_string(act);
+}
+
+bool bare_number(std::string_view s) {
+  return !s.empty() && s.find_first_not_of("0123456789.,- ") == std::string_view::npos;
+}
+
 }  // namespace
+
+std::string action_by_element(std::string_view action, std::string_view page) {
+  const action_parse_result r = parse_action(action);
+  if (!r.ok() || r.act.kind != action_kind::stop || r.act.answer.empty() || bare_number(r.act.answer))
+    return std::string(action);
+  const int64_t id = element_showing(page, r.act.answer);
+  if (id < 0 || element_text(page, id) != r.act.answer) return std::string(action);
+  return "stop [[" + std::to_string(id) + "]]";
+}
 
 agent_action extract_agent_action(std::string_view model_output, std::string_view page) {
   agent_action a;
   read_note(model_output, page, &a);
   a.parsed = parse_model_output(model_output);
   if (a.parsed.ok()) {
+    resolve_answer(page, &a);
     // The block's text: the server's parse_action gives back the same action.
     a.env_text = a.parsed.act.raw;
     a.text = to_string(a.parsed.act);

@@ -201,6 +201,8 @@ void episode_runner::run() {
     rec.action = a.text;
     rec.parsed = a.ok();
     if (!a.ok()) rec.action_error = a.parsed.error;
+    if (!a.answer_error.empty())
+      rec.action_error = "stop [[" + std::to_string(a.answer_element) + "]]: " + a.answer_error;
     rec.observation = shown.text;
     rec.screenshot_png = base64_decode(obs.screenshot_png_base64);
     rec.obs_tokens = shown.n_tokens;

@@ -244,10 +244,11 @@ std::vector<train_sequence> render_trajectory(const trajectory& tr, history_mode
       p.text.erase(0, end_marker.size());
     }
     cur.segments.push_back({p.text, false});
-    std::string reply = compact_reply(s.action, s.note, s.note_element);
+    const std::string action = action_by_element(s.action, obs);  // "stop [[84]]" where the page shows the answer
+    std::string reply = compact_reply(action, s.note, s.note_element);
     prev = extract_agent_action(reply, obs);
     if (s.note_element >= 0 && prev->note != s.note) {  // the element is off the cut page: note the text
-      reply = compact_reply(s.action, s.note);
+      reply = compact_reply(action, s.note);
       prev = extract_agent_action(reply, obs);
     }
     cur.segments.push_back({reply, true});

@@ -6,7 +6,9 @@
 //                           suites are seed 1), rendered by the agent's own conversation
 //                           code (conversation.h) in the compact prompt style and ChatML,
 //                           one sequence per step (last) or per episode (full); the
-//                           replies and their end marker are the loss targets
+//                           replies and their end marker are the loss targets; a stop
+//                           whose answer an element of the shown page is named exactly
+//                           answers by that element ("stop [[84]]", action_by_element)
 //   agent-crop              the steps of agent-last whose action names an element, with the
 //                           observation cut to a few lines around that element's line (the
 //                           same reply): more practice per token at reading an element's

@@ -260,6 +260,44 @@ TEST(AgentAction, ANoteByElementHoldsThatElementsNameOnThePageItAnswers) {
   EXPECT_EQ(extract_agent_action("NOTE [84]\n```click [3]```").note, "");
 }
 
+TEST(AgentAction, AnAnswerByElementIsThatElementsNameAndTheEnvGetsTheName) {
+  const std::string page = "[1] RootWebArea 'Shop'\n\t[84] StaticText '$31.99'\n\t[86] StaticText ''\n"
+                           "\t[90] link 'It\\'s new'";
+  agent_action a = extract_agent_action("```stop [[84]]```", page);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a.answer_element, 84);
+  EXPECT_EQ(a.parsed.act.answer, "$31.99");
+  EXPECT_EQ(a.env_text, "stop [$31.99]");  // what the env parses is the resolved answer
+  EXPECT_EQ(a.text, "stop [$31.99]");
+  EXPECT_EQ(a.answer_error, "");
+  EXPECT_EQ(extract_agent_action("```stop [[90]]```", page).parsed.act.answer, "It's new");  // repr quoting undone
+  // An id the page lacks or an element with no text: the answer stays "[85]", and why is said.
+  a = extract_agent_action("```stop [[85]]```", page);
+  EXPECT_EQ(a.parsed.act.answer, "[85]");
+  EXPECT_EQ(a.answer_error, "no element [85] on the page");
+  EXPECT_EQ(extract_agent_action("```stop [[86]]```", page).answer_error, "element [86] has no text");
+  // Not the element form: a plain answer, more than an id, or not a stop.
+  EXPECT_EQ(extract_agent_action("```stop [84]```", page).parsed.act.answer, "84");
+  EXPECT_EQ(extract_agent_action("```stop [[84] and [86]]```", page).answer_element, -1);
+  EXPECT_EQ(extract_agent_action("```type [84] [[86]] [0]```", page).answer_element, -1);
+}
+
+TEST(AgentAction, ActionByElementPointsAtTheElementNamedExactlyTheAnswer) {
+  const std::string page = "[1] RootWebArea 'Shop'\n\t[80] StaticText 'Price: $31.99'\n\t[84] StaticText '$31.99'\n"
+                           "\t[85] StaticText '$31.99'\n\t[88] link '9'\n\t[90] StaticText 'Rating: 3.7 out of 5'";
+  EXPECT_EQ(action_by_element("stop [$31.99]", page), "stop [[84]]");  // exact name, first such
+  // A name merely containing the answer, a bare number (a count is worked out), another
+  // action, or no page: the action as it is.
+  EXPECT_EQ(action_by_element("stop [3.7]", page), "stop [3.7]");
+  EXPECT_EQ(action_by_element("stop [9]", page), "stop [9]");
+  EXPECT_EQ(action_by_element("stop [Price]", page), "stop [Price]");
+  EXPECT_EQ(action_by_element("click [84]", page), "click [84]");
+  EXPECT_EQ(action_by_element("stop [$31.99]", ""), "stop [$31.99]");
+  // The pointer resolves back to the answer on the same page.
+  EXPECT_EQ(extract_agent_action("```" + action_by_element("stop [$31.99]", page) + "```", page).parsed.act.answer,
+            "$31.99");
+}
+
 // ---------------------------------------------------------------- KV meter
 
 TEST(KvMeter, TraceStaysSmallAndKeepsEveryPrefillChunk) {

@@ -112,6 +112,18 @@ TEST(TrainData, ANoteByElementNamesItsIdAndLaterListsCarryTheElementsName) {
   EXPECT_NE(joined(seqs[1], false).find("click [1] (NOTE: Rating: 2.4 out of 5)<|im_end|>"), std::string::npos);
 }
 
+TEST(TrainData, AStopAnswerThePageShowsAsAnElementsNameIsAnsweredByThatElement) {
+  trajectory t = two_steps();
+  t.steps[1] = {"[2] heading 'Cars'\n\t[84] StaticText '$5,100.00'", "http://localhost/cars", "stop [$5,100.00]"};
+  std::vector<train_sequence> seqs = render_trajectory(t, history_mode::last, nullptr, 0);
+  ASSERT_EQ(seqs.size(), 2u);
+  EXPECT_EQ(joined(seqs[1], true), "```stop [[84]]```|<|im_end|>|");
+  // An answer no element is named exactly stays text.
+  t.steps[1].action = "stop [$5,100]";
+  seqs = render_trajectory(t, history_mode::last, nullptr, 0);
+  EXPECT_EQ(joined(seqs[1], true), "```stop [$5,100]```|<|im_end|>|");
+}
+
 // A page in the text browser's format (names quoted as Python's repr quotes them).
 const char* k_shop_page =
     "Tab 0 (current): Shop\n"

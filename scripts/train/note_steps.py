@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-# note_steps.py: the two held-out sets that say whether a model has learned notes (the
-# compact style's memory, agent/prompt.h), cut from a `kvarena train-data` folder's
+# note_steps.py: the held-out sets that say whether a model has learned notes (the
+# compact style's memory, agent/prompt.h) and answers, cut from a `kvarena train-data` folder's
 # agent-last (site seeds never trained on) into a folder train.py --watch and
 # heldout.py read:
 #   OUT/tokens/note-write.*  the steps whose reply begins with a note line ("NOTE: $23.99",
@@ -9,8 +9,10 @@
 #                            "(NOTE: Rating: 2.4 out of 5 (7 reviews))") and whose reply's
 #                            free text (mask 2) holds the note's first number as a whole
 #                            (a typed price "23.99", a message "... $23.99?", "Rated 2.4")
+#   OUT/tokens/stop-answer.* the other steps whose reply is a stop (an answer, "stop [$31.99]",
+#                            or by element "stop [[84]]", agent-action.h)
 # Sequences are copied whole, tokens and mask as they are; OUT/manifest.json is SRC's with
-# these two datasets' sizes.
+# these datasets' sizes.
 #   note_steps.py SRC OUT [--tokenizer FILE.gguf]   (default: SRC's manifest tokenizer)
 import argparse
 import json
@@ -65,7 +67,7 @@ def holds_number(text, number):
 
 
 def classify(tok, mask, dec):
-    """("write" | "use" | None) for one sequence's tokens and mask."""
+    """("write" | "use" | "stop" | None) for one sequence's tokens and mask."""
     target = mask > 0
     starts = np.flatnonzero(run_starts(target))
     if len(starts) == 0:
@@ -75,14 +77,14 @@ def classify(tok, mask, dec):
         return "write"
     free = [dec(tok[s:e]) for s, e in run_spans(mask == 2)]
     if not free:  # nothing typed or answered: no use of a note (and no prompt to decode)
-        return None
+        return "stop" if reply.startswith("```stop [") else None
     context = dec(tok[:starts[-1]])
     facts = NOTE_IN_LIST.findall(context[max(context.rfind("PREVIOUS ACTION"), 0):])
     for f in facts:
         first = NUMBER.search(f)
         if first and any(holds_number(t, first.group()) for t in free):
             return "use"
-    return None
+    return "stop" if reply.startswith("```stop [") else None
 
 
 def main(argv=None):
@@ -96,7 +98,8 @@ def main(argv=None):
     tk = tokenizer_of_file(a.tokenizer or man["tokenizer"])
     dec = Decoder(tk["tokens"])
     ds = Dataset(os.path.join(a.src, "tokens"), "agent-last")
-    picked = {"write": [], "use": []}
+    picked = {"write": [], "use": [], "stop": []}
+    names = {"write": "note-write", "use": "note-use", "stop": "stop-answer"}
     for i in range(ds.n_seq):
         s, e = int(ds.idx[i]), int(ds.idx[i + 1])
         kind = classify(np.asarray(ds.tok[s:e]), np.asarray(ds.mask[s:e]), dec)
@@ -106,8 +109,8 @@ def main(argv=None):
     sizes = {}
     for kind, picks in picked.items():
         seqs = [(ds.tok[ds.idx[i]:ds.idx[i + 1]], ds.mask[ds.idx[i]:ds.idx[i + 1]]) for i in picks]
-        write_dataset(os.path.join(a.out, "tokens"), "note-" + kind, seqs)
-        sizes["note-" + kind] = {"sequences": len(seqs), "tokens": int(sum(len(t) for t, _ in seqs))}
+        write_dataset(os.path.join(a.out, "tokens"), names[kind], seqs)
+        sizes[names[kind]] = {"sequences": len(seqs), "tokens": int(sum(len(t) for t, _ in seqs))}
     man = dict(man, datasets=sizes, cut_from=os.path.abspath(a.src))
     with open(os.path.join(a.out, "manifest.json"), "w") as f:
         json.dump(man, f, indent=2)

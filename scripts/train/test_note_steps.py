@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 # test_note_steps.py: note_steps.py on a hand-made agent-last (ctest `train-note-steps`),
 # spelled byte by byte in the shipped model's vocabulary: a step that writes a note goes to
-# note-write, a step that types the noted price to note-use, and steps that list a note but
-# use something else, or list none, to neither; tokens and masks are copied as they were.
+# note-write, a step that types the noted price to note-use, a stop (an answer, as text or by
+# element) to stop-answer, and steps that list a note but use something else, or list none,
+# to none; tokens and masks are copied as they were.
 import json
 import os
 import subprocess
@@ -66,6 +67,9 @@ seqs = [
     seq(ctx + "\ntab_focus [1] (NOTE: Rating: 2.4 out of 5 (7 reviews))",                # "5" is not its number
         "```type [3] [5] [0]```<|im_end|>", ["5"]),
     seq(ctx + "\ntab_focus [1] (NOTE: $2.40)", "```type [3] [12.40] [0]```<|im_end|>", ["12.40"]),  # not whole
+    seq(ctx, "```stop [[84]]```<|im_end|>", ["[84]"]),                                  # stop, by element
+    seq(ctx, "```stop [3]```<|im_end|>", ["3"]),                                        # stop
+    seq(ctx + "\ntab_focus [1] (NOTE: $5.00)", "```stop [$5.00]```<|im_end|>", ["$5.00"]),   # use, not stop
 ]
 with tempfile.TemporaryDirectory() as w:
     src, out = os.path.join(w, "src"), os.path.join(w, "out")
@@ -75,7 +79,7 @@ with tempfile.TemporaryDirectory() as w:
         json.dump({"tokenizer": MODEL, "max_obs_tokens": 2048}, f)
     r = subprocess.run([sys.executable, os.path.join(HERE, "note_steps.py"), src, out], capture_output=True, text=True)
     check(r.returncode == 0, f"note_steps exits 0 (got {r.returncode}: {r.stderr})")
-    for name, want in (("note-write", [0, 4]), ("note-use", [1, 5])):
+    for name, want in (("note-write", [0, 4]), ("note-use", [1, 5, 10]), ("stop-answer", [8, 9])):
         d = Dataset(os.path.join(out, "tokens"), name)
         check(d.n_seq == len(want), f"{name} holds {len(want)} sequence(s) (got {d.n_seq})")
         for k, i in enumerate(want):
@@ -84,7 +88,8 @@ with tempfile.TemporaryDirectory() as w:
     with open(os.path.join(out, "manifest.json")) as f:
         man = json.load(f)
     check(man["datasets"] == {"note-write": {"sequences": 2, "tokens": len(seqs[0][0]) + len(seqs[4][0])},
-                              "note-use": {"sequences": 2, "tokens": len(seqs[1][0]) + len(seqs[5][0])}},
+                              "note-use": {"sequences": 3, "tokens": len(seqs[1][0]) + len(seqs[5][0]) + len(seqs[10][0])},
+                              "stop-answer": {"sequences": 2, "tokens": len(seqs[8][0]) + len(seqs[9][0])}},
           f"the manifest counts them (got {man['datasets']})")
     check(man["max_obs_tokens"] == 2048, "the manifest keeps the source's observation budget")
 finish("test_note_steps")
