@@ -276,6 +276,31 @@ TEST_P(KvRuntime, FreekvOverlapDoesNotChangeResults) {
   EXPECT_EQ(outs[0], outs[1]);
 }
 
+// A reset (history mode last starts every step's prompt anew) after sequences that end in a
+// prefetch: the next sequence runs as in a fresh session. (The crash this guards against, a
+// queued copy of the old sequence reading the new empty pool, needed the shipped model's
+// long-horizon prompts to show: `kvarena run --suite tasks/long-horizon --policies freekv
+// --kv-budget 1024t --history last --jobs 1 --threads 1 --limit 6` aborted in
+// kv_host_pool::page_data; this test's small sequences pass with the old order too.)
+TEST_P(KvRuntime, FreekvResetWithAPrefetchQueuedRunsTheNextSequenceAsAFreshSession) {
+  for (int threads : {1, 2})  // one thread: no idle thread copies the prefetch before the reset
+  for (bool overlap : {true, false}) {
+    SCOPED_TRACE(std::to_string(threads) + " thread(s), overlap " + std::to_string(overlap));
+    session_options so = opts("freekv");
+    so.n_threads = threads;
+    so.kv.budget = 160, so.kv.sinks = 32, so.kv.window = 32, so.kv.page = 32;
+    so.kv_overlap = overlap;
+    const std::vector<int32_t> prompt2 = tokens(120, 3, m_->config.n_vocab), forced2 = tokens(20, 4, m_->config.n_vocab);
+    session reused(*m_, so);
+    run(reused, prompt_, forced_);
+    reused.reset();
+    reused.append(tokens(600, 5, m_->config.n_vocab));  // a long prefill, its prefetch still queued
+    reused.reset();
+    session fresh(*m_, so);
+    EXPECT_EQ(run(reused, prompt2, forced2), run(fresh, prompt2, forced2));
+  }
+}
+
 // A prefill chunk of many pages runs page by page inside each layer: the same pages are
 // chosen and the same keys attended as when every forward call carries one page. Only the
 // projections' GEMMs see more rows at once, so logits agree to float rounding.

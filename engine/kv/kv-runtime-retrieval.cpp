@@ -100,10 +100,13 @@ class kv_retrieval_runtime final : public kv_runtime {
     const kv_policy_options& o = cfg_.options;
     rp_ = as_retrieval(*policy_);  // reset() made a fresh policy
     if (o.dense_layer0) store_.set_capacity(0, 0);
+    // The old sequence's queued copies (the last step's prefetch) finish first, from the pool
+    // and into the device pages they were planned on, before either is replaced.
+    if (worker_)
+      for (int64_t l = 0; l < n_layers_; ++l) worker_->wait(l);
     host_ = kv_host_pool(n_layers_, n_kv_, hd_, o.page);
     dev_ = kv_device_pages(n_layers_, n_kv_, hd_, o.page, rp_->page_slots());
     if (!worker_) worker_ = std::make_unique<kv_recall_worker>(k_stage_pages, host_.page_elems());
-    for (int64_t l = 0; l < n_layers_; ++l) worker_->wait(l);  // nothing of the old sequence in flight
     qbuf_.assign(size_t(n_layers_ * n_heads_ * hd_), 0.f);
     qptr_.resize(size_t(n_layers_));
     for (int64_t l = 0; l < n_layers_; ++l) qptr_[l] = qbuf_.data() + l * n_heads_ * hd_;
