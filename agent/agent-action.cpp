@@ -22,42 +22,7 @@ std::string first_line(const std::string& s, size_t max_bytes = 300) {
   return line.size() > max_bytes ? utf8_prefix(line, max_bytes) + "..." : line;
 }
 
-// "NOTE [84]" at the start of `line` (after "NOTE"): 84; -1 when the line is not that form
-// (spaces may follow; nothing else may).
-int64_t element_note_id(std::string_view line) {
-  if (line.substr(0, 2) != " [") return -1;
-  int64_t id = 0;
-  size_t i = 2;
-  for (; i < line.size() && i < 14 && line[i] >= '0' && line[i] <= '9'; ++i) id = id * 10 + (line[i] - '0');
-  if (i == 2 || i >= line.size() || line[i] != ']') return -1;
-  const size_t after = line.find_first_not_of(" \t\r", i + 1);
-  return after == std::string_view::npos || line.substr(after, 3) == "```" ? id : -1;
-}
-
-// extract_agent_action's note (agent-action.h).
-void read_note(std::string_view reply, std::string_view page, agent_action* a) {
-  const size_t start = reply.find_first_not_of(" \t\r\n");
-  if (start == std::string_view::npos || reply.substr(start, 4) != "NOTE") return;
-  const size_t nl = reply.find('\n', start);  // the first line, after "NOTE"
-  const std::string_view line = reply.substr(start + 4, nl == std::string_view::npos ? nl : nl - (start + 4));
-  if (const int64_t id = element_note_id(line); id >= 0) {
-    a->note_element = id;
-    if (const std::optional<std::string> name = element_text(page, id); name && !name->empty())
-      a->note = utf8_prefix(*name, k_max_note_bytes);
-    else
-      a->note_error = element_line(page, id).empty() ? "no element [" + std::to_string(id) + "] on the page"
-                                                      : "element [" + std::to_string(id) + "] has no text";
-    return;
-  }
-  if (reply.substr(start + 4, 1) != ":") return;
-  std::string_view rest = reply.substr(start + 5);
-  rest = rest.substr(0, std::min(rest.find('\n'), rest.find("```")));
-  const size_t b = rest.find_first_not_of(" \t\r"), e = rest.find_last_not_of(" \t\r");
-  if (b == std::string_view::npos) return;
-  a->note = utf8_prefix(rest.substr(b, e - b + 1), k_max_note_bytes);
-}
-
-// "[84]" -> 84; -1 for anything else.
+// "[84]" -> 84 (at most 12 digits); -1 for anything else.
 int64_t bracketed_id(std::string_view s) {
   if (s.size() < 3 || s.size() > 14 || s.front() != '[' || s.back() != ']') return -1;
   int64_t id = 0;
@@ -68,18 +33,54 @@ int64_t bracketed_id(std::string_view s) {
   return id;
 }
 
+// "NOTE [84]" at the start of `line` (after "NOTE"): 84; -1 when the line is not that form
+// (spaces may follow; nothing else may).
+int64_t element_note_id(std::string_view line) {
+  const size_t close = line.find(']');
+  if (line.substr(0, 1) != " " || close == std::string_view::npos) return -1;
+  const int64_t id = bracketed_id(line.substr(1, close));
+  const size_t after = line.find_first_not_of(" \t\r", close + 1);
+  return after == std::string_view::npos || line.substr(after, 3) == "```" ? id : -1;
+}
+
+// The name of element [id] on `page`, or nullopt with *why set: what a note or an answer by
+// element holds, or why it holds nothing.
+std::optional<std::string> element_name_or_why(std::string_view page, int64_t id, std::string* why) {
+  std::optional<std::string> name = element_text(page, id);
+  if (name && !name->empty()) return name;
+  *why = element_line(page, id).empty() ? "no element [" + std::to_string(id) + "] on the page"
+                                        : "element [" + std::to_string(id) + "] has no text";
+  return std::nullopt;
+}
+
+// extract_agent_action's note (agent-action.h).
+void read_note(std::string_view reply, std::string_view page, agent_action* a) {
+  const size_t start = reply.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos || reply.substr(start, 4) != "NOTE") return;
+  const size_t nl = reply.find('\n', start);  // the first line, after "NOTE"
+  const std::string_view line = reply.substr(start + 4, nl == std::string_view::npos ? nl : nl - (start + 4));
+  if (const int64_t id = element_note_id(line); id >= 0) {
+    a->note_element = id;
+    if (const std::optional<std::string> name = element_name_or_why(page, id, &a->note_error))
+      a->note = utf8_prefix(*name, k_max_note_bytes);
+    return;
+  }
+  if (reply.substr(start + 4, 1) != ":") return;
+  std::string_view rest = reply.substr(start + 5);
+  rest = rest.substr(0, std::min(rest.find('\n'), rest.find("```")));
+  const size_t b = rest.find_first_not_of(" \t\r"), e = rest.find_last_not_of(" \t\r");
+  if (b == std::string_view::npos) return;
+  a->note = utf8_prefix(rest.substr(b, e - b + 1), k_max_note_bytes);
+}
+
 // extract_agent_action's answer by element (agent-action.h).
 void resolve_answer(std::string_view page, agent_action* a) {
   action& act = a->parsed.act;
   const int64_t id = act.kind == action_kind::stop ? bracketed_id(act.answer) : -1;
   if (id < 0) return;
   a->answer_element = id;
-  const std::optional<std::string> name = element_text(page, id);
-  if (!name || name->empty()) {
-    a->answer_error = element_line(page, id).empty() ? "no element [" + std::to_string(id) + "] on the page"
-                                                     : "element [" + std::to_string(id) + "] has no text";
-    return;
-  }
+  const std::optional<std::string> name = element_name_or_why(page, id, &a->answer_error);
+  if (!name) return;
   act.answer = *name;
   act.raw = to_string(act);
 }

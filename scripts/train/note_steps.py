@@ -66,6 +66,16 @@ def holds_number(text, number):
     return re.search(r"(?<![\d.])" + re.escape(number) + r"(?!\d|\.\d)", text) is not None
 
 
+def uses_note(tok, mask, reply_start, dec):
+    """Whether the reply's free text (mask 2) holds the first number of a note its action list carries."""
+    free = [dec(tok[s:e]) for s, e in run_spans(mask == 2)]
+    if not free:  # nothing typed or answered (and no prompt to decode)
+        return False
+    context = dec(tok[:reply_start])
+    facts = NOTE_IN_LIST.findall(context[max(context.rfind("PREVIOUS ACTION"), 0):])
+    return any((first := NUMBER.search(f)) and any(holds_number(t, first.group()) for t in free) for f in facts)
+
+
 def classify(tok, mask, dec):
     """("write" | "use" | "stop" | None) for one sequence's tokens and mask."""
     target = mask > 0
@@ -75,15 +85,8 @@ def classify(tok, mask, dec):
     reply = dec(tok[starts[-1]:][target[starts[-1]:]])
     if reply.startswith("NOTE: ") or reply.startswith("NOTE ["):
         return "write"
-    free = [dec(tok[s:e]) for s, e in run_spans(mask == 2)]
-    if not free:  # nothing typed or answered: no use of a note (and no prompt to decode)
-        return "stop" if reply.startswith("```stop [") else None
-    context = dec(tok[:starts[-1]])
-    facts = NOTE_IN_LIST.findall(context[max(context.rfind("PREVIOUS ACTION"), 0):])
-    for f in facts:
-        first = NUMBER.search(f)
-        if first and any(holds_number(t, first.group()) for t in free):
-            return "use"
+    if uses_note(tok, mask, starts[-1], dec):
+        return "use"
     return "stop" if reply.startswith("```stop [") else None
 
 
