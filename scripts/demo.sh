@@ -17,7 +17,7 @@
 # tokens each step, pages cut at its 2,048-token kvarena.max_obs_tokens); HISTORY=full keeps
 # the whole episode in one sequence instead, which CTX then bounds (at 4096: about 2 steps).
 # Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, KV_BUDGET, CTX, HISTORY,
-# MAX_STEPS (15; 4 for the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT
+# MAX_STEPS (20: the first long-horizon tasks take the oracle 17 steps; 4 for the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT
 # (results/runs/demo), BUILD_DIR (build).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -71,7 +71,7 @@ banner() {
   echo "=================================================================================="
 }
 [ "$random_model" = 1 ] && banner
-MAX_STEPS="${MAX_STEPS:-15}"
+MAX_STEPS="${MAX_STEPS:-20}"
 # The VWA prompt's worked example only for models that use that style (the shipped model's
 # compact style has none).
 EXAMPLES=1
@@ -82,12 +82,20 @@ status=0
 for suite in tasks/vwa-local tasks/long-horizon; do
   name="$(basename "$suite")"
   echo "[demo] $name: $TASKS tasks x {$POLICIES} at $KV_BUDGET + oracle, $MAX_STEPS steps of <= $MAX_NEW_TOKENS tokens" >&2
-  # --resume finishes an interrupted demo; results from an older kvarena binary are moved
-  # aside instead, so a rebuilt engine is measured anew.
-  if [ -f "$OUT/$name.sqlite" ] && [ "$BIN" -nt "$OUT/$name.sqlite" ]; then
-    mv "$OUT/$name.sqlite" "$OUT/$name.sqlite.prev"
-    echo "[demo] $OUT/$name.sqlite came from an older build: moved to $name.sqlite.prev" >&2
+  # --resume finishes an interrupted demo; results from an older kvarena binary or other
+  # knobs (which the run would refuse to resume) are moved aside instead, so they are
+  # measured anew. The knobs of the results in OUT are kept beside them.
+  knobs="$MODEL|$TASKS|$POLICIES|$KV_BUDGET|$CTX|${HISTORY:-}|$MAX_STEPS|$MAX_NEW_TOKENS|$EXAMPLES"
+  if [ -f "$OUT/$name.sqlite" ]; then
+    why=""
+    [ "$BIN" -nt "$OUT/$name.sqlite" ] && why="an older build"
+    [ "$(cat "$OUT/$name.knobs" 2>/dev/null)" != "$knobs" ] && why="${why:+$why and }other knobs"
+    if [ -n "$why" ]; then
+      mv "$OUT/$name.sqlite" "$OUT/$name.sqlite.prev"
+      echo "[demo] $OUT/$name.sqlite came from $why: moved to $name.sqlite.prev" >&2
+    fi
   fi
+  echo "$knobs" > "$OUT/$name.knobs"
   "$BIN" run --suite "$suite" --limit "$TASKS" --policies "$POLICIES" --kv-budget "$KV_BUDGET" --ctx "$CTX" \
     --with-oracle --model "$MODEL" ${HISTORY:+--history "$HISTORY"} --max-steps "$MAX_STEPS" --max-new-tokens "$MAX_NEW_TOKENS" --examples "$EXAMPLES" --threads "$THREADS" \
     --out "$OUT/$name.sqlite" --name "demo-$name" --resume || status=$?
