@@ -71,6 +71,17 @@ std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k,
   return out;
 }
 
+size_t sibling_container(const std::vector<page_line>& lines, size_t k) {
+  const size_t parent = parent_line(lines, k);
+  size_t c = parent;
+  for (int level = 0; c != k && sibling_lines(lines, k, c).empty(); ++level) {
+    const size_t up = parent_line(lines, c);
+    if (level == k_sibling_levels || up == c) return parent;
+    c = up;
+  }
+  return c;
+}
+
 namespace {
 
 size_t line_of(const std::vector<page_line>& lines, int64_t id) {
@@ -99,7 +110,7 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
   const std::vector<page_line> lines = page_lines(s.observation);
   size_t k = line_of(lines, act.element_id);
   if (k == lines.size()) return out;
-  size_t container = parent_line(lines, k);
+  size_t container = sibling_container(lines, k);
   if (choose) {  // the option of that text below the combobox typed into
     if (lines[k].role != "combobox") return out;
     const int depth = lines[k].depth;

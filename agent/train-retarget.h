@@ -11,7 +11,11 @@
 //
 // Siblings are elements of the acted-on element's role at its depth under the same parent
 // (for an option: under the same combobox), not selected already, with a name that no other
-// element of that role on the page has and that the objective does not contain.
+// element of that role on the page has and that the objective does not contain. A link alone
+// in its parent (each forum's link in its own table cell) takes its siblings from the nearest
+// ancestor, up to k_sibling_levels above the parent, that holds others (the table: the other
+// forums' links). Round 21 chose f/fitness, the forum most often trained on, for 5 of the 6
+// long-horizon tasks that named another: the forum list had never been retargeted.
 #pragma once
 #include <cstdint>
 #include <set>
@@ -43,6 +47,14 @@ size_t parent_line(const std::vector<page_line>& lines, size_t k);
 // or a further ancestor such as the combobox above an option's group): the elements in the
 // container's subtree of lines[k]'s role and depth with a non-empty name, k itself excluded.
 std::vector<size_t> sibling_lines(const std::vector<page_line>& lines, size_t k, size_t container);
+
+// How far above an element's parent sibling_container looks for siblings.
+inline constexpr int k_sibling_levels = 3;
+
+// The container of lines[k]'s siblings: its parent, or when that holds none the nearest
+// ancestor up to k_sibling_levels above it that does (the parent when none does; k itself when
+// it has no parent).
+size_t sibling_container(const std::vector<page_line>& lines, size_t k);
 
 // One variant of a step: the objective and the action with the sibling in the original's place.
 struct retargeted_step {

@@ -115,6 +115,47 @@ TEST(TrainRetarget, AClickOnANamedLinkIsRetargetedToItsSiblings) {
                                                            {"Open the Men's Clothing category, not Books.", "click [25]"}}));
 }
 
+// The forum list: each forum's link alone in its own cell, in its own row of the table.
+const std::string k_forums =
+    "Tab 0 (current): List of forums | Postmill\n"
+    "\n"
+    "[1] RootWebArea 'List of forums | Postmill' focused: True\n"
+    "\t[20] link 'Forums'\n"
+    "\t[41] main ''\n"
+    "\t\t[44] table ''\n"
+    "\t\t\t[56] row 'f/AskReddit Ask Reddit 25'\n"
+    "\t\t\t\t[57] cell 'f/AskReddit'\n"
+    "\t\t\t\t\t[58] link 'f/AskReddit'\n"
+    "\t\t\t\t[64] cell '25'\n"
+    "\t\t\t[66] row 'f/books Books 18'\n"
+    "\t\t\t\t[67] cell 'f/books'\n"
+    "\t\t\t\t\t[68] link 'f/books'\n"
+    "\t\t\t\t[74] cell '18'\n"
+    "\t\t\t[86] row 'f/fitness Fitness 14'\n"
+    "\t\t\t\t[87] cell 'f/fitness'\n"
+    "\t\t\t\t\t[88] link 'f/fitness'\n"
+    "\t\t\t\t[94] cell '14'\n"
+    "\t\t[99] link 'Next'";
+
+TEST(TrainRetarget, ALinkAloneInItsCellTakesItsSiblingsFromTheTable) {
+  const std::vector<page_line> l = page_lines(k_forums);
+  // Lines: 0 header, 1 blank, 2 root, 3 Forums, 4 main, 5 table, 6 row, 7 cell, 8 link
+  // 'f/AskReddit', ... 16 link 'f/fitness', ..., 18 link 'Next'.
+  ASSERT_EQ(l[16].id, 88);
+  EXPECT_EQ(parent_line(l, 16), 15u);        // its cell, which holds no other link
+  EXPECT_EQ(sibling_container(l, 16), 5u);   // cell -> row -> table: the other forums' links
+  EXPECT_EQ(sibling_container(l, 3), 2u);    // 'Forums' has siblings under the root already
+  // 'Next' (depth 2) has none at its depth up to the root: its parent stays the container.
+  EXPECT_EQ(sibling_container(l, 18), 4u);
+  trajectory tr;
+  tr.intent = "In the forum tab, open f/fitness, sort it by new, then post to f/fitness.";
+  tr.steps.push_back({k_forums, "http://localhost/forums", "click [88]"});
+  EXPECT_EQ(as_set(retarget_step(tr, 0, 8, 2)),
+            (std::set<std::pair<std::string, std::string>>{
+                {"In the forum tab, open f/AskReddit, sort it by new, then post to f/AskReddit.", "click [58]"},
+                {"In the forum tab, open f/books, sort it by new, then post to f/books.", "click [68]"}}));
+}
+
 TEST(TrainRetarget, ATypedOptionOfTheComboboxIsRetargetedToTheOtherOptions) {
   // 'Cars' is an option and a link: unique among the options, so eligible.
   const trajectory tr = one_step("Show me all Motorcycles listings.", "type [30] [Motorcycles] [0]");
