@@ -278,12 +278,12 @@ TEST_P(KvRuntime, FreekvOverlapDoesNotChangeResults) {
 
 // A reset (history mode last starts every step's prompt anew) after sequences that end in a
 // prefetch, a decode step's and a long prefill's: the next sequence runs as in a fresh
-// session, at one thread and two, with and without overlap. (It does not reproduce the
-// crash the reset's order fix was for, a queued copy of the old sequence reading the new
-// empty pool: its small sequences pass with the old order too. That crash needed the
-// shipped model's long-horizon prompts: `kvarena run --suite tasks/long-horizon --policies
-// freekv --kv-budget 1024t --history last --jobs 1 --threads 1 --limit 6` aborted in
-// kv_host_pool::page_data.)
+// session, at one thread and two, with and without overlap. The first sequence is longer
+// than the budget (19 pages, 5 kept) so its decode steps recall pages and the last one's
+// prefetch is still queued at the reset: with the reset's old order (the host pool replaced
+// before those copies were waited for) the gpt2 case aborts in kv_host_pool::page_data, as
+// `kvarena run --suite tasks/long-horizon --policies freekv --history last` did. (Round 37's
+// version kept the first sequence within the budget, recalled nothing, and passed either way.)
 TEST_P(KvRuntime, FreekvResetRunsTheNextSequenceAsAFreshSession) {
   for (int threads : {1, 2})
   for (bool overlap : {true, false}) {
@@ -294,7 +294,7 @@ TEST_P(KvRuntime, FreekvResetRunsTheNextSequenceAsAFreshSession) {
     so.kv_overlap = overlap;
     const std::vector<int32_t> prompt2 = tokens(120, 3, m_->config.n_vocab), forced2 = tokens(20, 4, m_->config.n_vocab);
     session reused(*m_, so);
-    run(reused, prompt_, forced_);
+    run(reused, tokens(600, 6, m_->config.n_vocab), forced_);  // 19 pages, 5 kept: decode recalls
     reused.reset();
     reused.append(tokens(600, 5, m_->config.n_vocab));
     reused.reset();
