@@ -282,7 +282,7 @@ TEST_P(KvRuntime, FreekvOverlapDoesNotChangeResults) {
 // than the budget (19 pages, 5 kept) so its decode steps recall pages and the last one's
 // prefetch is still queued at the reset: with the reset's old order (the host pool replaced
 // before those copies were waited for) the gpt2 case aborts in kv_host_pool::page_data, as
-// `kvarena run --suite tasks/long-horizon --policies freekv --history last` did. (Round 37's
+// `kvarena run --suite tasks/long-horizon --policies freekv --history last` did. (The first
 // version kept the first sequence within the budget, recalled nothing, and passed either way.)
 TEST_P(KvRuntime, FreekvResetRunsTheNextSequenceAsAFreshSession) {
   for (int threads : {1, 2})
