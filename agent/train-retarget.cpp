@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "eval/action-parse.h"
 #include "agent-action.h"
@@ -97,8 +98,16 @@ bool contains_whole(const std::string& text, const std::string& name) {
 
 }  // namespace
 
-std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int variants, uint64_t seed) {
-  std::vector<retargeted_step> out;
+namespace {
+
+// A retargeting with the sibling's name (retarget_step's work; the scroll variants filter by it).
+struct named_variant {
+  retargeted_step step;
+  std::string name;
+};
+
+std::vector<named_variant> retarget_pick(const trajectory& tr, size_t i, int variants, uint64_t seed) {
+  std::vector<named_variant> out;
   if (variants <= 0 || i >= tr.steps.size()) return out;
   const seen_step& s = tr.steps[i];
   const action_parse_result parsed = parse_action(s.action);
@@ -145,7 +154,39 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
     action a = act;
     if (pick) a.element_id = to.id;
     else a.text = to.name;
-    out.push_back({replace_whole(tr.intent, name, to.name), to_string(a)});
+    out.push_back({{replace_whole(tr.intent, name, to.name), to_string(a)}, to.name});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int variants, uint64_t seed) {
+  std::vector<retargeted_step> out;
+  if (variants <= 0 || i >= tr.steps.size()) return out;
+  const action_parse_result parsed = parse_action(tr.steps[i].action);
+  if (!parsed.ok()) return out;
+  if (parsed.act.kind != action_kind::scroll) {
+    for (named_variant& v : retarget_pick(tr, i, variants, seed)) out.push_back(std::move(v.step));
+    return out;
+  }
+  // A scroll toward the named element: the step after the scrolls picks it. Its variants that
+  // name an element this page does not show either are this step's: scroll on.
+  size_t j = i + 1;
+  while (j < tr.steps.size() && parse_action(tr.steps[j].action).act.kind == action_kind::scroll) ++j;
+  if (j == tr.steps.size()) return out;
+  std::set<std::string> shown;
+  for (const page_line& l : page_lines(tr.steps[i].observation))
+    if (!l.name.empty()) shown.insert(l.name);
+  std::vector<named_variant> later = retarget_pick(tr, j, 1 << 20, seed);
+  std::vector<named_variant> eligible;
+  for (named_variant& v : later)
+    if (!shown.count(v.name)) eligible.push_back(std::move(v));
+  sites::seed_rng rng(seed, 0x7363726Full);  // "scro"
+  const size_t n = std::min(eligible.size(), static_cast<size_t>(variants));
+  for (size_t k = 0; k < n; ++k) {
+    std::swap(eligible[k], eligible[k + rng.index(eligible.size() - k)]);
+    out.push_back({eligible[k].step.intent, tr.steps[i].action});
   }
   return out;
 }

@@ -65,7 +65,11 @@ struct retargeted_step {
 // Up to `variants` retargetings of step `i` of `tr` (drawn from `seed` among the eligible
 // siblings; all of them when fewer): none when the step does not act on a name that the
 // objective contains (a click or hover on a named element, or a typed text that is an option
-// of the combobox typed into).
+// of the combobox typed into). A scroll that the trajectory follows (after any further scrolls)
+// by such a pick gets that pick's variants whose sibling this page does not show, the action
+// still the scroll: the page cuts the forum list after f/movies, and the oracle scrolls for
+// f/nba before clicking it, so "the named element is not shown: scroll" is learnt beside
+// "it is shown: click it".
 std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int variants, uint64_t seed);
 
 // agent-retarget's sequences of one trajectory: every retargeting of every step, rendered in

@@ -156,6 +156,44 @@ TEST(TrainRetarget, ALinkAloneInItsCellTakesItsSiblingsFromTheTable) {
                 {"In the forum tab, open f/books, sort it by new, then post to f/books.", "click [68]"}}));
 }
 
+TEST(TrainRetarget, AScrollTowardTheNamedElementIsRetargetedToOthersThePageDoesNotShow) {
+  // The list scrolled: f/fitness again (the overlap), then three forums the top did not show.
+  const std::string lower =
+      "Tab 0 (current): List of forums | Postmill\n"
+      "\n"
+      "[1] RootWebArea 'List of forums | Postmill' focused: True\n"
+      "\t[41] main ''\n"
+      "\t\t[44] table ''\n"
+      "\t\t\t[86] row 'f/fitness Fitness 14'\n"
+      "\t\t\t\t[87] cell 'f/fitness'\n"
+      "\t\t\t\t\t[88] link 'f/fitness'\n"
+      "\t\t\t[156] row 'f/nba NBA 30'\n"
+      "\t\t\t\t[157] cell 'f/nba'\n"
+      "\t\t\t\t\t[158] link 'f/nba'\n"
+      "\t\t\t[166] row 'f/science Science 12'\n"
+      "\t\t\t\t[167] cell 'f/science'\n"
+      "\t\t\t\t\t[168] link 'f/science'\n"
+      "\t\t\t[176] row 'f/television Television 9'\n"
+      "\t\t\t\t[177] cell 'f/television'\n"
+      "\t\t\t\t\t[178] link 'f/television'";
+  trajectory tr;
+  tr.intent = "In the forum tab, open f/nba, sort it by new.";
+  tr.steps.push_back({k_forums, "http://localhost/forums", "scroll [down]"});
+  tr.steps.push_back({lower, "http://localhost/forums", "click [158]"});
+  // The scroll: objectives naming the forums the top does not show; f/fitness (shown) is not one.
+  EXPECT_EQ(as_set(retarget_step(tr, 0, 8, 4)),
+            (std::set<std::pair<std::string, std::string>>{
+                {"In the forum tab, open f/science, sort it by new.", "scroll [down]"},
+                {"In the forum tab, open f/television, sort it by new.", "scroll [down]"}}));
+  EXPECT_EQ(retarget_step(tr, 0, 1, 4).size(), 1u);
+  // The click after it: every other forum of the lower page, f/fitness too.
+  EXPECT_EQ(retarget_step(tr, 1, 8, 4).size(), 3u);
+  // A scroll that no pick follows has none.
+  trajectory last = tr;
+  last.steps.pop_back();
+  EXPECT_TRUE(retarget_step(last, 0, 8, 4).empty());
+}
+
 TEST(TrainRetarget, ATypedOptionOfTheComboboxIsRetargetedToTheOtherOptions) {
   // 'Cars' is an option and a link: unique among the options, so eligible.
   const trajectory tr = one_step("Show me all Motorcycles listings.", "type [30] [Motorcycles] [0]");
