@@ -96,9 +96,12 @@ bool contains_whole(const std::string& text, const std::string& name) {
   return replace_whole(text, name, std::string(1, '\x01')) != text;
 }
 
-}  // namespace
-
-namespace {
+// Moves n distinct elements of v, drawn from rng, to its front (a partial Fisher-Yates
+// shuffle); n <= v.size().
+template <class T>
+void draw_to_front(std::vector<T>& v, size_t n, sites::seed_rng& rng) {
+  for (size_t j = 0; j < n; ++j) std::swap(v[j], v[j + rng.index(v.size() - j)]);
+}
 
 // A retargeting with the sibling's name (retarget_step's work; the scroll variants filter by it).
 struct named_variant {
@@ -148,8 +151,8 @@ std::vector<named_variant> retarget_pick(const trajectory& tr, size_t i, int var
   }
   sites::seed_rng rng(seed, 0x72657461ull);  // "reta"
   const size_t n = std::min(eligible.size(), static_cast<size_t>(variants));
-  for (size_t j = 0; j < n; ++j) {  // a partial Fisher-Yates shuffle: n distinct siblings
-    std::swap(eligible[j], eligible[j + rng.index(eligible.size() - j)]);
+  draw_to_front(eligible, n, rng);  // n distinct siblings
+  for (size_t j = 0; j < n; ++j) {
     const page_line& to = lines[eligible[j]];
     action a = act;
     if (pick) a.element_id = to.id;
@@ -184,10 +187,8 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
     if (!shown.count(v.name)) eligible.push_back(std::move(v));
   sites::seed_rng rng(seed, 0x7363726Full);  // "scro"
   const size_t n = std::min(eligible.size(), static_cast<size_t>(variants));
-  for (size_t k = 0; k < n; ++k) {
-    std::swap(eligible[k], eligible[k + rng.index(eligible.size() - k)]);
-    out.push_back({eligible[k].step.intent, tr.steps[i].action});
-  }
+  draw_to_front(eligible, n, rng);
+  for (size_t k = 0; k < n; ++k) out.push_back({eligible[k].step.intent, tr.steps[i].action});
   return out;
 }
 
