@@ -2,6 +2,7 @@
 #include "train-retarget.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -109,13 +110,11 @@ struct named_variant {
   std::string name;
 };
 
-std::vector<named_variant> retarget_pick(const trajectory& tr, size_t i, int variants, uint64_t seed) {
+// Step i's variants (`act`: its action, parsed) when it picks an element the objective names.
+std::vector<named_variant> retarget_pick(const trajectory& tr, size_t i, const action& act, size_t variants,
+                                         uint64_t seed) {
   std::vector<named_variant> out;
-  if (variants <= 0 || i >= tr.steps.size()) return out;
   const seen_step& s = tr.steps[i];
-  const action_parse_result parsed = parse_action(s.action);
-  if (!parsed.ok()) return out;
-  const action& act = parsed.act;
   const bool pick = act.kind == action_kind::click || act.kind == action_kind::hover;
   const bool choose = act.kind == action_kind::type;
   if ((!pick && !choose) || act.element_id < 0) return out;
@@ -150,7 +149,7 @@ std::vector<named_variant> retarget_pick(const trajectory& tr, size_t i, int var
     eligible.push_back(j);
   }
   sites::seed_rng rng(seed, 0x72657461ull);  // "reta"
-  const size_t n = std::min(eligible.size(), static_cast<size_t>(variants));
+  const size_t n = std::min(eligible.size(), variants);
   draw_to_front(eligible, n, rng);  // n distinct siblings
   for (size_t j = 0; j < n; ++j) {
     const page_line& to = lines[eligible[j]];
@@ -170,23 +169,25 @@ std::vector<retargeted_step> retarget_step(const trajectory& tr, size_t i, int v
   const action_parse_result parsed = parse_action(tr.steps[i].action);
   if (!parsed.ok()) return out;
   if (parsed.act.kind != action_kind::scroll) {
-    for (named_variant& v : retarget_pick(tr, i, variants, seed)) out.push_back(std::move(v.step));
+    for (named_variant& v : retarget_pick(tr, i, parsed.act, size_t(variants), seed)) out.push_back(std::move(v.step));
     return out;
   }
   // A scroll toward the named element: the step after the scrolls picks it. Its variants that
   // name an element this page does not show either are this step's: scroll on.
+  action_parse_result next;
   size_t j = i + 1;
-  while (j < tr.steps.size() && parse_action(tr.steps[j].action).act.kind == action_kind::scroll) ++j;
-  if (j == tr.steps.size()) return out;
+  for (; j < tr.steps.size(); ++j)
+    if (next = parse_action(tr.steps[j].action); !next.ok() || next.act.kind != action_kind::scroll) break;
+  if (j == tr.steps.size() || !next.ok()) return out;
   std::set<std::string> shown;
   for (const page_line& l : page_lines(tr.steps[i].observation))
     if (!l.name.empty()) shown.insert(l.name);
-  std::vector<named_variant> later = retarget_pick(tr, j, 1 << 20, seed);
+  std::vector<named_variant> later = retarget_pick(tr, j, next.act, SIZE_MAX, seed);  // every one, in a drawn order
   std::vector<named_variant> eligible;
   for (named_variant& v : later)
     if (!shown.count(v.name)) eligible.push_back(std::move(v));
   sites::seed_rng rng(seed, 0x7363726Full);  // "scro"
-  const size_t n = std::min(eligible.size(), static_cast<size_t>(variants));
+  const size_t n = std::min(eligible.size(), size_t(variants));
   draw_to_front(eligible, n, rng);
   for (size_t k = 0; k < n; ++k) out.push_back({eligible[k].step.intent, tr.steps[i].action});
   return out;

@@ -17,8 +17,8 @@
 # tokens each step, pages cut at its 2,048-token kvarena.max_obs_tokens); HISTORY=full keeps
 # the whole episode in one sequence instead, which CTX then bounds (at 4096: about 2 steps).
 # Knobs (environment): MODEL, TASKS (per suite, default 4), POLICIES, KV_BUDGET, CTX, HISTORY,
-# MAX_STEPS (20: the first long-horizon tasks take the oracle 17 steps; 4 for the random model), MAX_NEW_TOKENS (32), THREADS (2), OUT
-# (results/runs/demo), BUILD_DIR (build).
+# MAX_STEPS (20: the first long-horizon tasks take the oracle 17 steps; 4 for the random
+# model), MAX_NEW_TOKENS (32), THREADS (2), OUT (results/runs/demo), BUILD_DIR (build).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
