@@ -138,6 +138,7 @@ TEST(KvAttention, OptimisedMatchesRef) {
     int64_t n_q, n_kv, G, hd, N;
     layout lay;
     bool mass;
+    float decay = 1.f;  // mass_decay: query i's mass weighted decay^(n_q - 1 - i) (confkv's EMA)
   };
   const std::vector<shape> shapes = {
       {1, 2, 4, 64, 1500, layout::pages, true},      // decode, GQA 4, FreeKV pages
@@ -150,6 +151,10 @@ TEST(KvAttention, OptimisedMatchesRef) {
       {70, 1, 8, 128, 200, layout::pages, true},      // prefill, several query blocks
       {20, 3, 1, 48, 60, layout::ragged, true},       // heads shorter than the chunk
       {512, 1, 2, 64, 600, layout::fp16, false},      // a full prefill chunk
+      {3, 2, 4, 64, 900, layout::pages, true, 0.9f},       // weighted mass: split mode
+      {12, 1, 8, 128, 3000, layout::int8_fp16, true, 0.9f},  // block mode, one query block
+      {70, 1, 8, 128, 200, layout::pages, true, 0.9f},     // block mode, several query blocks
+      {40, 2, 2, 64, 300, layout::int8_fp16, true, 0.5f},
   };
   const std::string variant0 = cpu_kernel_variant();
   std::mt19937 rng(5);
@@ -160,20 +165,21 @@ TEST(KvAttention, OptimisedMatchesRef) {
     const auto q = uniform(rng, sh.n_q * ldq, -1.f, 1.f);
     const float scale = 0.7f / std::sqrt(float(sh.hd));
     std::vector<float> want(size_t(sh.n_q * ldo), -7.f);
-    ref::kv_attend(data.view(sh.mass), sh.hd, q.data(), ldq, sh.n_q, n_heads, scale, want.data(), ldo);
+    ref::kv_attend(data.view(sh.mass), sh.hd, q.data(), ldq, sh.n_q, n_heads, scale, want.data(), ldo, sh.decay);
     const std::vector<float> want_mass = data.masses();
     for (const std::string& variant : cpu_kernel_variants_supported())
       for (int threads : {1, 3}) {
         const std::string what = "n_q=" + std::to_string(sh.n_q) + " n_kv=" + std::to_string(sh.n_kv) +
                                  " G=" + std::to_string(sh.G) + " hd=" + std::to_string(sh.hd) +
                                  " N=" + std::to_string(sh.N) + " " + layout_name(sh.lay) +
-                                 (sh.mass ? " mass " : " ") + variant + " threads=" + std::to_string(threads);
+                                 (sh.mass ? " mass " : " ") + "decay=" + std::to_string(sh.decay) + " " + variant +
+                                 " threads=" + std::to_string(threads);
         set_cpu_kernel_variant(variant);
         data.reset_mass(0.25f);
         kv_attend_scratch scratch;
         std::vector<float> got(size_t(sh.n_q * ldo), -7.f);
         kv_attend(pool_of(threads), data.view(sh.mass), sh.hd, q.data(), ldq, sh.n_q, n_heads, scale,
-                  got.data(), ldo, scratch);
+                  got.data(), ldo, scratch, sh.decay);
         expect_close(got, want, 1e-4f, what + " out");
         if (sh.mass) expect_close(data.masses(), want_mass, 1e-4f, what + " mass");
         // Warm scratch: the same call again needs no more memory.
@@ -188,13 +194,16 @@ TEST(KvAttention, OptimisedMatchesRef) {
 }
 
 // (3) Every query head's probabilities sum to 1, so a decode step adds G to each head's mass
-// and a chunk of n_q queries (all seeing tokens) adds n_q * G.
+// and a chunk of n_q queries (all seeing tokens) adds n_q * G; weighted by decay d per row
+// from the last (mass_decay), G * (1 + d + ... + d^(n_q-1)): for d = 0.5 and n_q = 2,
+// G * 1.5; n_q = 33, G * (1 - 0.5^33) / 0.5 = G * 1.9999999998.
 TEST(KvAttention, MassSumsToQueryHeads) {
   std::mt19937 rng(9);
   const int64_t n_kv = 3, G = 4, hd = 64, n_heads = n_kv * G;
   const std::string variant0 = cpu_kernel_variant();
   for (const std::string& variant : cpu_kernel_variants_supported())
-    for (int64_t n_q : {1, 2, 33}) {
+    for (int64_t n_q : {1, 2, 33})
+    for (float decay : {1.0f, 0.5f}) {
       set_cpu_kernel_variant(variant);
       heads_data data = make_heads(rng, layout::pages, n_kv, 2500, hd);
       data.reset_mass(0.0f);
@@ -202,13 +211,14 @@ TEST(KvAttention, MassSumsToQueryHeads) {
       std::vector<float> out(q.size());
       kv_attend_scratch scratch;
       kv_attend(pool_of(3), data.view(true), hd, q.data(), n_heads * hd, n_q, n_heads, 0.125f,
-                out.data(), n_heads * hd, scratch);
+                out.data(), n_heads * hd, scratch, decay);
+      // Hand values: 1, 2, 33 rows at d = 1; 1, 1.5, 1.9999999998 at d = 0.5.
+      const double rows = decay == 1.0f ? double(n_q) : n_q == 1 ? 1.0 : n_q == 2 ? 1.5 : 1.9999999998;
       for (int64_t g = 0; g < n_kv; ++g) {
         double sum = 0;
         for (const span_data& s : data.heads[size_t(g)])
           for (float m : s.mass) sum += m;
-        EXPECT_NEAR(sum, double(n_q * G), 1e-4 * double(n_q * G))
-            << variant << " n_q=" << n_q << " head " << g;
+        EXPECT_NEAR(sum, rows * G, 1e-4 * rows * G) << variant << " n_q=" << n_q << " decay=" << decay << " head " << g;
       }
     }
   set_cpu_kernel_variant(variant0);

@@ -114,7 +114,8 @@ TEST(KvRegistry, BuiltinsInOrderWithTheirOptions) {
   EXPECT_EQ(options_of("full"), v{});
   EXPECT_EQ(options_of("window"), (v{"window", "sinks"}));
   EXPECT_EQ(options_of("h2o"), (v{"heavy", "recent"}));
-  const v confkv = {"tau", "n-high", "n-low", "protect", "ema-decay", "beta", "kv-int8", "int8-window"};
+  const v confkv = {"tau",     "n-high",      "n-low",       "protect",  "ema-decay",
+                    "beta",    "kv-int8",     "int8-window", "random-rank", "rank-seed"};
   EXPECT_EQ(options_of("confkv"), confkv);
   EXPECT_EQ(options_of("confkv-l"), confkv);
   EXPECT_EQ(options_of("freekv"), (v{"budget", "sinks", "window", "page", "tau", "dense-layer0", "no-overlap"}));
@@ -203,6 +204,11 @@ TEST(KvRegistry, EffectiveOptionsAndText) {
   const kv_policy_desc& d = kv_policy_described("confkv");
   set_kv_option_text(p, *d.option("kv-int8"), "here", "1");
   EXPECT_EQ(keys(p).back(), "int8-window");  // reported once kv-int8 is on
+  kv_policy_spec r = p;
+  set_kv_option_text(r, *d.option("random-rank"), "here", "1");  // the ablation: reported with its seed
+  const std::vector<std::string> with_ablation = keys(r);
+  EXPECT_EQ(std::vector<std::string>(with_ablation.end() - 2, with_ablation.end()),
+            (std::vector<std::string>{"random-rank", "rank-seed"}));
   EXPECT_EQ(kv_effective_options(p)[0].value, double(0.6f));
   EXPECT_EQ(error_of([&] { set_kv_option_text(p, *d.option("n-high"), "here", "1.5"); }),
             "here: n-high=1.5 is not an integer");

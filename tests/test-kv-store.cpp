@@ -80,6 +80,7 @@ TEST(KvStore, Int8RoundTripWithinHalfScalePerChannel) {
   for (int64_t i = 0; i < int64_t(k.size()); ++i) k[i] *= float(1 + i % d);  // channel ranges differ
   kv_store s(cfg(1, kv, d, true, 0));  // fp16_window 0: every whole block goes INT8
   s.append(0, 0, n, k.data(), v.data(), kv * d);
+  s.quantize_old(0);  // after the forward call (the runtime's apply): blocks are frozen
   std::vector<float> got(d);
   for (int64_t g = 0; g < kv; ++g) {
     kv_head_view hv = s.head_view(0, g);
@@ -113,6 +114,8 @@ TEST(KvStore, Int8ScalesFrozenThroughAppendAndCompaction) {
   kv_store s(cfg(1, kv, d, true, 32));
   auto a = random_rows(rng, 96, d), b = random_rows(rng, 96, d);
   s.append(0, 0, 96, a.data(), b.data(), d);  // 96 tokens: 2 blocks INT8 (64 beyond window 32)
+  EXPECT_EQ(s.head_view(0, 0).n_int8, 0);      // none while the chunk is in flight
+  s.quantize_old(0);
   kv_head_view hv = s.head_view(0, 0);
   ASSERT_EQ(hv.n_int8, 64);
   std::vector<float> before(size_t(96 * d)), after(d);
@@ -121,6 +124,7 @@ TEST(KvStore, Int8ScalesFrozenThroughAppendAndCompaction) {
   auto a2 = random_rows(rng, 40, d), b2 = random_rows(rng, 40, d);
   for (float& x : a2) x *= 50.f;  // much larger: a re-quantisation would show
   s.append(0, 96, 40, a2.data(), b2.data(), d);
+  s.quantize_old(0);
   // Keep tokens 40, 41, 63 (block 1), 70, 95 (were FP16) and the new ones.
   std::vector<int32_t> keep = {40, 41, 63, 70, 95};
   for (int32_t t = 96; t < 136; ++t) keep.push_back(t);
@@ -179,6 +183,7 @@ TEST(KvStore, ReferenceAttentionMatchesFp32) {
   for (bool int8 : {false, true}) {
     kv_store s(cfg(1, kv, d, int8, 64));
     s.append(0, 0, n, k.data(), v.data(), kv * d);
+    s.quantize_old(0);
     if (int8) {
       EXPECT_EQ(s.head_view(0, 0).n_int8, 128);
     }
@@ -334,7 +339,6 @@ struct store_model {
         }
         heads[size_t(g)].push_back(std::move(m));
       }
-    quantize_old();
   }
   void compact(const std::vector<std::vector<int32_t>>& keep) {
     for (size_t g = 0; g < heads.size(); ++g) {
@@ -494,6 +498,8 @@ TEST(KvStore, WindowEvictionAndInt8BlockingMoveOnlyTheSinks) {
       auto k1 = random_rows(rng, 1, kv * d), v1 = random_rows(rng, 1, kv * d);
       s.append(0, pos, 1, k1.data(), v1.data(), kv * d);
       m.append(pos, 1, k1, v1);
+      s.quantize_old(0);  // after each one-token forward call
+      m.quantize_old();
     }
     expect_store_matches(s, m, "int8 blocking", &wrapped);
     EXPECT_EQ(s.head_view(0, 0).n_int8, 416);  // 13 blocks left the window of 64 (+31)

@@ -33,6 +33,7 @@ struct span_params {
   const float* q;
   int64_t ldq;
   float scale;
+  float mass_decay;  // the mass of query row i is weighted mass_decay^(n_q - 1 - i)
 };
 
 __device__ __forceinline__ int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -241,7 +242,7 @@ __global__ void span_combine_kernel(const float* partial, int64_t n_splits, int 
 }
 
 // One block per (32-token tile, KV head, sequence): mass[t] += sum over the sequence's query
-// rows that see t and the group's heads of exp(scale q.k - M) / L.
+// rows i that see t and the group's heads of mass_decay^(n_q-1-i) exp(scale q.k - M) / L.
 __global__ void __launch_bounds__(k_attn_threads)
 span_mass_kernel(span_params p, const float* stats) {
   const int64_t t0 = int64_t(blockIdx.x) * T, g = blockIdx.y, b = blockIdx.z;
@@ -266,6 +267,7 @@ span_mass_kernel(span_params p, const float* stats) {
     const int64_t visible = N - p.n_q + i + 1;  // tokens [0, visible) are seen by row i
     if (t0 >= visible) continue;                // the same for every thread of the block
     const int64_t row = b * p.n_q + i;
+    const float wq = p.mass_decay == 1.f ? 1.f : powf(p.mass_decay, float(p.n_q - 1 - i));
     __syncthreads();  // k_s complete; q_s no longer read by the previous row
     const float* qrow = p.q + row * p.ldq + g * G * d;
     for (int e = threadIdx.x; e < G * d; e += blockDim.x) q_s[e] = qrow[e];
@@ -280,7 +282,7 @@ span_mass_kernel(span_params p, const float* stats) {
       const float* kt = k_s + t * (d + 1);
       float a = 0.f;
       for (int c = 0; c < d; ++c) a += qh[c] * kt[c];
-      macc[e] += expf(a * p.scale - M) / L;
+      macc[e] += wq * expf(a * p.scale - M) / L;
     }
   }
   __syncthreads();
@@ -493,7 +495,7 @@ void attend_spans(const span_attention_args& a, attention_scratch& scratch, cuda
   const size_t n_stats = size_t(rows * a.n_heads * 2);
   if (scratch.stats.size() < n_stats) scratch.stats = cuda_buffer<float>(alloc, n_stats, "attention stats");
 
-  span_params p{a.heads, a.spans, int(a.n_kv), int(a.n_heads), int(d), int(a.n_q), a.q, a.ldq, a.scale};
+  span_params p{a.heads, a.spans, int(a.n_kv), int(a.n_heads), int(d), int(a.n_q), a.q, a.ldq, a.scale, a.mass_decay};
   const size_t smem = span_attention_smem_bytes(G, d);
   ensure_smem(span_attention_kernel, g_span_smem, smem);
   KV_ASSERT(rows <= 65535 && a.n_kv <= 65535);

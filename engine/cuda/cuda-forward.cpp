@@ -179,6 +179,7 @@ void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r
     table_.clear();
     r.add_spans(l, table_);
     a.mass = r.needs_all_rows();
+    a.mass_decay = r.policy().mass_decay();  // confkv: the EMA per row of the chunk
   }
   table_.upload(*alloc_, stream_);
   a.heads = table_.d_heads(), a.spans = table_.d_spans(), a.max_tokens = table_.max_tokens();

@@ -47,7 +47,7 @@ void cuda_freekv::after_append(int64_t layer, int64_t pos0, int64_t n, cuda_kv_s
 }
 
 void cuda_freekv::select(int64_t layer, const float* q_last, kv_policy& policy, cuda_kv_store& store,
-                         kv_step_stats& st) {
+                         kv_step_stats& st, bool recall) {
   float* qh = qbuf_.data() + layer * n_heads_ * hd_;
   CUDA_CHECK(cudaMemcpyAsync(qh, q_last, size_t(n_heads_ * hd_) * 4, cudaMemcpyDeviceToHost, compute_));
   CUDA_CHECK(cudaStreamSynchronize(compute_));  // the policy reads the query on the host
@@ -64,6 +64,7 @@ void cuda_freekv::select(int64_t layer, const float* q_last, kv_policy& policy, 
     return;
   }
   pages = d.pages;
+  if (!recall) return;
   if (d.checked) {
     st.checked_heads += n_kv_;
     for (bool c : d.corrected) st.corrected_heads += c;
@@ -73,9 +74,23 @@ void cuda_freekv::select(int64_t layer, const float* q_last, kv_policy& policy, 
   recall_.wait_layer(layer);
 }
 
-void cuda_freekv::add_spans(int64_t layer, const cuda_kv_store& store, cu::kv_span_table& t) const {
+void cuda_freekv::add_spans(int64_t layer, const cuda_kv_store& store, cu::kv_span_table& t, bool dense) const {
   for (int64_t g = 0; g < n_kv_; ++g) {
     t.begin_head();
+    if (dense) {
+      const std::vector<int32_t> window = store.kept_positions(layer, g);
+      const int64_t wstart = window.empty() ? store.seq_len(layer) : window[0];
+      KV_ASSERT(wstart % page_ == 0 && wstart / page_ <= pool_.n_pages(layer));
+      for (int64_t p = 0; p < wstart / page_; ++p) {
+        cu::kv_span_dev sp;
+        sp.n = page_;
+        sp.k16 = pool_.page_data(layer, p, g);
+        sp.v16 = sp.k16 + page_ * hd_;
+        t.add_span(sp);
+      }
+      store.add_head_spans(layer, g, t, false);
+      continue;
+    }
     for (const auto& [p, slot] : table_.resident(layer, g, pages_[size_t(layer)][size_t(g)])) {
       cu::kv_span_dev sp;
       sp.n = page_;

@@ -7,7 +7,8 @@
 //                 pages not resident are recalled now (cuda-freekv-recall.h) and the compute
 //                 stream waits for them on the device
 //   add_spans     per KV head: its page slots in page order (all before the window), then the
-//                 store's window rows
+//                 store's window rows; in prefill (dense, as the paper) every host page
+//                 before the window instead, read from the pinned pool in place
 //   prefetch      after the attention: the pages the next step will likely want, chosen with
 //                 this query, recalled on the recall streams while the step goes on
 // The device holds at most B tokens per layer and KV head: n_slots = (B - W - p) / p page
@@ -38,8 +39,13 @@ class cuda_freekv {
   void after_append(int64_t layer, int64_t pos0, int64_t n, cuda_kv_store& store);
   // q_last: device (n_heads*D) the chunk's last query of `layer`. Runs the policy, evicts the
   // window's old tokens, recalls missing pages; counts into st.
-  void select(int64_t layer, const float* q_last, kv_policy& policy, cuda_kv_store& store, kv_step_stats& st);
-  void add_spans(int64_t layer, const cuda_kv_store& store, cu::kv_span_table& t) const;
+  // recall false (a prefill step, whose attention is dense): the policy runs and the window
+  // is trimmed, but nothing is recalled or counted (the prefetch brings the next step's pages).
+  void select(int64_t layer, const float* q_last, kv_policy& policy, cuda_kv_store& store, kv_step_stats& st,
+              bool recall = true);
+  // dense (prefill, spec): every host page before the window, read in place from the pinned
+  // pool (device-addressable under unified addressing), instead of the page slots.
+  void add_spans(int64_t layer, const cuda_kv_store& store, cu::kv_span_table& t, bool dense = false) const;
   // next_seq_len: the sequence length the next step will see.
   void prefetch(int64_t layer, int64_t next_seq_len, kv_policy& policy);
   // Tokens on the device for head g of `layer` held in page slots for this step's attention.

@@ -149,6 +149,7 @@ struct span_attention_args {
   int64_t ldo = 0;
   float scale = 1.f;
   bool mass = false;         // add probability mass into the spans' mass columns
+  float mass_decay = 1.f;    // query i's mass weighted mass_decay^(n_q - 1 - i) (kv_attend's)
   int64_t force_splits = 0;  // tests: >0 overrides the split plan's n_splits
 };
 

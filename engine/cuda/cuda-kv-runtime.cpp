@@ -79,12 +79,12 @@ void cuda_kv_runtime::append(int64_t layer, const float* k, const float* v, int6
 
 void cuda_kv_runtime::select_pages(int64_t layer, const float* q_last) {
   KV_ASSERT(fkv_ != nullptr);
-  fkv_->select(layer, q_last, *policy_, *store_, cur_);
+  fkv_->select(layer, q_last, *policy_, *store_, cur_, sig_.decode);  // prefill: dense, no recall
 }
 
 void cuda_kv_runtime::add_spans(int64_t layer, cu::kv_span_table& t) {
   if (fkv_) {
-    fkv_->add_spans(layer, *store_, t);
+    fkv_->add_spans(layer, *store_, t, !sig_.decode);
     return;
   }
   if (needs_.attention_mass) store_->clear_mass(layer);
@@ -97,9 +97,15 @@ void cuda_kv_runtime::after_attention(int64_t layer) {
   } else {
     if (needs_.attention_mass) store_->fetch_mass(layer);
     if (needs_.logits_confidence) return;  // gated: selects in end_forward, with c_t
-    store_->apply(layer, policy_->select(layer, store_->layer_meta(layer)));
+    store_->apply(layer, policy_->select(layer, chunk_meta(layer)));
   }
   count_kept(layer);
+}
+
+kv_layer_meta cuda_kv_runtime::chunk_meta(int64_t layer) {
+  kv_layer_meta m = store_->layer_meta(layer);
+  m.rows = n_;  // the mass is of this call's n_ query rows
+  return m;
 }
 
 void cuda_kv_runtime::count_kept(int64_t layer) {
@@ -129,7 +135,7 @@ const kv_step_stats& cuda_kv_runtime::end_forward(double ms, float confidence) {
     sig_.confidence = confidence < 0 ? 0.f : confidence;
     policy_->on_step(sig_);
     for (int64_t l = 0; l < n_layers_; ++l) {
-      store_->apply(l, policy_->select(l, store_->layer_meta(l)));
+      store_->apply(l, policy_->select(l, chunk_meta(l)));
       count_kept(l);
     }
   }

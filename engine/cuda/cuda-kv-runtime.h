@@ -59,6 +59,7 @@ class cuda_kv_runtime {
 
  private:
   void count_kept(int64_t layer);
+  kv_layer_meta chunk_meta(int64_t layer);  // the store's meta with rows = this call's tokens
   kv_runtime_config cfg_;
   cuda_allocator* a_;
   cudaStream_t st_;

@@ -180,7 +180,7 @@ void cuda_kv_store::append(int64_t layer, int64_t pos0, int64_t n, const float* 
     h.n16 += n;
   }
   L.seq_len = pos0 + n;
-  quantize_old(layer);
+  // INT8 blocks are frozen by apply(), after the forward call (the chunk reads its rows in FP16).
 }
 
 void cuda_kv_store::quantize_old(int64_t layer) {

@@ -211,12 +211,13 @@ void attend_spans_emulated(const cu::kv_span_table& table, const cu::span_attent
         for (int64_t i = 0; i < a.n_q; ++i) {
           if (t >= H.n_tokens - a.n_q + i + 1) continue;
           const int64_t row = b * a.n_q + i;
+          const float wq = std::pow(a.mass_decay, float(a.n_q - 1 - i));
           for (int64_t h = g * G; h < (g + 1) * G; ++h) {
             const float M = stats[size_t((row * a.n_heads + h) * 2)], L = stats[size_t((row * a.n_heads + h) * 2 + 1)];
             if (!(L > 0.f)) continue;
             float dot = 0.f;
             for (int64_t c = 0; c < d; ++c) dot += a.q[row * a.ldq + h * d + c] * K[size_t(c)];
-            m += std::exp(dot * a.scale - M) / L;
+            m += wq * std::exp(dot * a.scale - M) / L;
           }
         }
         if (mp) *mp += m;

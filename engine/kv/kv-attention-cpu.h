@@ -66,15 +66,19 @@ class kv_attend_scratch {
 // out[i, h, :] = sum_t softmax_t(scale * q[i,h] . k[g,t]) * v[g,t] over t <= N - n_q + i,
 // N = heads[g].n_tokens() (equal for every g is not required), g = h / (n_heads / heads.size()).
 // q: (n_q, n_heads, head_dim), rows ldq floats apart; out: same shape, rows ldo apart.
-// Spans with mass != nullptr get the probability each of their tokens received added.
+// Spans with mass != nullptr get the probability each of their tokens received added, query
+// i's weighted mass_decay^(n_q - 1 - i): 1 sums the queries (H2O); CONF-KV's EMA decay d
+// gives each token sum_i d^(n_q-1-i) p_i, what n_q one-token steps of the EMA add (the
+// policy then scales its old score by d^n_q), so its score does not depend on the chunking.
 void kv_attend(thread_pool& pool, const std::vector<kv_attn_head>& heads, int64_t head_dim,
                const float* q, int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out,
-               int64_t ldo, kv_attend_scratch& scratch);
+               int64_t ldo, kv_attend_scratch& scratch, float mass_decay = 1.0f);
 
 namespace ref {
 // Same contract: plain loops, one thread, double accumulation.
 void kv_attend(const std::vector<kv_attn_head>& heads, int64_t head_dim, const float* q,
-               int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out, int64_t ldo);
+               int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out, int64_t ldo,
+               float mass_decay = 1.0f);
 }  // namespace ref
 
 }  // namespace kvarena

@@ -9,6 +9,9 @@
 // heads whose mean cosine(q_t, q_{t-1}) over the group is < tau are corrected (chosen with
 // q_t). The choice with q_{t-1} is made over the current candidates (the session may run
 // it early to overlap the recall); the incremental recall itself is kv-freekv-recall.h.
+// Prefill is dense (the runtime reads every earlier page): on a prefill step select() only
+// trims the window and chooses with the step's own query, so that the first decode step
+// has a previous query and pages to speculate from.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -36,7 +39,10 @@ class kv_policy_freekv final : public kv_retrieval_policy {
   const char* name() const override { return "freekv"; }
   kv_policy_needs needs() const override { return {.queries = true, .host_offload = true}; }
   int64_t budget(int64_t layer, int64_t) const override { return dense0_ && layer == 0 ? -1 : B_; }
-  void on_step(const step_signals& s) override { queries_ = s.queries; }
+  void on_step(const step_signals& s) override {
+    queries_ = s.queries;
+    decode_ = s.decode;
+  }
   // Pages are written once, so only the pages new since the last call are converted.
   void set_digests(int64_t layer, const kv_page_digests& d) override {
     KV_ASSERT(d.page == p_);
@@ -84,7 +90,9 @@ class kv_policy_freekv final : public kv_retrieval_policy {
     const float* q = layer < int64_t(queries_.size()) ? queries_[layer] : nullptr;
     KV_ASSERT(q != nullptr);  // needs().queries: the session must pass them
     std::vector<float>& prev = prev_q_[layer];
-    const bool have_prev = !prev.empty();
+    // Speculation and correction are for decode steps: a prefill page (whose attention is
+    // dense) chooses with its own query, and nothing is tested or counted.
+    const bool have_prev = decode_ && !prev.empty();
     d.checked = have_prev;
     for (int64_t g = 0; g < n_kv_; ++g) {
       const kv_head_meta& h = meta.heads[g];
@@ -206,6 +214,7 @@ class kv_policy_freekv final : public kv_retrieval_policy {
   float tau_;
   bool dense0_;
   std::vector<const float*> queries_;            // (n_layers,) this step's (n_heads, d)
+  bool decode_ = true;                           // this step is a decode step (else prefill)
   std::vector<std::vector<float>> prev_q_;       // (n_layers,) (n_heads*d) last step's query
   std::vector<int64_t> n_pages_;                 // (n_layers,) full host pages (digests seen)
   // (n_layers * n_kv_heads,) each (n_pages, 2, d) fp16: per page the key minima then maxima.

@@ -101,6 +101,10 @@ class kv_policy {
   virtual int64_t budget(int64_t layer, int64_t seq_len) const = 0;
   // Folds the last chunk's attention mass into meta's scores, then decides.
   virtual keep_decision select(int64_t layer, const kv_layer_meta& meta) = 0;
+  // How the attention kernel weighs a chunk's query rows in the mass it adds
+  // (kv_attend's mass_decay): query i of n_q gets mass_decay^(n_q - 1 - i). 1: a plain sum
+  // (h2o); confkv: its EMA decay, so that one chunk of R rows advances the EMA R times.
+  virtual float mass_decay() const { return 1.0f; }
 };
 
 // Eviction policies (full, window, h2o, confkv, confkv-l) are plain kv_policy objects: they

@@ -5,11 +5,15 @@
 //           overlapped recall, the page's rows go to the host pool (head-major pages,
 //           digested when full) and to the store (the window); select with the page's last
 //           query (speculative pages for unflagged heads, redone for heads whose query
-//           moved), evict the window's old tokens, recall the missing pages (blocking),
-//           attention of the page's queries over page slots + window; after the last page,
-//           prefetch the pages the next step will want (chosen with this query): copied by
-//           the thread pool in its idle moments while later layers compute (without overlap:
-//           the same prefetch, waited for at once).
+//           moved), evict the window's old tokens;
+//           decode: recall the missing pages (blocking), attention of the page's queries
+//           over page slots + window;
+//           prefill (spec: dense, as the paper): attention of the page's queries over every
+//           host page before the window + the window, read where they are (no recall: on
+//           the CPU the pool is addressable), so the prompt's logits are full KV's;
+//           after the last page, prefetch the pages the next step will want (chosen with
+//           this query): copied by the thread pool in its idle moments while later layers
+//           compute (without overlap: the same prefetch, waited for at once).
 #include <algorithm>
 #include <functional>
 #include <memory>
@@ -65,8 +69,13 @@ class kv_retrieval_runtime final : public kv_runtime {
       rp_->set_digests(layer, host_.digests(layer));
       store_.append(layer, pos0_ + s0, m, k, v, pend_ld_);
       track();
-      select(pool, layer, q + (s0 + m - 1) * ldq);
-      build_spans(layer);
+      const bool dense = !sig_.decode;
+      select(pool, layer, q + (s0 + m - 1) * ldq, !dense);
+      if (dense) {
+        build_dense_spans(layer);
+      } else {
+        build_spans(layer);
+      }
       kv_attend(pool, heads_, hd_, q + s0 * ldq, ldq, m, n_heads_, scale, out + s0 * ldo, ldo, scratch_);
     }
     // The next call's pages are chosen and recalled either way; without overlap the caller
@@ -151,7 +160,31 @@ class kv_retrieval_runtime final : public kv_runtime {
     }
   }
 
-  void select(thread_pool& pool, int64_t layer, const float* q_last) {
+  // Prefill: every host page before the window (read in the pool: (2, page, head_dim) per
+  // page and KV head, keys then values), then the window; each token exactly once.
+  void build_dense_spans(int64_t layer) {
+    const int64_t page = cfg_.options.page;
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      kv_attn_head& h = heads_[g];
+      h.spans.clear();
+      const kv_head_view w = store_.head_view(layer, g);
+      const int64_t wstart = w.n() > 0 ? w.pos[0] : store_.seq_len(layer);
+      KV_ASSERT(wstart % page == 0 && wstart / page <= host_.n_pages(layer));
+      for (int64_t p = 0; p < wstart / page; ++p) {
+        kv_span sp;
+        sp.n = page;
+        sp.k16 = host_.page_data(layer, p, g);
+        sp.v16 = sp.k16 + page * hd_;
+        h.spans.push_back(sp);
+      }
+      const kv_attn_head store_part = kv_attn_head_from_view(w, false);
+      h.spans.insert(h.spans.end(), store_part.spans.begin(), store_part.spans.end());
+    }
+  }
+
+  // recall: bring the chosen pages to the device now (decode); a dense prefill page reads
+  // the pool instead, and the prefetch after the chunk brings what the next step wants.
+  void select(thread_pool& pool, int64_t layer, const float* q_last, bool recall) {
     float* qb = qbuf_.data() + layer * n_heads_ * hd_;
     std::copy(q_last, q_last + n_heads_ * hd_, qb);
     const keep_decision d = policy_->select(layer, store_.layer_meta(layer));
@@ -161,6 +194,7 @@ class kv_retrieval_runtime final : public kv_runtime {
       return;
     }
     pages_ = d.pages;
+    if (!recall) return;
     if (d.checked) {
       cur_.checked_heads += n_kv_;
       for (bool c : d.corrected) cur_.corrected_heads += c;

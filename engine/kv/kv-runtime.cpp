@@ -122,7 +122,9 @@ void kv_runtime::begin_forward(const step_signals& s, int64_t pos0, int64_t n) {
 }
 
 void kv_runtime::select_layer(int64_t layer) {
-  store_.apply(layer, policy_->select(layer, store_.layer_meta(layer)));
+  kv_layer_meta meta = store_.layer_meta(layer);
+  meta.rows = n_;
+  store_.apply(layer, policy_->select(layer, meta));
   int64_t kept = 0;
   for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
   cur_.kept[size_t(layer)] = kept;
@@ -131,7 +133,7 @@ void kv_runtime::select_layer(int64_t layer) {
 const kv_step_stats& kv_runtime::end_forward(double ms, float confidence) {
   if (needs_.logits_confidence) {
     // The step's own confidence picks the budget this step's trim applies (decode steps;
-    // a prefill chunk keeps the last decode step's budget), then every layer selects with
+    // a prefill chunk runs at the policy's loose budget), then every layer selects with
     // the attention mass this call left in the store.
     const auto t0 = std::chrono::steady_clock::now();
     sig_.confidence = confidence < 0 ? 0.f : confidence;
@@ -178,9 +180,9 @@ class kv_eviction_runtime final : public kv_runtime {
     if (mass) store_.clear_mass(layer);
     for (int64_t g = 0; g < n_kv_; ++g) heads_[g] = kv_attn_head_from_view(store_.head_view(layer, g), mass);
     if (cfg_.reference) {
-      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo);
+      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, policy_->mass_decay());
     } else {
-      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_);
+      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_, policy_->mass_decay());
     }
     if (!needs_.logits_confidence) select_layer(layer);  // gated policies: in end_forward
     track();

@@ -190,7 +190,8 @@ void kv_store::append(int64_t layer, int64_t pos0, int64_t n, const float* k, co
     h.n_fp16 += n;
   }
   L.seq_len = pos0 + n;
-  quantize_old(layer);
+  // No INT8 blocking here: a chunk's attention reads its own rows in FP16, as a decode step
+  // does (spec); apply() freezes the blocks that left the FP16 window after the forward call.
 }
 
 void kv_store::quantize_old(int64_t layer) {
@@ -364,6 +365,10 @@ kv_head_counts kv_store::counts(int64_t layer, int64_t head) const {
 std::vector<int32_t> kv_store::kept_positions(int64_t layer, int64_t head) const {
   const head_store& h = layers_[layer].heads[head];
   return std::vector<int32_t>(h.pos.p.get(), h.pos.p.get() + h.n_int8 + h.n_fp16);
+}
+std::vector<float> kv_store::kept_scores(int64_t layer, int64_t head) const {
+  const head_store& h = layers_[layer].heads[head];
+  return std::vector<float>(h.score.p.get(), h.score.p.get() + h.n_int8 + h.n_fp16);
 }
 int64_t kv_store::capacity(int64_t layer) const { return layers_[layer].capacity; }
 void kv_store::set_capacity(int64_t layer, int64_t tokens) { layers_[layer].capacity = tokens; }

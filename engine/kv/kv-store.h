@@ -66,6 +66,7 @@ struct kv_layer_meta {
   int64_t layer = 0;
   int64_t seq_len = 0;            // tokens seen so far (the next position)
   int64_t group = 1;              // query heads per KV head: mean mass = mass / group
+  int64_t rows = 1;               // tokens (query rows) of the forward call the mass is from
   std::vector<kv_head_meta> heads;  // (n_kv_heads,)
 };
 
@@ -85,7 +86,8 @@ class kv_store {
 
   // Appends n tokens at positions [pos0, pos0+n) to `layer`: k, v are token-major rows
   // (n, n_kv_heads*head_dim), ld floats apart, keys already rotated. Aborts over capacity
-  // (the policy evicts between chunks). Scores of new tokens start at 0.
+  // (the policy evicts between chunks). Scores of new tokens start at 0. The new rows stay
+  // FP16 until apply() (INT8 blocks are frozen after the forward call that attended them).
   void append(int64_t layer, int64_t pos0, int64_t n, const float* k, const float* v, int64_t ld);
 
   // Keeps, for each KV head of `layer`, the kept indices listed (ascending, no duplicates);
@@ -107,6 +109,7 @@ class kv_store {
   int64_t n_kept(int64_t layer, int64_t head) const;
   kv_head_counts counts(int64_t layer, int64_t head) const;  // FP16, INT8 tokens, INT8 blocks
   std::vector<int32_t> kept_positions(int64_t layer, int64_t head) const;  // ascending
+  std::vector<float> kept_scores(int64_t layer, int64_t head) const;      // the policy's score column
   int64_t seq_len(int64_t layer) const { return layers_[layer].seq_len; }
   int64_t capacity(int64_t layer) const;
   void set_capacity(int64_t layer, int64_t tokens);  // per-layer budget (pyramid)
