@@ -205,6 +205,7 @@ TEST(CudaRef, QuantizeMatchesTheStoresInt8Blocks) {
   std::mt19937 rng(3);
   const std::vector<float> k = uniform(rng, n * n_kv * d, -3.f, 3.f), v = uniform(rng, n * n_kv * d, -1.f, 1.f);
   store.append(0, 0, n, k.data(), v.data(), n_kv * d);
+  store.quantize_old(0);  // after the forward call, as the runtime's apply
   for (int64_t g = 0; g < n_kv; ++g) {
     const kv_head_view hv = store.head_view(0, g);
     ASSERT_EQ(hv.n_int8, 96);  // 3 blocks left the window of 100 (+31)
@@ -300,6 +301,7 @@ TEST(CudaRef, CompactionPlanReproducesKvStoreCompact) {
     const int64_t n = 50 + 17 * round;
     const std::vector<float> k = uniform(rng, n * n_kv * d, -2.f, 2.f), v = uniform(rng, n * n_kv * d, -1.f, 1.f);
     store.append(0, pos, n, k.data(), v.data(), n_kv * d);
+    store.quantize_old(0);  // the blocking a forward call's apply does
     pos += n;
     std::vector<std::vector<int32_t>> keep(static_cast<size_t>(n_kv));
     std::vector<host_head> want(static_cast<size_t>(n_kv));
