@@ -1,5 +1,7 @@
 // cmd-bench-policy.cpp: the KV-policy benchmarks under `kvarena bench` (the logic is
-// engine/bench/): `ppl`, `niah`, `memory`, `latency`, `confidence-kl`. Each runs every
+// engine/bench/): `ppl`, `niah`, `memory`, `latency`, `confidence-kl` (their header comments
+// there say what each measures: niah's --needles trials per cell, confidence-kl's
+// --ablate-span and --kl-direction, ppl's kept tokens under --kv-budget). Each runs every
 // policy of --policies (with the policy flags of policy-flags.h) and prints one JSON object
 // on stdout: {"bench", "model", "config": {...}, "results": [{"policy", "spec", "options",
 // <metrics with units in their names>}]}; with --db FILE it also appends one row per result
@@ -49,6 +51,8 @@ struct policy_bench_args {
   bench_memory_config memory;
   bench_latency_config latency;
   bench_confidence_kl_config ckl;
+  std::string ckl_span = "recent";             // confidence-kl --ablate-span
+  std::string ckl_direction = "full-ablated";  // confidence-kl --kl-direction
   std::string backend = "cpu";  // cpu|cuda (make_sequence)
   int64_t chunk = 512;          // prefill chunk (tokens per forward call)
 };
@@ -149,8 +153,10 @@ int run_ppl(const policy_bench_args& a) {
     metrics.push_back({{"ppl", r.ppl}, {"nll_mean", r.nll_mean}, {"n_tokens", r.n_tokens},
                        {"peak_kv_bytes", r.peak_kv_bytes}, {"peak_kv_host_bytes", r.peak_kv_host_bytes},
                        {"peak_kv_logical_bytes", r.peak_kv_logical_bytes}, {"peak_process_bytes", r.peak_process_bytes},
+                       {"kept_tokens_max", r.kept_tokens_max}, {"kept_tokens_final", r.kept_tokens_final},
                        {"tok_s", r.tok_s}});
-    std::fprintf(stderr, "bench ppl: %s: ppl %.4f\n", p.text.c_str(), r.ppl);
+    std::fprintf(stderr, "bench ppl: %s: ppl %.4f, at most %lld tokens kept per layer and KV head, peak %zu logical "
+                 "KV bytes\n", p.text.c_str(), r.ppl, (long long)r.kept_tokens_max, r.peak_kv_logical_bytes);
   }
   return emit(a, "ppl", config, l.policies, metrics);
 }
@@ -167,14 +173,20 @@ int run_niah(const policy_bench_args& a) {
   config["haystack"] = a.text.empty() ? "filler" : a.text;
   config["max_answer_tokens"] = cfg.max_answer_tokens;
   config["decode_distractor"] = cfg.decode_distractor;
+  config["needles"] = cfg.needles;
   std::vector<json> metrics;
   for (const kv_policy_spec& p : l.policies) {
     const bench_niah_result r = run_bench_niah(*l.m, *l.tok, hay, p, l.common, cfg);
     json grid = json::array();
     for (const bench_niah_cell& c : r.grid)
-      grid.push_back({{"length", c.length}, {"depth", c.depth}, {"correct", c.correct}, {"code", c.code},
-                      {"answer", c.answer}});
-    metrics.push_back({{"accuracy", r.accuracy}, {"peak_kv_bytes", r.peak_kv_bytes},
+      grid.push_back({{"length", c.length}, {"depth", c.depth}, {"trial", c.trial}, {"correct", c.correct},
+                      {"code", c.code}, {"answer", c.answer}});
+    int64_t n_correct = 0;
+    for (const bench_niah_cell& c : r.grid) n_correct += c.correct;
+    std::fprintf(stderr, "bench niah: %s: %lld/%zu correct (%zu cells x %lld needles)\n", p.text.c_str(),
+                 (long long)n_correct, r.grid.size(), r.grid.size() / size_t(cfg.needles), (long long)cfg.needles);
+    metrics.push_back({{"accuracy", r.accuracy}, {"n_correct", n_correct}, {"n_trials", r.grid.size()},
+                       {"peak_kv_bytes", r.peak_kv_bytes},
                        {"peak_kv_host_bytes", r.peak_kv_host_bytes}, {"peak_kv_logical_bytes", r.peak_kv_logical_bytes},
                        {"peak_process_bytes", r.peak_process_bytes}, {"decode_steps", r.decode_steps},
                        {"confident_steps", r.confident_steps}, {"grid", grid}});
@@ -255,6 +267,8 @@ int run_latency(const policy_bench_args& a) {
 int run_confidence_kl(const policy_bench_args& a) {
   loaded l = load(a);
   bench_confidence_kl_config cfg = a.ckl;
+  cfg.span = parse_ckl_span(a.ckl_span);
+  cfg.direction = parse_ckl_direction(a.ckl_direction);
   apply_budget(a, l, cfg.n_prompt + cfg.n_gen);
   json config = config_json(a);
   if (!a.text.empty()) {
@@ -267,12 +281,17 @@ int run_confidence_kl(const policy_bench_args& a) {
   config["n_gen"] = cfg.n_gen;
   config["every"] = cfg.every;
   config["ablate"] = cfg.ablate;
+  config["ablate_span"] = ckl_span_name(cfg.span);
+  if (cfg.span == ckl_span::distant) config["ablate_span_start"] = confidence_kl_distant_start(cfg);
+  config["kl_direction"] = ckl_direction_name(cfg.direction);
   std::vector<json> metrics;
   for (const kv_policy_spec& p : l.policies) {
     const bench_confidence_kl_result r = run_bench_confidence_kl(*l.m, *l.tok, p, l.common, cfg);
     json samples = json::array();
-    for (const auto& s : r.samples) samples.push_back({{"pos", s.pos}, {"confidence", s.confidence}, {"kl", s.kl}});
-    metrics.push_back({{"pearson_r", r.pearson_r}, {"n_samples", r.n_samples}, {"kl_mean", r.kl_mean},
+    for (const auto& s : r.samples)
+      samples.push_back({{"pos", s.pos}, {"ablated_from", s.ablated_from}, {"ablated_to", s.ablated_to},
+                         {"confidence", s.confidence}, {"kl", s.kl}});
+    metrics.push_back({{"pearson_r", r.pearson_r}, {"spearman_r", r.spearman_r}, {"n_samples", r.n_samples}, {"kl_mean", r.kl_mean},
                        {"confidence_mean", r.confidence_mean}, {"samples", samples}});
   }
   return emit(a, "confidence-kl", config, l.policies, metrics);
@@ -314,6 +333,10 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
   niah->add_option("--decode-distractor", na->niah.decode_distractor,
                    "Run the prompt's last N tokens as teacher-forced decode steps (so confkv's gate runs)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
+  niah->add_option("--needles", na->niah.needles,
+                   "Needles per (length, depth) cell: independent trials, each with its own code; accuracy counts "
+                   "cells x needles")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   niah->callback([&run, na] { run = [na] { na->model = model_or_default(na->model); return run_niah(*na); }; });
 
   auto ma = std::make_shared<policy_bench_args>();
@@ -335,13 +358,22 @@ void add_bench_policy_command(CLI::App& app, command_fn& run) {
 
   auto ca = std::make_shared<policy_bench_args>();
   auto* ckl = add_policy_bench(bench, "confidence-kl",
-                               "Pearson r of step confidence vs KL shift from ablating recent context", ca);
+                               "Pearson r and Spearman rho of step confidence vs the KL shift from ablating a "
+                               "span of context", ca);
   ckl->add_option("--n-prompt", ca->ckl.n_prompt, "Prompt tokens (seeded random ids, or the --text's first)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   ckl->add_option("--n-gen", ca->ckl.n_gen, "Generated tokens")->check(CLI::PositiveNumber)->capture_default_str();
   ckl->add_option("--every", ca->ckl.every, "Sample every N steps")->check(CLI::PositiveNumber)->capture_default_str();
-  ckl->add_option("--ablate", ca->ckl.ablate, "Tokens before the current one removed in the ablated run")
+  ckl->add_option("--ablate", ca->ckl.ablate, "Tokens removed in the ablated run (the span's length)")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  ckl->add_option("--ablate-span", ca->ckl_span,
+                  "Which span is removed: recent = the --ablate tokens right before the current one (the CONF-KV "
+                  "paper's test); distant = --ablate tokens starting at max(1, n_prompt/4), sampled only once the "
+                  "span ends at least --ablate tokens before the current one")
+      ->check(CLI::IsMember({"recent", "distant"}))->capture_default_str();
+  ckl->add_option("--kl-direction", ca->ckl_direction,
+                  "full-ablated = KL(P_full || P_ablated) (the paper's); ablated-full = KL(P_ablated || P_full)")
+      ->check(CLI::IsMember({"full-ablated", "ablated-full"}))->capture_default_str();
   ckl->add_option("--text", ca->text, "Teacher-force this text's tokens (its first --n-prompt are the prompt) "
                                       "instead of generating from random ids")
       ->check(CLI::ExistingFile);

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/bench-common.h"
 #include "test-util.h"
 
 namespace {
@@ -218,22 +219,65 @@ TEST_F(CliBench, Ppl) {
   EXPECT_GT((*find(j["results"], "freekv"))["peak_kv_host_bytes"].get<int64_t>(), 0);
 }
 
+// --kv-budget in bytes: the tiny model's FP16 token is 512 bytes (see below), so 16KiB is a
+// 32-token window, 16t a 16-token one; each result names the tokens it kept, full keeps all
+// it saw (the scored tokens: the first is appended, the last is only predicted).
+TEST_F(CliBench, PplByteBudgetStatesKeptTokens) {
+  const std::string text = *dir_ + "/ppl-budget.txt";
+  std::ofstream(text) << "The old lighthouse stands near the bridge, and the sky is blue. A quiet river drifts "
+                         "along the shore while the wind is calm, and the sky is golden. The village baker "
+                         "waits at the edge of town before the rain begins, and the sky is grey. A flock of "
+                         "geese moves past the orchard as the season changes, and the sky is white.";
+  const json j = bench("ppl", "--policies window,full --kv-budget 16KiB,16t --text " + text);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["config"]["kv_budget"], "16KiB,16t");
+  const json &w_bytes = j["results"][0], &w_tok = j["results"][1], &full = j["results"][2];
+  EXPECT_EQ(w_bytes["spec"], "window@16KiB");
+  EXPECT_EQ(w_bytes["options"]["window"], 32);
+  EXPECT_EQ(w_bytes["kept_tokens_max"], 32);
+  EXPECT_EQ(w_bytes["kept_tokens_final"], 32);
+  EXPECT_EQ(w_bytes["peak_kv_logical_bytes"], 16384);
+  EXPECT_EQ(w_tok["spec"], "window@16t");
+  EXPECT_EQ(w_tok["kept_tokens_max"], 16);
+  EXPECT_EQ(w_tok["peak_kv_logical_bytes"], 8192);
+  const int64_t n = full["n_tokens"].get<int64_t>();
+  ASSERT_GT(n, 40);
+  EXPECT_EQ(full["kept_tokens_max"], n);
+  EXPECT_EQ(full["kept_tokens_final"], n);
+  EXPECT_EQ(full["peak_kv_logical_bytes"], n * 512);
+}
+
+// 2 lengths x 3 depths = 6 cells, 3 needles each by default: 18 trials in the order
+// length, depth, trial; the trials of a cell hide distinct codes, and accuracy counts all 18.
 TEST_F(CliBench, Niah) {
   const json j = bench("niah", std::string(policies()) + " --lengths 96,160 --depths 0,0.5,1");
   ASSERT_EQ(j["results"].size(), 4u);
+  EXPECT_EQ(j["config"]["needles"], 3);
   for (const auto& r : j["results"]) {
     const double acc = r["accuracy"].get<double>();
     EXPECT_GE(acc, 0.0);
     EXPECT_LE(acc, 1.0);
-    ASSERT_EQ(r["grid"].size(), 6u);
+    ASSERT_EQ(r["grid"].size(), 18u);
+    EXPECT_EQ(r["n_trials"], 18);
     int correct = 0;
-    for (const auto& c : r["grid"]) {
-      EXPECT_TRUE(c["length"] == 96 || c["length"] == 160);
+    for (size_t i = 0; i < 18; ++i) {
+      const json& c = r["grid"][i];
+      EXPECT_EQ(c["length"], i < 9 ? 96 : 160);
+      const double depths[] = {0, 0.5, 1};
+      EXPECT_DOUBLE_EQ(c["depth"].get<double>(), depths[(i / 3) % 3]);
+      EXPECT_EQ(c["trial"], int64_t(i % 3));
+      if (i % 3) EXPECT_NE(c["code"], r["grid"][i - 1]["code"]) << "cell " << i / 3;
       correct += c["correct"].get<bool>();
     }
-    EXPECT_DOUBLE_EQ(acc, correct / 6.0);
+    EXPECT_EQ(r["n_correct"], correct);
+    EXPECT_DOUBLE_EQ(acc, correct / 18.0);
     EXPECT_GT(r["peak_kv_bytes"].get<int64_t>(), 0);
   }
+  // The same trials every run and for every policy (codes depend on seed, length, depth, trial).
+  EXPECT_EQ(j["results"][0]["grid"][5]["code"], j["results"][3]["grid"][5]["code"]);
+  const run_result bad = run("bench niah --model " + *model_ + " --policies full --needles 0");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("--needles"), std::string::npos) << bad.err;
 }
 
 TEST_F(CliBench, MemoryWindowBelowFullAndDbRows) {
@@ -295,16 +339,97 @@ TEST_F(CliBench, LatencyOneEntryPerPolicyAndContext) {
   EXPECT_GT(j["results"][7]["kv_host_bytes"].get<int64_t>(), 0);
 }
 
+// Pearson r and Spearman rho side by side, in stdout's JSON and in the --db rows; the
+// defaults (span recent, KL full-ablated) named in the config.
 TEST_F(CliBench, ConfidenceKl) {
-  const json j = bench("confidence-kl", "--policies full,window:window=16 --n-gen 48 --every 8 --ablate 16");
+  const std::string db = *dir_ + "/ckl.sqlite";
+  const json j = bench("confidence-kl", "--policies full,window:window=16 --n-gen 48 --every 8 --ablate 16 --db " + db);
   ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["config"]["ablate_span"], "recent");
+  EXPECT_EQ(j["config"]["kl_direction"], "full-ablated");
   for (const auto& r : j["results"]) {
     EXPECT_GT(r["n_samples"].get<int64_t>(), 2);
-    const double pr = r["pearson_r"].get<double>();
+    const double pr = r["pearson_r"].get<double>(), sr = r["spearman_r"].get<double>();
     EXPECT_TRUE(pr >= -1 && pr <= 1);
+    EXPECT_TRUE(sr >= -1 && sr <= 1);
+    EXPECT_NE(sr, 0.0) << "samples with distinct confidences and KLs: rho is not the degenerate 0";
     EXPECT_GE(r["kl_mean"].get<double>(), 0);
     EXPECT_EQ(r["samples"].size(), r["n_samples"].get<size_t>());
+    std::vector<double> cs, kls;
+    for (const auto& s : r["samples"]) {  // recent: [t - 16, t)
+      EXPECT_EQ(s["ablated_to"], s["pos"]);
+      EXPECT_EQ(s["ablated_from"].get<int64_t>(), s["pos"].get<int64_t>() - 16);
+      cs.push_back(s["confidence"].get<double>());
+      kls.push_back(s["kl"].get<double>());
+    }
+    // The reported coefficients are those of the listed pairs (the statistics themselves are
+    // checked by hand in test-bench-stats).
+    EXPECT_NEAR(pr, kvarena::stat_pearson(cs, kls), 1e-12);
+    EXPECT_NEAR(sr, kvarena::stat_spearman(cs, kls), 1e-12);
   }
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT metrics_json FROM bench_results ORDER BY id", -1, &st, nullptr), SQLITE_OK);
+  size_t i = 0;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    const json m = json::parse(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+    ASSERT_LT(i, 2u);
+    EXPECT_EQ(m["pearson_r"], j["results"][i]["pearson_r"]);
+    EXPECT_EQ(m["spearman_r"], j["results"][i]["spearman_r"]);
+    ++i;
+  }
+  EXPECT_EQ(i, 2u);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+}
+
+// --ablate-span distant and --kl-direction ablated-full on a teacher-forced text. Positions
+// by hand (n_prompt 8, every 4, ablate 6): samples at t = 7 + s, s = 4, 8, ...; recent
+// removes [t - 6, t) from t = 11 on; distant removes [2, 8) (2 = 8 / 4) once 8 <= t - 6,
+// i.e. t >= 14: from t = 15 on. The reverse direction scores the same steps (same
+// confidences) with other KLs.
+TEST_F(CliBench, ConfidenceKlSpanAndDirection) {
+  const std::string a = *dir_ + "/ckl-span.txt";
+  std::ofstream(a) << "The old lighthouse stands near the bridge, and the sky is blue. A quiet river drifts "
+                      "along the shore while the wind is calm, and the sky is golden.";
+  const std::string flags = " --policies full --n-prompt 8 --n-gen 200 --every 4 --ablate 6 --text " + a;
+  const json rec = bench("confidence-kl", flags);
+  const json dist = bench("confidence-kl", flags + " --ablate-span distant");
+  const json rev = bench("confidence-kl", flags + " --kl-direction ablated-full");
+  EXPECT_EQ(dist["config"]["ablate_span"], "distant");
+  EXPECT_EQ(dist["config"]["ablate_span_start"], 2);
+  EXPECT_EQ(rev["config"]["kl_direction"], "ablated-full");
+  const json &rs = rec["results"][0]["samples"], &ds = dist["results"][0]["samples"], &vs = rev["results"][0]["samples"];
+  ASSERT_GE(rs.size(), 4u);
+  EXPECT_EQ(rs[0]["pos"], 11);
+  EXPECT_EQ(rs[0]["ablated_from"], 5);
+  ASSERT_EQ(ds.size(), rs.size() - 1);  // t = 11 is too close for the distant span
+  bool kl_differs = false;
+  for (size_t i = 0; i < ds.size(); ++i) {
+    EXPECT_EQ(ds[i]["pos"], rs[i + 1]["pos"]);
+    EXPECT_EQ(ds[i]["ablated_from"], 2);
+    EXPECT_EQ(ds[i]["ablated_to"], 8);
+    EXPECT_EQ(ds[i]["confidence"], rs[i + 1]["confidence"]);  // the policy's session is the same
+    kl_differs |= ds[i]["kl"] != rs[i + 1]["kl"];
+  }
+  EXPECT_TRUE(kl_differs) << "the distant span removed other tokens than the recent one";
+  EXPECT_GT(dist["results"][0]["kl_mean"].get<double>(), 1e-6) << "removing the distant span changes P";
+  ASSERT_EQ(vs.size(), rs.size());
+  bool dir_differs = false;
+  for (size_t i = 0; i < vs.size(); ++i) {
+    EXPECT_EQ(vs[i]["pos"], rs[i]["pos"]);
+    EXPECT_EQ(vs[i]["confidence"], rs[i]["confidence"]);
+    EXPECT_GE(vs[i]["kl"].get<double>(), 0.0);
+    dir_differs |= std::fabs(vs[i]["kl"].get<double>() - rs[i]["kl"].get<double>()) > 1e-9;
+  }
+  EXPECT_TRUE(dir_differs) << "KL is not symmetric: the reverse direction gives other values";
+  const run_result bad = run("bench confidence-kl --model " + *model_ + " --policies full --ablate-span far");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("--ablate-span"), std::string::npos) << bad.err;
+  const run_result bad_dir = run("bench confidence-kl --model " + *model_ + " --policies full --kl-direction up");
+  EXPECT_NE(bad_dir.rc, 0);
+  EXPECT_NE(bad_dir.err.find("--kl-direction"), std::string::npos) << bad_dir.err;
 }
 
 // --text: the text's tokens are teacher-forced. Steps by hand (n_prompt 8, every 4, ablate 4):
@@ -412,11 +537,15 @@ TEST_F(CliBench, KvBudgetSweepGivesOneRowPerBudgetAtEqualMemory) {
   EXPECT_NE(bad.err.find("unknown unit 'q'"), std::string::npos) << bad.err;
 }
 
-// --decode-distractor N: the prompt's last N tokens are decode steps, N per cell.
+// --decode-distractor N: the prompt's last N tokens are decode steps, N per trial:
+// 40 x 2 depths x 2 needles = 160.
 TEST_F(CliBench, NiahDecodeDistractorRunsTheGate) {
   const json j = bench("niah", "--policies confkv:n-high=16:n-low=48:protect=8,window:window=32 --lengths 96 "
-                               "--depths 0,1 --decode-distractor 40");
-  for (const auto& r : j["results"]) EXPECT_EQ(r["decode_steps"], 80) << r["spec"];
+                               "--depths 0,1 --needles 2 --decode-distractor 40");
+  for (const auto& r : j["results"]) {
+    EXPECT_EQ(r["decode_steps"], 160) << r["spec"];
+    EXPECT_EQ(r["grid"].size(), 4u);
+  }
   const json& ck = *find(j["results"], "confkv");
   EXPECT_GT(ck["confident_steps"].get<int64_t>(), 0) << "output scale 3: some steps are confident";
   EXPECT_EQ((*find(j["results"], "window"))["confident_steps"], 0);

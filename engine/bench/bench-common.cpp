@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-
+#include <cstddef>
 
 #include "engine-error.h"
 #include "tokenizer.h"
@@ -85,6 +85,28 @@ double stat_pearson(const std::vector<double>& x, const std::vector<double>& y) 
   }
   if (sxx <= 0 || syy <= 0) return 0.0;
   return sxy / std::sqrt(sxx * syy);
+}
+
+std::vector<double> stat_ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i + 1;  // [i, j): one run of equal values, sorted positions i..j-1
+    while (j < order.size() && v[order[j]] == v[order[i]]) ++j;
+    const double avg = 0.5 * double(i + 1 + j);  // mean of the 1-based ranks i+1 .. j
+    for (size_t k = i; k < j; ++k) rank[order[k]] = avg;
+    i = j;
+  }
+  return rank;
+}
+
+double stat_spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = std::min(x.size(), y.size());
+  if (n < 2) return 0.0;
+  return stat_pearson(stat_ranks(std::vector<double>(x.begin(), x.begin() + ptrdiff_t(n))),
+                      stat_ranks(std::vector<double>(y.begin(), y.begin() + ptrdiff_t(n))));
 }
 
 namespace {

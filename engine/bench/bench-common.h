@@ -1,7 +1,7 @@
 // bench-common.h: what the KV-policy benchmarks (bench-{ppl,niah,memory,latency,
 // confidence-kl}.h) share: the session options that a policy as the user chose it
 // (kv_policy_spec, kv-policy-registry.h) turns into, seeded prompt tokens that avoid
-// control ids, and small statistics (median, percentiles, Pearson r). Plain structs: the
+// control ids, and small statistics (median, percentiles, Pearson r, Spearman rho). Plain structs: the
 // CLI turns results into JSON, the engine has no JSON or SQLite.
 #pragma once
 #include <cstdint>
@@ -45,6 +45,12 @@ double stat_percentile(std::vector<double> v, double q);  // q in [0,1], linear 
 inline double stat_median(const std::vector<double>& v) { return stat_percentile(v, 0.5); }
 // Pearson correlation of paired samples; 0 when either side is constant or n < 2.
 double stat_pearson(const std::vector<double>& x, const std::vector<double>& y);
+// Ranks 1..n of v in its order, ties given the average of the ranks they span
+// ({10, 20, 20, 5} -> {2, 3.5, 3.5, 1}).
+std::vector<double> stat_ranks(const std::vector<double>& v);
+// Spearman rank correlation: the Pearson r of the two samples' ranks (stat_ranks, average
+// ranks for ties) over the first min(|x|, |y|) pairs; 0 when either side is constant or n < 2.
+double stat_spearman(const std::vector<double>& x, const std::vector<double>& y);
 
 // log softmax(logits)[id] in double precision: logits (n_vocab,).
 double log_softmax_at(const float* logits, int64_t n_vocab, int32_t id);

@@ -66,10 +66,18 @@ std::string niah_filler_text(int64_t n_words, uint64_t seed) {
   return out;
 }
 
-std::string niah_code(uint64_t seed, int64_t length, double depth) {
-  const uint64_t z = mix64(seed ^ mix64(uint64_t(length) * 1000003ull + uint64_t(std::llround(depth * 1e6))));
+std::string niah_code(uint64_t seed, int64_t length, double depth, int64_t trial) {
+  if (trial < 0) throw engine_error("bench niah: trial " + std::to_string(trial) + " < 0");
+  const uint64_t cell = mix64(uint64_t(length) * 1000003ull + uint64_t(std::llround(depth * 1e6)));
+  std::vector<unsigned> codes;  // trials 0 .. trial, distinct
+  for (uint64_t draw = 0; int64_t(codes.size()) <= trial; ++draw) {
+    // draw 0 is the single-needle bench's code (seed ^ cell); later draws mix the draw in.
+    const uint64_t z = mix64(seed ^ (cell + draw * 0xA24BAED4963EE407ull));
+    const unsigned code = unsigned(10000 + z % 90000);  // five digits, no leading zero
+    if (std::find(codes.begin(), codes.end(), code) == codes.end()) codes.push_back(code);
+  }
   char s[8];
-  std::snprintf(s, sizeof s, "%05u", unsigned(10000 + z % 90000));  // five digits, no leading zero
+  std::snprintf(s, sizeof s, "%05u", codes.back());
   return s;
 }
 
@@ -116,6 +124,7 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
   int64_t max_len = 0;
   for (int64_t l : cfg.lengths) max_len = std::max(max_len, l);
   if (cfg.decode_distractor < 0) throw engine_error("bench niah: --decode-distractor must be >= 0");
+  if (cfg.needles < 1) throw engine_error("bench niah: --needles must be >= 1");
   const std::optional<float> threshold = policy_confidence_threshold(policy);
   reset_process_peak();
   const std::unique_ptr<sequence> sp =
@@ -125,36 +134,39 @@ bench_niah_result run_bench_niah(const model& m, const tokenizer& tok, const std
   int64_t n_correct = 0;
   for (int64_t len : cfg.lengths) {
     for (double depth : cfg.depths) {
-      bench_niah_cell c;
-      c.length = len;
-      c.depth = depth;
-      c.code = niah_code(common.seed, len, depth);
-      const std::vector<int32_t> prompt = niah_prompt(tok, haystack, c.code, len, depth);
-      s.reset();
-      sampler greedy;
-      generate_options g;
-      g.max_tokens = cfg.max_answer_tokens;
-      // --decode-distractor: the prompt's last N tokens one decode step each (teacher-forced).
-      const size_t tail = size_t(std::clamp<int64_t>(cfg.decode_distractor, 0, int64_t(prompt.size()) - 1));
-      const size_t head = prompt.size() - tail;
-      s.append(std::span<const int32_t>(prompt.data(), head));
-      for (size_t i = head; i < prompt.size(); ++i) {
-        s.append_decode(prompt[i]);
-        ++r.decode_steps;
-        const float c = s.last_step().confidence;
-        if (threshold && c >= *threshold) ++r.confident_steps;
+      for (int64_t trial = 0; trial < cfg.needles; ++trial) {
+        bench_niah_cell c;
+        c.length = len;
+        c.depth = depth;
+        c.trial = trial;
+        c.code = niah_code(common.seed, len, depth, trial);
+        const std::vector<int32_t> prompt = niah_prompt(tok, haystack, c.code, len, depth);
+        s.reset();
+        sampler greedy;
+        generate_options g;
+        g.max_tokens = cfg.max_answer_tokens;
+        // --decode-distractor: the prompt's last N tokens one decode step each (teacher-forced).
+        const size_t tail = size_t(std::clamp<int64_t>(cfg.decode_distractor, 0, int64_t(prompt.size()) - 1));
+        const size_t head = prompt.size() - tail;
+        s.append(std::span<const int32_t>(prompt.data(), head));
+        for (size_t i = head; i < prompt.size(); ++i) {
+          s.append_decode(prompt[i]);
+          ++r.decode_steps;
+          const float c = s.last_step().confidence;
+          if (threshold && c >= *threshold) ++r.confident_steps;
+        }
+        const generate_result gr = generate(s, tok, std::span<const int32_t>(), g, greedy);
+        c.answer = gr.text;
+        c.correct = gr.text.find(c.code) != std::string::npos;
+        n_correct += c.correct;
+        const memory_stats mem = s.memory();
+        r.peak_kv_bytes = std::max(r.peak_kv_bytes, mem.kv_peak_bytes);
+        r.peak_kv_host_bytes = std::max(r.peak_kv_host_bytes, mem.kv_host_peak_bytes);
+        r.peak_kv_logical_bytes = std::max(r.peak_kv_logical_bytes, mem.kv_logical_peak_bytes);
+        std::fprintf(stderr, "bench niah: %s: length %lld depth %s needle %lld: %s\n", policy.text.c_str(),
+                     (long long)len, fmt_depth(depth).c_str(), (long long)trial, c.correct ? "correct" : "wrong");
+        r.grid.push_back(std::move(c));
       }
-      const generate_result gr = generate(s, tok, std::span<const int32_t>(), g, greedy);
-      c.answer = gr.text;
-      c.correct = gr.text.find(c.code) != std::string::npos;
-      n_correct += c.correct;
-      const memory_stats mem = s.memory();
-      r.peak_kv_bytes = std::max(r.peak_kv_bytes, mem.kv_peak_bytes);
-      r.peak_kv_host_bytes = std::max(r.peak_kv_host_bytes, mem.kv_host_peak_bytes);
-      r.peak_kv_logical_bytes = std::max(r.peak_kv_logical_bytes, mem.kv_logical_peak_bytes);
-      std::fprintf(stderr, "bench niah: %s: length %lld depth %s: %s\n", policy.text.c_str(), (long long)len,
-                   fmt_depth(depth).c_str(), c.correct ? "correct" : "wrong");
-      r.grid.push_back(std::move(c));
     }
   }
   r.accuracy = double(n_correct) / double(r.grid.size());

@@ -1,6 +1,7 @@
 // bench-ppl.cpp: streaming teacher-forced NLL under a policy (bench-ppl.h).
 #include "bench-ppl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <span>
@@ -18,6 +19,13 @@ bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& token
   reset_process_peak();
   const std::unique_ptr<sequence> sp = make_sequence(common.backend, m, bench_session_options(policy, common, n));
   sequence& s = *sp;
+  bench_ppl_result r;
+  s.on_step([&](const kv_step_stats& st) {
+    int64_t k = 0;
+    for (int64_t x : st.kept) k = std::max(k, x);
+    r.kept_tokens_max = std::max(r.kept_tokens_max, k);
+    r.kept_tokens_final = k;
+  });
   const double t0 = bench_now_ms();
   s.append(std::span<const int32_t>(tokens.data(), 1));
   double nll = 0;
@@ -29,7 +37,6 @@ bench_ppl_result run_bench_ppl(const model& m, const std::vector<int32_t>& token
                                    (long long)i, (long long)n);
   }
   const double ms = bench_now_ms() - t0;
-  bench_ppl_result r;
   r.n_tokens = n - 1;
   r.nll_mean = nll / double(r.n_tokens);
   r.ppl = std::exp(r.nll_mean);

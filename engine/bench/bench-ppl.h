@@ -1,7 +1,9 @@
 // bench-ppl.h: `kvarena bench ppl`: teacher-forced streaming perplexity of a text with a KV
 // policy active. The first token is appended, then each next token is scored from the
 // current logits (-log softmax[tok]) and appended as a decode step, so the policy evicts
-// (and confkv gates on confidence) exactly as it would while generating.
+// (and confkv gates on confidence) exactly as it would while generating. With
+// `--kv-budget` (tokens "512t" or logical bytes "8MiB", kv/kv-budget.h) each policy's
+// size options are spent from the budget; the result names the tokens it kept.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -18,6 +20,8 @@ struct bench_ppl_result {
   size_t peak_kv_host_bytes = 0;
   size_t peak_kv_logical_bytes = 0;  // kv-logical-bytes.h
   size_t peak_process_bytes = 0;     // process_peak_bytes over this policy's run
+  int64_t kept_tokens_max = 0;       // most tokens kept per layer and KV head after any step (device tokens for freekv)
+  int64_t kept_tokens_final = 0;     // the same after the last step (max over layers)
   double tok_s = 0;             // scored tokens per second (forward calls included)
 };
 
