@@ -127,7 +127,7 @@ TEST_F(CliBench, OptionNoListedPolicyTakesIsExit2) {
        "--page: policy 'h2o' has no such option (its options: heavy, recent)"},
       {"bench latency" + m + "--policies confkv --window 64",
        "--window: policy 'confkv' has no such option (its options: tau, n-high, n-low, protect, ema-decay, beta, "
-       "kv-int8, int8-window)"},
+       "kv-int8, int8-window, random-rank, rank-seed)"},
       {"bench confidence-kl" + m + "--policies freekv,window --n-high 8",
        "--n-high: none of the policies 'freekv', 'window' has such an option (it is an option of confkv, confkv-l)"},
       {"bench memory" + m + "--policies window:kv-int8=1",
