@@ -191,7 +191,7 @@ std::set<work_item> results_writer::done_items(int64_t run_id) {
   return out;
 }
 
-void results_writer::write_item(int64_t run_id, const task_result& r, const std::vector<step_row>& steps,
+bool results_writer::write_item(int64_t run_id, const task_result& r, const std::vector<step_row>& steps,
                                 const std::vector<kv_sample>& trace) {
   std::lock_guard lock(mu_);
   sql_transaction tx(db_);
@@ -199,6 +199,12 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
     auto st = db_.prepare("SELECT 1 FROM runs WHERE run_id = ?1");
     st.bind_int(1, run_id);
     if (!st.step()) throw results_error("write_item: no run " + std::to_string(run_id) + " in " + path());
+  }
+  if (r.status != item_status::done) {  // a done row stays: an error never replaces it
+    auto st = db_.prepare(std::string("SELECT 1 FROM task_results WHERE ") + item_where + " AND status = 'done'");
+    st.bind_int(1, run_id);
+    bind_item(st, 2, r.item);
+    if (st.step()) return false;
   }
   for (const char* table : {"task_results", "steps", "kv_trace", "step_screenshots"}) {
     auto st = db_.prepare(std::string("DELETE FROM ") + table + " WHERE " + item_where);
@@ -260,6 +266,7 @@ void results_writer::write_item(int64_t run_id, const task_result& r, const std:
     }
   }
   tx.commit();
+  return true;
 }
 
 // ---- reader ----

@@ -169,9 +169,11 @@ class results_writer {
   std::set<work_item> done_items(int64_t run_id);
 
   // The item's task row, steps and trace in one transaction, replacing any earlier row of
-  // the item (an error row being retried) with its steps and trace. Throws results_error
-  // (and writes nothing) for a bad row, e.g. two steps with one step number.
-  void write_item(int64_t run_id, const task_result& result, const std::vector<step_row>& steps,
+  // the item (an error row being retried) with its steps and trace. A done row is never
+  // replaced by an error or timeout row (two runners overlapping on one item): then nothing
+  // is written and false is returned. Throws results_error (and writes nothing) for a bad
+  // row, e.g. two steps with one step number.
+  bool write_item(int64_t run_id, const task_result& result, const std::vector<step_row>& steps,
                   const std::vector<kv_sample>& trace);
 
   const std::string& path() const { return db_.path(); }

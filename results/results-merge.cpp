@@ -30,7 +30,8 @@ void exec_with_ids(sql_db& db, const std::string& sql, int64_t new_id, int64_t o
 
 // Copies one run of the attached `src` into main (within the caller's transaction) and adds
 // its counts to `sum`.
-void merge_run(sql_db& db, int64_t old_id, const std::string& name, merge_summary& sum) {
+void merge_run(sql_db& db, int64_t old_id, const std::string& name, const std::string& in, const std::string& out,
+               merge_summary& sum) {
   int64_t new_id;
   if (auto have = find_run(db, name)) {
     new_id = have->run_id;
@@ -62,6 +63,8 @@ void merge_run(sql_db& db, int64_t old_id, const std::string& name, merge_summar
   sum.items_added += picked - replaced;
   sum.items_replaced += replaced;
   sum.items_kept += count(db, "SELECT COUNT(*) FROM src.task_results WHERE run_id = ?1", old_id) - picked;
+
+  copy_step_screenshot_files(db, old_id, in, out);  // the picked rows' files only; paths checked
 
   const std::string in_pick = " AND (task_id, policy, seed) IN (SELECT task_id, policy, seed FROM temp.pick";
   for (const char* table : {"task_results", "steps", "kv_trace", "step_screenshots"}) {
@@ -135,8 +138,9 @@ merge_summary merge_results(const std::string& out, const std::vector<std::strin
   }
 
   for (const auto& in : inputs) {
+    // Read-only: no lock that would stop a runner still writing the shard.
     auto att = db.prepare("ATTACH DATABASE ?1 AS src");
-    att.bind_text(1, in);
+    att.bind_text(1, readonly_uri(std::filesystem::absolute(in).string()));
     att.step();
     try {
       sql_transaction tx(db);
@@ -145,10 +149,7 @@ merge_summary merge_results(const std::string& out, const std::vector<std::strin
         auto st = db.prepare("SELECT run_id, name FROM src.runs ORDER BY run_id");
         while (st.step()) runs.emplace_back(st.int64(0), st.text(1));
       }
-      for (const auto& [id, name] : runs) {
-        merge_run(db, id, name, sum);
-        copy_step_screenshot_files(db, id, in, out);
-      }
+      for (const auto& [id, name] : runs) merge_run(db, id, name, in, out, sum);
       tx.commit();
     } catch (...) {
       db.exec("DETACH DATABASE src");

@@ -1,6 +1,8 @@
 // results-merge.h: `kvarena merge OUT.sqlite shard-*.sqlite`: pools the shards' rows into
-// one results file (ATTACH each shard; copy the rows of items OUT does not hold yet) and
-// says which planned work items are still missing, so they can be re-run.
+// one results file (ATTACH each shard read-only, so a runner still writing it goes on; copy
+// the rows of items OUT does not hold yet, and the step screenshots of those rows only,
+// whose paths must stay inside the folders) and says which planned work items are still
+// missing, so they can be re-run.
 // Runs are matched by name; a shard whose run of that name differs in identity (model,
 // suite, policies, seeds, config) is refused. An item already in OUT is kept, except that a
 // done row from a shard replaces an error/timeout row (with its steps and trace). OUT may

@@ -85,7 +85,10 @@ sql_db& sql_db::operator=(sql_db&& o) noexcept {
 sql_db sql_db::open(const std::string& path, bool create, bool readonly, int busy_timeout_ms) {
   int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+  // URIs on (ATTACH of a shard read-only needs them); a plain path that happens to start
+  // with "file:" stays a path.
+  const std::string open_path = path.rfind("file:", 0) == 0 ? "./" + path : path;
+  int rc = sqlite3_open_v2(open_path.c_str(), &db, flags | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_URI, nullptr);
   sql_db out;
   out.db_ = db;  // closes it on every path
   out.path_ = path;
@@ -93,7 +96,29 @@ sql_db sql_db::open(const std::string& path, bool create, bool readonly, int bus
     throw results_error("cannot open results file " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
   sqlite3_busy_timeout(db, busy_timeout_ms);
   sqlite3_extended_result_codes(db, 1);
+  // Results files (shards above all) come from elsewhere: their schema must not be able
+  // to corrupt the file (defensive mode refuses writable_schema and the like) nor run
+  // functions with side effects from views and triggers (trusted_schema off). Attached
+  // files get the same.
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  out.exec("PRAGMA trusted_schema = OFF");
   return out;
+}
+
+std::string readonly_uri(const std::string& path) {
+  std::string uri = "file:";
+  static const char* hex = "0123456789ABCDEF";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x21 || c >= 0x7f) {
+      uri += '%';
+      uri += hex[c >> 4];
+      uri += hex[c & 15];
+    } else {
+      uri += static_cast<char>(c);
+    }
+  }
+  return uri + "?mode=ro";
 }
 
 void sql_db::exec(std::string_view sql) {

@@ -60,6 +60,8 @@ class sql_db {
 
   // Opens `path`; `create` allows making a new file, `readonly` opens for reading only.
   // Sets a busy timeout so a reader and the writer of one file wait for each other.
+  // Every connection is defensive (SQLITE_DBCONFIG_DEFENSIVE, trusted_schema off): results
+  // files and shards come from elsewhere.
   static sql_db open(const std::string& path, bool create, bool readonly, int busy_timeout_ms);
 
   bool valid() const { return db_ != nullptr; }
@@ -76,6 +78,10 @@ class sql_db {
   sqlite3* db_ = nullptr;
   std::string path_;
 };
+
+// `path` as a read-only SQLite URI ("file:/a/shard%3F.sqlite?mode=ro"), for ATTACH: the
+// attached file is never locked for writing, so a runner still writing it goes on.
+std::string readonly_uri(const std::string& path);
 
 // BEGIN IMMEDIATE ... COMMIT (the write lock is taken at once, so a busy file waits at the
 // start, not half-way); rolled back when an exception leaves the scope before commit().

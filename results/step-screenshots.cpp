@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "results-schema.h"
 
@@ -69,19 +70,41 @@ void read_step_screenshot_paths(sql_db& db, int64_t run_id, const work_item& ite
       if (s.step == st.int64(0)) s.screenshot_path = st.text(1);
 }
 
+std::optional<fs::path> path_inside(const fs::path& folder, const std::string& rel) {
+  const fs::path p(rel);
+  if (rel.empty() || p.has_root_name() || p.has_root_directory()) return std::nullopt;
+  for (const fs::path& part : p.lexically_normal())
+    if (part == "..") return std::nullopt;
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(folder, ec);
+  if (ec) return std::nullopt;
+  const fs::path full = fs::weakly_canonical(base / p, ec);  // symlinks resolved
+  if (ec) return std::nullopt;
+  const fs::path inside = full.lexically_relative(base);
+  if (inside.empty() || *inside.begin() == ".." || inside == ".") return std::nullopt;
+  return full;
+}
+
 void copy_step_screenshot_files(sql_db& db, int64_t src_run_id, const std::string& src_path,
                                 const std::string& dst_path) {
   const fs::path from = folder_of(src_path), to = folder_of(dst_path);
   std::error_code ec;
-  if (fs::equivalent(from, to, ec)) return;
-  auto st = db.prepare("SELECT path FROM src.step_screenshots WHERE run_id = ?1");
+  const bool same_folder = fs::equivalent(from, to, ec);
+  auto st = db.prepare(
+      "SELECT path FROM src.step_screenshots WHERE run_id = ?1 "
+      "AND (task_id, policy, seed) IN (SELECT task_id, policy, seed FROM temp.pick)");
   st.bind_int(1, src_run_id);
   while (st.step()) {
     const std::string rel = st.text(0);
-    if (!fs::exists(from / rel)) continue;
-    fs::create_directories((to / rel).parent_path(), ec);
-    fs::copy_file(from / rel, to / rel, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw results_error("cannot copy the step screenshot " + (from / rel).string() + ": " + ec.message());
+    const std::optional<fs::path> source = path_inside(from, rel), target = path_inside(to, rel);
+    if (!source || !target)
+      throw results_error("cannot merge " + src_path + ": its step_screenshots row names the path '" + rel +
+                          "', which leaves the results folder (screenshot paths are relative and stay inside it); "
+                          "nothing of this file was merged");
+    if (same_folder || !fs::exists(*source)) continue;
+    fs::create_directories(target->parent_path(), ec);
+    fs::copy_file(*source, *target, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw results_error("cannot copy the step screenshot " + source->string() + ": " + ec.message());
   }
 }
 
