@@ -186,6 +186,41 @@ TEST(StringMatch, NotApplicableAnswer) {
   EXPECT_EQ(score_answer(string_task(r, note), "N/A: the site is down").score, 0);
 }
 
+// VWA's tasks (require_llm_judge) without a judge: a case whose score no verdict could
+// change is scored, never `unsupported` (issue 41): the reference N/A answered N/A is an
+// exact match (1), as VisualWebArena checks exact match first; a failed exact_match beside
+// a fuzzy_match is 0. Only what needs the judge's verdict is unsupported.
+TEST(StringMatch, DeterministicCasesNeedNoJudge) {
+  auto without_judge = [](const task& t, const std::string& answer) {
+    eval_inputs in;
+    in.answer = answer;
+    in.require_llm_judge = true;
+    return evaluate_task(t, in);
+  };
+  reference_answer_set na;
+  na.fuzzy_match = fuzzy_reference{false, {}, "N/A"};
+  const task t = string_task(na, "The OP did not provide a recipe");
+  eval_result res = without_judge(t, "N/A");
+  EXPECT_EQ(res.status, eval_status::scored) << res.evaluators[0].detail;
+  EXPECT_EQ(res.score, 1);
+  EXPECT_TRUE(res.success);
+  EXPECT_EQ(res.judge, "") << "no judge was asked";
+  EXPECT_TRUE(contains(res.evaluators[0].detail, "answered N/A")) << res.evaluators[0].detail;
+  EXPECT_EQ(without_judge(t, " n/a ").score, 1);
+  // A reason instead of N/A: only a judge can say whether it is the same one.
+  res = without_judge(t, "There is no recipe");
+  EXPECT_EQ(res.status, eval_status::unsupported);
+  EXPECT_EQ(res.evaluators[0].detail, k_needs_judge);
+
+  reference_answer_set both;
+  both.exact_match = "blue";
+  both.fuzzy_match = fuzzy_reference{true, {"navy blue"}, ""};
+  res = without_judge(string_task(both), "red");
+  EXPECT_EQ(res.status, eval_status::scored) << "exact_match failed: 0 whatever a judge says";
+  EXPECT_EQ(res.score, 0);
+  EXPECT_EQ(without_judge(string_task(both), "blue").status, eval_status::unsupported);
+}
+
 TEST(StringMatch, UnexpectedJudgeReplyScoresZeroWithANote) {
   reference_answer_set r;
   r.fuzzy_match = fuzzy_reference{true, {"blue"}, ""};

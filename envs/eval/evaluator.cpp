@@ -2,6 +2,7 @@
 #include "eval/evaluator.h"
 
 #include <exception>
+#include <optional>
 
 #include "eval/eval-program-html.h"
 #include "eval/eval-string-match.h"
@@ -13,6 +14,45 @@ namespace kvarena {
 const char* eval_status_name(eval_status s) {
   return s == eval_status::unsupported ? "unsupported" : "scored";
 }
+
+namespace {
+
+// A judge that always gives one verdict: string_match scored with both tells whether the
+// answer of a real judge could change the score at all.
+class constant_judge final : public fuzzy_judge {
+ public:
+  explicit constant_judge(bool yes) : yes_(yes) {}
+  judge_result judge(const judge_request& req) override {
+    if (req.question == judge_question::unachievable) return {yes_ ? "same" : "different", ""};
+    return {yes_ ? "correct" : "incorrect", ""};
+  }
+  std::string name() override { return yes_ ? "always-yes" : "always-no"; }
+
+ private:
+  bool yes_;
+};
+
+// string_match without a judge: the score when no judge's verdict could change it (the
+// answer is N/A for an N/A reference, as VWA's exact match first; or another key already
+// failed), else nullopt. Scores are monotone in the verdicts, so the two constant judges
+// bound every judge.
+std::optional<double> string_match_without_judge(const task& t, const std::string& answer, std::string* detail) {
+  auto score_with = [&](bool yes, std::string* d) {
+    constant_judge judge(yes);
+    judge_context jc;
+    jc.judge = &judge;
+    jc.intent = t.intent;
+    jc.string_note = t.eval.string_note.value_or("");
+    return score_reference_answers(*t.eval.reference_answers, answer, jc, d);
+  };
+  std::string yes_detail, no_detail;
+  const double hi = score_with(true, &yes_detail), lo = score_with(false, &no_detail);
+  if (hi != lo) return std::nullopt;
+  *detail = no_detail;
+  return lo;
+}
+
+}  // namespace
 
 bool uses_fuzzy_judge(const task& t, bool* in_string_match, bool* in_program_html) {
   const bool sm = t.eval.reference_answers && t.eval.reference_answers->fuzzy_match;
@@ -52,7 +92,12 @@ eval_result evaluate_task(const task& t, const eval_inputs& in) {
     evaluator_result ev;
     ev.type = type;
     try {
-      if (no_judge && ((type == "string_match" && fuzzy_sm) || (type == "program_html" && fuzzy_ph))) {
+      std::optional<double> deterministic;
+      if (no_judge && type == "string_match" && fuzzy_sm && t.eval.reference_answers)
+        deterministic = string_match_without_judge(t, in.answer, &ev.detail);
+      if (deterministic) {
+        ev.score = *deterministic;  // no verdict could change it: scored, no judge asked
+      } else if (no_judge && ((type == "string_match" && fuzzy_sm) || (type == "program_html" && fuzzy_ph))) {
         ev.status = eval_status::unsupported;
         ev.detail = k_needs_judge;
       } else if (type == "string_match") {

@@ -53,8 +53,11 @@ struct eval_inputs {
   fuzzy_judge* judge = nullptr;        // null: deterministic_judge (see require_llm_judge)
   // VisualWebArena's and WebArena's tasks: fuzzy_match is asked of an LLM judge there, so
   // without `judge` an evaluator that needs one is `unsupported` ("needs --judge-url or
-  // --judge-model"), never scored by the deterministic judge. kvarena's own suites (tasks
-  // with the kvarena extension) are written for the deterministic judge and leave it false.
+  // --judge-model"), never scored by the deterministic judge; except a string_match whose
+  // score no verdict could change (the answer N/A to the reference N/A, exact match first
+  // as in VWA; another key already failed), which is scored without asking. kvarena's own
+  // suites (tasks with the kvarena extension) are written for the deterministic judge and
+  // leave it false.
   bool require_llm_judge = false;
   image_query_scorer images;  // page_image_query; null: unsupported
   const eval_helper_registry* helpers = nullptr;  // func: helpers of the sites
