@@ -2,6 +2,7 @@
 #include "runner.h"
 
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -188,7 +189,8 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   std::unique_ptr<env_server> local;
   std::string url = cfg_.env_url;
   if (url.empty()) {
-    local = tasks::start_local_env_server(std::max(cfg_.jobs, cfg_.batch), cfg_.site_seed, cfg_.judge, cfg_.vqa_url);
+    local = tasks::start_local_env_server(std::max(cfg_.jobs, cfg_.batch), cfg_.site_seed, cfg_.judge, cfg_.vqa_url,
+                                          cfg_.allow_file_urls);
     url = local->base_url();
   }
   env_client client(url, cfg_.env);
@@ -244,7 +246,10 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
       progress.started(todo[i]);
       item_rows rows = run_item(todo[i]);
       try {
-        writer_->write_item(run_id, rows.result, rows.steps, rows.trace);
+        if (!writer_->write_item(run_id, rows.result, rows.steps, rows.trace) && hooks.log)
+          std::fprintf(hooks.log, "kvarena run: %s %s seed %lld: kept the done row another runner wrote (this try: %s)\n",
+                       rows.result.item.task_id.c_str(), rows.result.item.policy.c_str(),
+                       static_cast<long long>(rows.result.item.seed), results::to_string(rows.result.status));
       } catch (...) {  // the file is unusable (disk full, removed): stop, report after the join
         std::lock_guard lock(mu);
         if (!write_error) write_error = std::current_exception();

@@ -90,6 +90,7 @@ struct runner_config {
   env_client_options env;              // timeouts and retries of env calls
   std::shared_ptr<fuzzy_judge> judge;  // fuzzy_match judge of the in-process env server (no env_url)
   std::string vqa_url;                 // its page_image_query eval_vqa endpoint
+  bool allow_file_urls = false;        // its sessions may open file:// URLs (--allow-file-urls)
   std::optional<shard_spec> shard;     // nullopt: every item
   run_output output;                   // results file and run name (resolve_run_output)
   bool resume = false;

@@ -1,5 +1,6 @@
-// cmd-env-server.cpp: `kvarena env-server [--port 8090] [--host 127.0.0.1] [--sites-url URL]
-// [--site NAME=URL]... [--judge-url URL | --judge-model FILE]` (eval-flags.h):
+// cmd-env-server.cpp: `kvarena env-server [--port 8090] [--host 127.0.0.1] [--token T]
+// [--sites-url URL] [--site NAME=URL]... [--judge-url URL | --judge-model FILE]
+// [--allow-file-urls]` (eval-flags.h):
 // serves the env HTTP API (envs/server/env-server.h) until Ctrl-C / SIGTERM. Prints its
 // base URL on stdout (port 0 picks a free port and the line shows it); hints on stderr.
 // Without --sites-url the sites run in-process and every session gets its own tenant;
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -28,10 +30,15 @@ struct env_server_args {
   int threads = 8;
   int max_sessions = 256;
   double idle_timeout_s = 1800;
+  std::string token;  // --token, else KVARENA_ENV_TOKEN
   eval_flags eval;
 };
 
 int run_env_server(const env_server_args& a) {
+  std::string token = a.token;
+  if (token.empty())
+    if (const char* t = std::getenv("KVARENA_ENV_TOKEN")) token = t;
+  if (std::string why = bind_refusal(a.host, token); !why.empty()) throw usage_error(why);
   // Block the stop signals before any server thread starts (they inherit the mask), so
   // only sigwait() below sees them.
   sigset_t stop_signals;
@@ -48,6 +55,8 @@ int run_env_server(const env_server_args& a) {
   opt.sites.seed = a.seed;
   opt.sites.site_urls = parse_site_flags(a.eval.sites);
   opt.vqa_url = a.eval.vqa_url;
+  opt.allow_file_urls = a.eval.allow_file_urls;
+  opt.token = token;
   opt.judge = make_judge(a.eval);  // loads a --judge-model before the server starts
   opt.max_sessions = static_cast<size_t>(a.max_sessions);
   opt.idle_timeout = std::chrono::milliseconds(static_cast<long long>(a.idle_timeout_s * 1000));
@@ -82,7 +91,11 @@ void add_env_server_command(CLI::App& app, command_fn& run) {
   auto* sub = app.add_subcommand("env-server", "Serve the env HTTP API (sessions on the local sites) for agents");
   auto a = std::make_shared<env_server_args>();
   sub->add_option("--port,-p", a->port, "TCP port (0 = pick a free one)")->check(CLI::Range(0, 65535));
-  sub->add_option("--host", a->host, "Address to bind (0.0.0.0 = every interface)");
+  sub->add_option("--host", a->host, "Address to bind (0.0.0.0 = every interface; an address other than loopback needs "
+                                     "--token)");
+  sub->add_option("--token", a->token,
+                  "Requests must carry \"Authorization: Bearer TOKEN\" (else 401); default: $KVARENA_ENV_TOKEN, none "
+                  "when unset (then only a loopback --host is allowed)");
   sub->add_option("--sites-url", a->sites_url,
                   "Use sites that run elsewhere instead of in-process ones: a `kvarena sites` URL "
                   "(http://127.0.0.1:8080) or name=URL pairs (classifieds=http://h:9980,shopping=http://h:7770); "

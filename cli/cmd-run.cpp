@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cctype>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -211,9 +212,13 @@ runner_config make_config(const run_args& a) {
                       "server scores: give the judge to `kvarena env-server`");
   c.judge = make_judge(a.eval);
   c.vqa_url = a.eval.vqa_url;
+  if (a.eval.allow_file_urls && !a.env_url.empty())
+    throw usage_error("--allow-file-urls is the env server's: with --env-url give it to `kvarena env-server`");
+  c.allow_file_urls = a.eval.allow_file_urls;
   c.env.tries = a.env_tries;
   c.env.backoff_ms = a.env_backoff_ms;
   c.env.total_timeout_ms = a.env_timeout_ms;
+  if (const char* token = std::getenv("KVARENA_ENV_TOKEN"); token && !a.env_url.empty()) c.env.token = token;
   if (!a.shard.empty()) {
     c.shard = parse_shard(a.shard);
   } else {
@@ -343,7 +348,8 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--top-p", a->top_p, "Nucleus sampling mass in (0, 1]")->check(CLI::Range(0.0, 1.0))->group(ag);
   sub->add_option("--top-k", a->top_k, "Keep the k most likely tokens (0 = all)")->check(CLI::NonNegativeNumber)->group(ag);
   const char* eg = "Env";
-  sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites)")->group(eg);
+  sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites); "
+                  "$KVARENA_ENV_TOKEN is sent as its bearer token when set")->group(eg);
   add_eval_flags(sub, a->eval, eg);
   sub->add_option("--browser", a->browser, "Browser of every env session: text, or chromium (headless Chromium: "
                                            "JavaScript locators and prep_actions run for real)")

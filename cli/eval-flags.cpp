@@ -31,6 +31,10 @@ void add_eval_flags(CLI::App* app, eval_flags& f, const std::string& group) {
                   "NAME=URL: a site's base URL (repeatable; classifieds, shopping, shopping_admin, reddit, gitlab, "
                   "wikipedia, map, homepage)")
       ->group(group);
+  app->add_flag("--allow-file-urls", f.allow_file_urls,
+                "Let tasks and pages open file:// URLs and local paths (pages, links, forms, program_html "
+                "targets, images); without it only http:// and https:// URLs are opened")
+      ->group(group);
 }
 
 std::shared_ptr<fuzzy_judge> make_judge(const eval_flags& f) {

@@ -9,6 +9,9 @@
 //   --site NAME=URL        a site's base URL (repeatable), for every site VWA and WebArena
 //                          name: classifieds, shopping, shopping_admin, reddit, gitlab,
 //                          wikipedia, map, homepage
+//   --allow-file-urls      pages, links, forms, program_html targets and images may be
+//                          file:// URLs (and local paths); without it only http(s) is
+//                          opened (envs/common/url-policy.h)
 // Bad values are usage errors that name the flag and the valid forms.
 #pragma once
 #include <map>
@@ -28,6 +31,7 @@ struct eval_flags {
   std::string judge_model;
   std::string vqa_url;
   std::vector<std::string> sites;  // NAME=URL, as given
+  bool allow_file_urls = false;
 
   bool has_judge() const { return !judge_url.empty() || !judge_model.empty(); }
 };

@@ -200,8 +200,10 @@ std::string oracle_summary_json(const std::string& suite, const oracle_suite_res
 }
 
 std::unique_ptr<env_server> start_local_env_server(int sessions, uint64_t site_seed,
-                                                   std::shared_ptr<fuzzy_judge> judge, const std::string& vqa_url) {
+                                                   std::shared_ptr<fuzzy_judge> judge, const std::string& vqa_url,
+                                                   bool allow_file_urls) {
   env_server_options o;
+  o.allow_file_urls = allow_file_urls;
   o.judge = std::move(judge);
   o.vqa_url = vqa_url;
   o.sites.seed = site_seed;

@@ -77,9 +77,10 @@ std::string oracle_summary_json(const std::string& suite, const oracle_suite_res
 // An env server on 127.0.0.1 with in-process sites (a tenant per session), sized for
 // `sessions` sessions at once; for the oracle, the bench and tests.
 // site_seed: the sites' content seed (the committed suites are generated on seed 1).
-// judge, vqa_url: env_server_options' (the evaluation of VWA/WebArena tasks).
+// judge, vqa_url: env_server_options' (the evaluation of VWA/WebArena tasks);
+// allow_file_urls: theirs too (--allow-file-urls).
 std::unique_ptr<env_server> start_local_env_server(int sessions, uint64_t site_seed = 1,
                                                    std::shared_ptr<fuzzy_judge> judge = nullptr,
-                                                   const std::string& vqa_url = "");
+                                                   const std::string& vqa_url = "", bool allow_file_urls = false);
 
 }  // namespace kvarena::tasks

@@ -104,7 +104,7 @@ TEST_F(Browser, RedirectsErrorsAndStatuses) {
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(b_.current_url(), url("/missing"));  // unchanged on failure
   r = b_.go_to("ftp://example.com/x");
-  EXPECT_EQ(r.error, "cannot open 'ftp://example.com/x': only http://, https://, file:// and about:blank URLs are supported");
+  EXPECT_EQ(r.error, "cannot open 'ftp://example.com/x': only http:// and https:// URLs are opened (and about:blank)");
   r = b_.go_to("  ");
   EXPECT_NE(r.error.find("goto needs a URL"), std::string::npos);
   ASSERT_TRUE(b_.go_to("/up.html").ok());  // a path is relative to the current page
@@ -113,7 +113,10 @@ TEST_F(Browser, RedirectsErrorsAndStatuses) {
   EXPECT_EQ(b_.current_url(), "about:blank");
 }
 
-TEST_F(Browser, FileUrls) {
+TEST(BrowserFiles, FileUrls) {  // with --allow-file-urls (test-env-hardening.cpp: without)
+  text_browser_options allow;
+  allow.http.allow_file_urls = true;
+  text_browser b(allow);
   auto dir = test::temp_dir("browser-file");
   {
     std::ofstream f(dir / "page.html");
@@ -121,11 +124,11 @@ TEST_F(Browser, FileUrls) {
     std::ofstream g(dir / "other.html");
     g << page("Other file", "<p>here</p>");
   }
-  ASSERT_TRUE(b_.go_to("file://" + (dir / "page.html").string()).ok());
-  EXPECT_EQ(b_.observe().tabs[0], "Local file");
-  ASSERT_TRUE(b_.click(id("link 'Other'")).ok());
-  EXPECT_EQ(b_.observe().tabs[0], "Other file");
-  browser_result r = b_.go_to("file://" + (dir / "missing.html").string());
+  ASSERT_TRUE(b.go_to("file://" + (dir / "page.html").string()).ok());
+  EXPECT_EQ(b.observe().tabs[0], "Local file");
+  ASSERT_TRUE(b.click(id_of(b.observe().text, "link 'Other'")).ok());
+  EXPECT_EQ(b.observe().tabs[0], "Other file");
+  browser_result r = b.go_to("file://" + (dir / "missing.html").string());
   EXPECT_NE(r.error.find("no such file"), std::string::npos) << r.error;
 }
 

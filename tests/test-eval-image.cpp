@@ -160,7 +160,9 @@ TEST(PageImageQuery, FuzzyImageMatchAndVqa) {
   // unsupported, never scored.
   eval_result bare = score(R"([{"eval_image_url": "last", "eval_image_class": ".gallery", "eval_fuzzy_image_match": "x"}])");
   EXPECT_EQ(bare.status, eval_status::unsupported);
-  in.images = page_image_scorer({});
+  image_eval_options local_files;  // the reference images are local paths
+  local_files.allow_file_urls = true;
+  in.images = page_image_scorer(local_files);
 
   EXPECT_EQ(score(R"([{"eval_image_url": "last", "eval_image_class": ".gallery", "eval_fuzzy_image_match": ")" + same +
                   R"("}])").score, 1);
@@ -179,6 +181,7 @@ TEST(PageImageQuery, FuzzyImageMatchAndVqa) {
   EXPECT_EQ(none.status, eval_status::unsupported);
   EXPECT_NE(none.evaluators[0].detail.find("--vqa-url"), std::string::npos);
   image_eval_options with_vqa;
+  with_vqa.allow_file_urls = true;
   with_vqa.vqa_url = server.base_url();
   in.images = page_image_scorer(with_vqa);
   EXPECT_EQ(score(vqa).score, 1);
@@ -186,6 +189,55 @@ TEST(PageImageQuery, FuzzyImageMatchAndVqa) {
   EXPECT_NE(last_vqa_body.find("data:image/png;base64,"), std::string::npos);
   EXPECT_EQ(score(R"([{"eval_image_url": "last", "eval_image_class": ".gallery",
     "eval_vqa": [{"question": "What colour?", "answer": "blue"}]}])").score, 0);
+}
+
+// Reference and page images are read by http(s) URL only; a local path or file:// URL
+// needs --allow-file-urls (image_eval_options::allow_file_urls), and the detail says so.
+TEST(PageImageQuery, LocalImagesNeedAllowFileUrls) {
+  std::vector<uint8_t> stripes(16 * 16 * 3);
+  for (size_t i = 0; i < stripes.size(); ++i) stripes[i] = (i / 48) % 2 ? 230 : 20;
+  const std::string bike = png_bytes(16, 16, stripes);
+  sites::http_server server({}, [&](const sites::http_request& req) {
+    sites::http_response r;
+    r.content_type = "image/png";
+    r.body = bike;
+    if (req.path != "/img/bike.png") r.status = 404;
+    return r;
+  });
+  server.start();
+  const auto dir = test::temp_dir("page-image-local");
+  const std::string path = (dir / "bike.png").string();
+  std::ofstream(path, std::ios::binary) << bike;
+  fake_page page;
+  page.url = server.base_url() + "/item/3";
+  page.html = "<img src='/img/bike.png' alt='bike'>";
+  eval_inputs in;
+  in.page = &page;
+  auto score = [&](const std::string& ref) {
+    return evaluate_task(image_task(R"([{"eval_image_url": "last", "eval_image_class": "", "eval_fuzzy_image_match": ")" +
+                                    ref + R"("}])"),
+                         in);
+  };
+  in.images = page_image_scorer({});
+  for (const std::string& ref : {path, "file://" + path}) {
+    eval_result refused = score(ref);
+    EXPECT_EQ(refused.score, 0) << ref;
+    EXPECT_NE(refused.evaluators[0].detail.find("--allow-file-urls"), std::string::npos) << refused.evaluators[0].detail;
+  }
+  EXPECT_EQ(score(server.base_url() + "/img/bike.png").score, 1);  // by URL: read
+  image_eval_options allow;
+  allow.allow_file_urls = true;
+  in.images = page_image_scorer(allow);
+  EXPECT_EQ(score(path).score, 1);
+  EXPECT_EQ(score("file://" + path).score, 1);
+  // A page image at a file:// URL is not read without the flag either.
+  page.url = "file://" + path;
+  page.html = "<img src='" + page.url + "' alt='bike'>";
+  in.images = page_image_scorer({});
+  eval_result page_refused = score(server.base_url() + "/img/bike.png");
+  EXPECT_EQ(page_refused.score, 0);
+  in.images = page_image_scorer(allow);
+  EXPECT_EQ(score(server.base_url() + "/img/bike.png").score, 1);
 }
 
 }  // namespace

@@ -23,6 +23,15 @@ struct browser_result {
   bool ok() const { return error.empty(); }
 };
 
+// Tabs one browser may have open (start URLs, new_tab, links that open a tab): a page or
+// a task must not be able to hold unbounded memory. Past it: an action error.
+inline constexpr int k_max_tabs = 16;
+
+inline std::string too_many_tabs_error() {
+  return "cannot open another tab: " + std::to_string(k_max_tabs) +
+         " tabs are open, the most a session may have; close one with close_tab first";
+}
+
 class browser {
  public:
   virtual ~browser() = default;

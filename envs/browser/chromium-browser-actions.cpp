@@ -236,7 +236,7 @@ struct chromium_browser_ops {
     }
     browser_result r;
     if (navigating) r = b.wait_for_load(t, "the page");
-    b.adopt_popups();
+    if (b.adopt_popups() && r.ok()) r.error = too_many_tabs_error();
     return r;
   }
 

@@ -5,6 +5,7 @@
 
 #include "chromium-browser-page.h"
 #include "chromium-process.h"
+#include "common/url-policy.h"
 #include "url-util.h"
 
 namespace kvarena {
@@ -164,9 +165,9 @@ browser_result chromium_browser::go_to(const std::string& url) {
     } else {
       target = url_from_user_input(url);
     }
-    std::string scheme = url_scheme(target);
-    if (target != "about:blank" && scheme != "http" && scheme != "https" && scheme != "file")
-      return {"cannot open '" + target + "': only http://, https://, file:// and about:blank URLs are supported", ""};
+    if (target != "about:blank")
+      if (std::string why = refused_url_reason(target, options_.allow_file_urls); !why.empty())
+        return {why + " (and about:blank)", ""};
     return navigate_current(target);
   });
 }
@@ -202,6 +203,7 @@ browser_result chromium_browser::go_forward() {
 
 browser_result chromium_browser::new_tab() {
   return guarded("new_tab", [&]() -> browser_result {
+    if (tab_count() >= k_max_tabs) return {too_many_tabs_error(), ""};
     tabs_.push_back(open_tab("about:blank"));
     current_ = tab_count() - 1;
     return {};
@@ -232,8 +234,10 @@ browser_result chromium_browser::close_tab() {
   });
 }
 
-// Tabs a page opened itself (target=_blank links, window.open) join the tab list, focused.
-void chromium_browser::adopt_popups() {
+// Tabs a page opened itself (target=_blank links, window.open) join the tab list, focused;
+// past k_max_tabs they are closed again and the result says so.
+bool chromium_browser::adopt_popups() {
+  bool refused = false;
   for (cdp_event& e : cdp_->drain_events(clk::now())) {
     if (e.method != "Target.targetCreated") continue;
     const json& info = e.params["targetInfo"];
@@ -242,6 +246,11 @@ void chromium_browser::adopt_popups() {
     std::string id = info.value("targetId", std::string());
     bool known = std::any_of(tabs_.begin(), tabs_.end(), [&](const auto& t) { return t->target_id == id; });
     if (known || !info.contains("openerId")) continue;
+    if (tab_count() >= k_max_tabs) {
+      cdp_->call("Target.closeTarget", {{"targetId", id}}, "", options_.command_timeout);
+      refused = true;
+      continue;
+    }
     auto t = std::make_unique<tab>();
     t->target_id = id;
     attach_tab(*t);
@@ -249,6 +258,7 @@ void chromium_browser::adopt_popups() {
     current_ = tab_count() - 1;
     wait_for_load(current(), "the new tab");
   }
+  return refused;
 }
 
 chromium_browser::snapshot& chromium_browser::current_snapshot() {

@@ -45,6 +45,9 @@ struct chromium_browser_options {
   std::chrono::milliseconds settle_time{100};
   // Requests started by an input that never end (long polls) stop counting after this.
   std::chrono::milliseconds network_idle_timeout{2000};
+  // goto and the evaluators' navigations open file:// too (--allow-file-urls); else http(s)
+  // only (common/url-policy.h). Chromium itself refuses file:// links from http pages.
+  bool allow_file_urls = false;
 };
 
 class chromium_browser final : public browser {
@@ -121,7 +124,7 @@ class chromium_browser final : public browser {
   browser_result navigate_current(const std::string& url);
   browser_result wait_for_load(tab& t, const std::string& what);
   browser_result after_input(tab& t);
-  void adopt_popups();
+  bool adopt_popups();  // true when a popup past k_max_tabs was closed
   snapshot& current_snapshot();
   browser_result guarded(const char* what, const std::function<browser_result()>& fn);
 

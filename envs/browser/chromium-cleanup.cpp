@@ -6,13 +6,16 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 namespace kvarena {
 namespace {
@@ -126,18 +129,25 @@ void install_chromium_signal_cleanup() {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
 }
 
-int remove_stale_chromium_dirs() {
+int remove_stale_chromium_dirs(const std::string& folder) {
   namespace fs = std::filesystem;
   const std::string prefix = "kvarena-chromium-";
   int removed = 0;
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator("/tmp", ec)) {
+  for (const fs::directory_entry& e : fs::directory_iterator(folder, ec)) {
     std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) != 0) continue;
     const std::string rest = name.substr(prefix.size());  // "<pid>-XXXXXX"
     size_t dash = rest.find('-');
     if (dash == std::string::npos || dash == 0 || rest.find_first_not_of("0123456789") != dash) continue;
-    const pid_t owner = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+    long long pid = 0;  // a 20-digit name is out of range: not ours, skipped
+    auto [end, parsed] = std::from_chars(rest.data(), rest.data() + dash, pid);
+    if (parsed != std::errc() || end != rest.data() + dash || pid <= 0 || pid > std::numeric_limits<pid_t>::max())
+      continue;
+    // Only a real directory (not a symlink) of this user: /tmp is everyone's.
+    struct stat st;
+    if (lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) continue;
+    const pid_t owner = static_cast<pid_t>(pid);
     if (owner == getpid() || kill(owner, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
     std::error_code rm;
     if (fs::remove_all(e.path(), rm) > 0 && !rm) ++removed;

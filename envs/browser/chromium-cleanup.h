@@ -40,8 +40,10 @@ void chromium_cleanup_for_exit() noexcept;
 // the signal with its default action (so the exit status is the signal's).
 void install_chromium_signal_cleanup();
 
-// Removes /tmp/kvarena-chromium-<pid>-* directories whose kvarena process no longer exists
-// (left by a kvarena killed with SIGKILL); returns how many.
-int remove_stale_chromium_dirs();
+// Removes <folder>/kvarena-chromium-<pid>-* directories whose kvarena process no longer
+// exists (left by a kvarena killed with SIGKILL); returns how many. Only directories owned
+// by this user are touched (not symlinks, not other users' in a shared /tmp); a name whose
+// pid is not a pid (20 digits) is skipped, never an exception.
+int remove_stale_chromium_dirs(const std::string& folder = "/tmp");
 
 }  // namespace kvarena

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "common/url-policy.h"
 #include "url-util.h"
 
 namespace kvarena {
@@ -59,7 +60,9 @@ std::string explain_failure(CURLcode rc, const http_request& req, const http_opt
       return "more than " + std::to_string(opt.max_redirects) + " redirects fetching " + url +
              " (a redirect loop?)";
     case CURLE_UNSUPPORTED_PROTOCOL:
-      return "cannot fetch " + url + ": only http://, https:// and file:// URLs are supported";
+      return refused_url_reason(url, opt.allow_file_urls).empty()
+                 ? "cannot fetch " + url + ": " + why
+                 : refused_url_reason(url, opt.allow_file_urls);
     case CURLE_URL_MALFORMAT:
       return "malformed URL '" + url + "': use an absolute http:// URL";
     case CURLE_FILESIZE_EXCEEDED:
@@ -92,7 +95,7 @@ http_client::http_client(http_options options) : options_(std::move(options)) {
   // is never curl_easy_reset: that would switch the cookie engine off.
   CURL* c = static_cast<CURL*>(curl_);
   curl_easy_setopt(c, CURLOPT_COOKIEFILE, "");  // in-memory jar
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, curl_protocols(options_.allow_file_urls));
   curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(c, CURLOPT_MAXREDIRS, static_cast<long>(options_.max_redirects));
@@ -115,6 +118,11 @@ http_response http_client::fetch(const http_request& req) {
   char errbuf[CURL_ERROR_SIZE] = {0};
   if (req.method != "GET" && req.method != "POST") {
     res.error = "unsupported HTTP method '" + req.method + "' for " + req.url + ": use GET or POST";
+    return res;
+  }
+  if (std::string why = refused_url_reason(req.url, options_.allow_file_urls); !why.empty()) {
+    res.final_url = req.url;
+    res.error = why;
     return res;
   }
 

@@ -1,7 +1,7 @@
 // http-fetch.h: HTTP for the text browser over libcurl: GET and POST, redirects followed
 // (the final URL recorded), connect and total timeouts, a response size limit, and a cookie
 // jar that lives as long as the http_client (libcurl's in-memory cookie engine on one easy
-// handle kept per client). Transport failures come back as messages that say what to do;
+// handle kept per client). http(s) only unless allow_file_urls (common/url-policy.h). Transport failures come back as messages that say what to do;
 // HTTP error statuses (404, 500) are not failures: the page is returned with its status.
 // Not thread-safe: one http_client serves one browser, used from one thread at a time.
 #pragma once
@@ -17,6 +17,7 @@ struct http_options {
   size_t max_body_bytes = 8u << 20;  // larger responses fail with a message
   int max_redirects = 10;
   std::string user_agent = "kvarena-text-browser/0.1";
+  bool allow_file_urls = false;  // file:// too (--allow-file-urls); else http(s) only (url-policy.h)
 };
 
 struct http_request {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/text-encode.h"
+#include "common/url-policy.h"
 #include "css-select.h"
 #include "dom-text.h"
 #include "str-util.h"
@@ -138,10 +139,9 @@ browser_result text_browser::navigate(const http_request& request, bool in_new_t
   }
   if (scheme == "javascript")
     return {"", "the target runs JavaScript, which the text browser does not execute; nothing happened"};
-  if (scheme != "http" && scheme != "https" && scheme != "file")
-    return {"cannot open '" + request.url +
-                "': only http://, https://, file:// and about:blank URLs are supported",
-            ""};
+  if (in_new_tab && tab_count() >= k_max_tabs) return {too_many_tabs_error(), ""};
+  if (std::string why = refused_url_reason(request.url, options_.http.allow_file_urls); !why.empty())
+    return {why + " (and about:blank)", ""};
   http_response res = http_.fetch(request);
   if (!res.ok) return {res.error, ""};
   std::string final_url = res.final_url;
@@ -203,6 +203,7 @@ browser_result text_browser::go_forward() {
 }
 
 browser_result text_browser::new_tab() {
+  if (tab_count() >= k_max_tabs) return {too_many_tabs_error(), ""};
   push_page(make_page("about:blank", 200, "text/html", ""), true);
   return {};
 }

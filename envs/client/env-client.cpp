@@ -88,6 +88,7 @@ env_client::raw_response env_client::request(const std::string& method, const st
     headers = curl_slist_append(headers, "Content-Type: application/json");
     headers = curl_slist_append(headers, "Accept: application/json");
     headers = curl_slist_append(headers, "Expect:");
+    if (!opt_.token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + opt_.token).c_str());
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

@@ -32,6 +32,7 @@ struct env_client_options {
   long total_timeout_ms = 120000;  // one request; an evaluation may open several pages
   int tries = 3;                   // attempts in all for a retryable failure (1 = no retry)
   long backoff_ms = 250;           // before the 2nd try; doubled for each further try (max 5 s)
+  std::string token;               // sent as "Authorization: Bearer <token>" when not empty
 };
 
 // What a create request may set besides the task (env-api.h).

@@ -1,5 +1,6 @@
 // http-call.cpp: see http-call.h.
 #include "common/http-call.h"
+#include "common/url-policy.h"
 
 #include <curl/curl.h>
 
@@ -8,8 +9,19 @@
 namespace kvarena {
 namespace {
 
-size_t append_body(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
+struct body_sink {
+  std::string* body;
+  size_t limit;
+  bool overflow = false;
+};
+
+size_t append_body(char* data, size_t size, size_t n, void* user) {
+  auto* sink = static_cast<body_sink*>(user);
+  if (sink->body->size() + size * n > sink->limit) {
+    sink->overflow = true;
+    return 0;  // libcurl stops with CURLE_WRITE_ERROR
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -23,6 +35,10 @@ void init_curl_once() {
 http_call_response http_call(const http_call_request& req) {
   init_curl_once();
   http_call_response res;
+  if (std::string why = refused_url_reason(req.url, false); !why.empty()) {
+    res.error = why;
+    return res;
+  }
   CURL* curl = curl_easy_init();
   if (!curl) {
     res.error = "libcurl could not start a request to " + req.url;
@@ -34,7 +50,11 @@ http_call_response http_call(const http_call_request& req) {
   curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &res.body);
+  body_sink sink{&res.body, req.max_body_bytes};
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, curl_protocols(false));
+  curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, curl_protocols(false));
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(req.max_body_bytes));
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, req.timeout_ms);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
@@ -50,7 +70,12 @@ http_call_response http_call(const http_call_request& req) {
   if (rc == CURLE_OK) {
     res.ok = true;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &res.status);
+  } else if (sink.overflow || rc == CURLE_FILESIZE_EXCEEDED) {
+    res.body.clear();
+    res.error = "the answer of " + req.url + " is larger than the " + std::to_string(req.max_body_bytes) +
+                "-byte limit; it was not read";
   } else {
+    res.body.clear();
     res.error = "cannot reach " + req.url + ": " + (curl_error[0] ? curl_error : curl_easy_strerror(rc));
   }
   curl_slist_free_all(headers);

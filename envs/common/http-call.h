@@ -2,8 +2,10 @@
 // calls to APIs (a site's REST API in the func: helpers, an OpenAI-compatible judge). Not
 // the browser's client (browser/http-fetch.h keeps cookies and follows a page's links);
 // this one sends exactly the headers given, keeps nothing between calls, and is
-// thread-safe (one easy handle per call).
+// thread-safe (one easy handle per call). http:// and https:// only (redirects too), and
+// the answer's body is capped at max_body_bytes: URLs come from task files and pages.
 #pragma once
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@ struct http_call_request {
   std::vector<std::pair<std::string, std::string>> headers;  // ("Authorization", "Bearer x")
   std::string body;                                          // POST only
   long timeout_ms = 60000;
+  size_t max_body_bytes = 16u << 20;  // a larger answer fails (ok = false, error says so)
 };
 
 struct http_call_response {

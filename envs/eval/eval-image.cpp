@@ -11,6 +11,7 @@
 #include "browser/html-document.h"
 #include "browser/url-util.h"
 #include "common/http-call.h"
+#include "common/url-policy.h"
 #include "eval/image-ssim.h"
 #include "eval/judge-openai.h"
 
@@ -30,8 +31,10 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool fetch_bytes(const std::string& where, std::string* bytes, std::string* err) {
-  if (where.rfind("http://", 0) == 0 || where.rfind("https://", 0) == 0) {
+// An image by http(s) URL; a local path or file:// URL only with allow_file_urls.
+bool fetch_bytes(const std::string& where, bool allow_file_urls, std::string* bytes, std::string* err) {
+  const std::string scheme = url_scheme(where);
+  if (scheme == "http" || scheme == "https") {
     http_call_request req;
     req.url = where;
     http_call_response res = http_call(req);
@@ -42,7 +45,13 @@ bool fetch_bytes(const std::string& where, std::string* bytes, std::string* err)
     *bytes = std::move(res.body);
     return true;
   }
-  std::ifstream f(where, std::ios::binary);
+  if (!allow_file_urls || !(scheme.empty() || scheme == "file")) {
+    *err = refused_url_reason(where, allow_file_urls);
+    if (err->empty()) *err = "cannot open '" + where + "'";
+    return false;
+  }
+  const std::string path = scheme == "file" ? percent_decode(parse_url(where).path, false) : where;
+  std::ifstream f(path, std::ios::binary);
   if (!f) {
     *err = "cannot read " + where;
     return false;
@@ -168,7 +177,7 @@ double score_page_image_query(const task_eval& e, page_probe* page, const image_
     for (const std::string& src : image_urls(*page, q.value("eval_image_class", ""), &err)) {
       page_image img;
       std::string why;
-      if (!fetch_bytes(src, &img.bytes, &why) || !decode_gray_image(img.bytes, &img.gray, &why)) continue;
+      if (!fetch_bytes(src, opt.allow_file_urls, &img.bytes, &why) || !decode_gray_image(img.bytes, &img.gray, &why)) continue;
       img.mime = img.bytes.rfind("\x89PNG", 0) == 0 ? "image/png" : "image/jpeg";
       images.push_back(std::move(img));
     }
@@ -189,7 +198,12 @@ double score_page_image_query(const task_eval& e, page_probe* page, const image_
       score *= any ? 1 : 0;
     }
     if (q.contains("eval_fuzzy_image_match")) {
-      const double threshold = q.value("ssim_threshold", 0.8);
+      const json threshold_json = q.value("ssim_threshold", json(0.8));
+      if (!threshold_json.is_number() || threshold_json.get<double>() < -1 || threshold_json.get<double>() > 1) {
+        *detail += tag + "ssim_threshold must be a number in -1..1 (SSIM's range), not " + threshold_json.dump() + "; ";
+        return 0;
+      }
+      const double threshold = threshold_json.get<double>();
       const std::string refs = q["eval_fuzzy_image_match"].get<std::string>();
       bool found = false;
       double best = -1;
@@ -199,7 +213,7 @@ double score_page_image_query(const task_eval& e, page_probe* page, const image_
         at = sep == std::string::npos ? refs.size() + 1 : sep + 6;
         page_image want;
         std::string why;
-        if (!fetch_bytes(ref, &want.bytes, &why) || !decode_gray_image(want.bytes, &want.gray, &why)) {
+        if (!fetch_bytes(ref, opt.allow_file_urls, &want.bytes, &why) || !decode_gray_image(want.bytes, &want.gray, &why)) {
           *detail += tag + "reference image " + why + "; ";
           continue;
         }

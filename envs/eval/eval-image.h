@@ -7,7 +7,7 @@
 //       endpoint (--vqa-url, an OpenAI-compatible vision chat endpoint); passes when any
 //       reply contains the answer (case-insensitive). Without an endpoint the evaluator
 //       is `unsupported`, never guessed.
-//   eval_fuzzy_image_match "URL |OR| path": passes when any page image has SSIM above
+//   eval_fuzzy_image_match "URL |OR| URL": passes when any page image has SSIM above
 //       ssim_threshold (default 0.8) with any reference image (image-ssim.h).
 // A query whose page has no image (or none that decodes) scores 0, as VWA. Where kvarena
 // differs from VWA: scores of the queries multiply (VWA keeps only the last query's).
@@ -23,6 +23,9 @@ namespace kvarena {
 struct image_eval_options {
   std::string vqa_url;  // "" = no VQA model: eval_vqa is unsupported
   std::string vqa_model = "gpt-4-vision-preview";
+  // Page and reference images by http(s) URL only; with this (--allow-file-urls) also
+  // file:// URLs and local paths (common/url-policy.h).
+  bool allow_file_urls = false;
 };
 
 // `unsupported` is set (and 0 returned) when a query needs the VQA endpoint and there is

@@ -86,6 +86,18 @@ int64_t get_int(const json& v, const std::string& field) {
   return v.get<int64_t>();
 }
 
+// An integer in lo..hi; anything else (a float, a string, a number past int64 either way)
+// is 422 naming the field and the range.
+int64_t get_int_in(const json& v, const std::string& field, int64_t lo, int64_t hi, const std::string& hint = "") {
+  const std::string range = "an integer in " + std::to_string(lo) + ".." + std::to_string(hi) + hint;
+  if (!v.is_number_integer()) wrong_type(field, range.c_str(), v);
+  const bool fits = !(v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX));
+  const int64_t x = fits ? v.get<int64_t>() : INT64_MAX;
+  if (!fits || x < lo || x > hi)
+    throw env_api_error(422, "field \"" + field + "\" must be " + range + ", not " + v.dump());
+  return x;
+}
+
 double get_number(const json& v, const std::string& field) {
   if (!v.is_number()) wrong_type(field, "a number", v);
   return v.get<double>();
@@ -172,21 +184,15 @@ void from_json_text(std::string_view text, env_create_request& out) {
     throw env_api_error(422, "field \"observation\" must be \"text\" or \"som\" (Set-of-Marks: the text and a "
                              "screenshot with the elements numbered), not '" + out.observation + "'");
   if (const json* sites = find(j, "sites")) out.sites = get_string_map(*sites, "sites");
-  if (const json* m = find(j, "max_obs_tokens")) {
-    out.max_obs_tokens = get_int(*m, "max_obs_tokens");
-    if (*out.max_obs_tokens <= 0)
-      throw env_api_error(422, "field \"max_obs_tokens\" must be a positive integer (omit it for no limit)");
-  }
+  if (const json* m = find(j, "max_obs_tokens"))
+    out.max_obs_tokens = get_int_in(*m, "max_obs_tokens", 1, k_max_obs_tokens_limit, " (omit it for no limit)");
   if (const json* es = find(j, "early_stop")) {
     if (!es->is_object()) wrong_type("early_stop", "an object", *es);
     early_stop_config cfg;
     auto int_field = [&](const char* name, int& into) {
-      if (const json* v = find(*es, name)) {
-        int64_t x = get_int(*v, std::string("early_stop.") + name);
-        if (x < 0 || x > 100000)
-          throw env_api_error(422, std::string("field \"early_stop.") + name + "\" must be in 0..100000 (0 turns the rule off)");
-        into = static_cast<int>(x);
-      }
+      if (const json* v = find(*es, name))
+        into = static_cast<int>(get_int_in(*v, std::string("early_stop.") + name, 0, k_max_early_stop_limit,
+                                           " (0 turns the rule off)"));
     };
     int_field("max_steps", cfg.max_steps);
     int_field("parse_failures", cfg.parse_failures);

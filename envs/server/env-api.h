@@ -62,12 +62,19 @@ struct env_observation {
   std::string screenshot_png_base64;  // Set-of-Marks sessions only; "" otherwise
 };
 
+// The ranges of the numeric request fields (a value outside is 422 naming the field and
+// the range); the task's viewport_size is checked by the server (env-server.cpp).
+inline constexpr int64_t k_max_obs_tokens_limit = 10'000'000;
+inline constexpr int64_t k_max_early_stop_limit = 100'000;
+inline constexpr int64_t k_max_viewport_width_px = 8192;
+inline constexpr int64_t k_max_viewport_height_px = 16384;
+
 struct env_create_request {
   std::string task_json;        // the "task" object as compact JSON text
   std::string browser = "text";      // or "chromium"
   std::string observation = "text";  // or "som": VWA's [id] [TAG] [text] list plus a marked screenshot
   std::map<std::string, std::string> sites;  // site name -> base URL, overriding the server's
-  std::optional<int64_t> max_obs_tokens;     // > 0
+  std::optional<int64_t> max_obs_tokens;     // 1..k_max_obs_tokens_limit
   std::optional<early_stop_config> early_stop;
 };
 

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <functional>
 
+#include "browser/url-util.h"
+#include "common/url-policy.h"
 #include "eval/task.h"
 #include "server/env-api.h"
 #include "server/env-browsers.h"
@@ -52,9 +54,16 @@ struct env_server::impl {
 
   impl(env_server& owner, const env_server_options& opt)
       : sites(opt.sites),
-        browsers(env_browsers_options{opt.browser, opt.chromium, opt.chromium_browser}),
+        browsers(browsers_options_for(opt)),
         table(opt.max_sessions, opt.idle_timeout, [this](env_session& s) { sites.release(s.lease()); }),
         http(http_options_for(opt), [&owner](const api_request& req) { return owner.handle(req); }) {}
+
+  static env_browsers_options browsers_options_for(const env_server_options& opt) {
+    env_browsers_options b{opt.browser, opt.chromium, opt.chromium_browser};
+    b.text.http.allow_file_urls = opt.allow_file_urls;
+    b.chromium_browser.allow_file_urls = opt.allow_file_urls;
+    return b;
+  }
 
   // The HTTP layer's own limit is generous so that the API answers a too-large body
   // itself, with its JSON error shape; only grossly oversized bodies meet the HTML 413.
@@ -119,6 +128,16 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
                                    join(impl_->sites.site_names(), ", ") +
                                    "); pass the site's base URL in the request, e.g. \"sites\": {\"shopping\": "
                                    "\"http://127.0.0.1:7770\"}");
+    if (start_urls(t).size() > static_cast<size_t>(k_max_tabs))
+      throw env_api_error(422, "the task's start_url opens " + std::to_string(start_urls(t).size()) +
+                                   " tabs (URLs joined by ' |AND| '); a session may have at most " +
+                                   std::to_string(k_max_tabs));
+    for (const std::string& url : start_urls(t)) {
+      const std::string target = url_from_user_input(url);  // as the browsers' goto reads it
+      if (target == "about:blank") continue;
+      if (std::string why = refused_url_reason(target, opt_.allow_file_urls); !why.empty())
+        throw env_api_error(422, "the task's start_url is refused: " + why);
+    }
     std::vector<env_login> logins;
     if (t.require_login) {
       for (const std::string& site : t.sites) {
@@ -139,14 +158,23 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
     env_session_options so;
     so.judge = opt_.judge;
     so.vqa_url = opt_.vqa_url;
+    so.allow_file_urls = opt_.allow_file_urls;
     so.max_obs_tokens = cr.max_obs_tokens;
     so.som = cr.observation == "som";
     if (so.som && cr.browser != "chromium")
       throw env_api_error(422, "\"observation\": \"som\" needs a screenshot: use it with \"browser\": \"chromium\"");
     so.early_stop = cr.early_stop.value_or(early_stop_config{});
     int viewport_height = 0;
-    if (t.viewport_size && t.viewport_size->height > 0 && t.viewport_size->height < 100000)
+    if (t.viewport_size) {
+      const std::pair<const char*, std::pair<int64_t, int64_t>> sides[] = {
+          {"width", {t.viewport_size->width, k_max_viewport_width_px}},
+          {"height", {t.viewport_size->height, k_max_viewport_height_px}}};
+      for (const auto& [side, v] : sides)
+        if (v.first < 1 || v.first > v.second)
+          throw env_api_error(422, std::string("field \"task.viewport_size.") + side + "\" must be an integer in 1.." +
+                                       std::to_string(v.second) + ", not " + std::to_string(v.first));
       viewport_height = static_cast<int>(t.viewport_size->height);
+    }
     std::unique_ptr<session_browser> browser = impl_->browsers.make(cr.browser, viewport_height);
     auto session = std::make_shared<env_session>(impl_->table.new_id(), std::move(t), lease, so, std::move(browser));
     session->start(logins);
@@ -202,7 +230,23 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
 
 env_server::~env_server() { stop(); }
 
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  char tail = 0;
+  return std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a == 127 && b < 256 && c < 256 &&
+         d < 256;
+}
+
+std::string bind_refusal(const std::string& host, const std::string& token) {
+  if (!token.empty() || is_loopback_host(host)) return "";
+  return "refusing to serve the env API on " + host +
+         " without a token: anyone who reaches it could drive browsers as this user; give --token TOKEN (or set "
+         "KVARENA_ENV_TOKEN), or bind 127.0.0.1";
+}
+
 void env_server::start() {
+  if (std::string why = bind_refusal(opt_.http.host, opt_.token); !why.empty()) throw std::runtime_error(why);
   impl_->sites.start();
   try {
     impl_->http.start();
@@ -228,8 +272,32 @@ sites::sites_server* env_server::sites_server() { return impl_->sites.server(); 
 
 std::shared_ptr<chromium_process> env_server::chromium() { return impl_->browsers.host().current(); }
 
+namespace {
+
+// Whether the request carries the server's token; compared in time independent of where
+// the first difference is.
+bool token_matches(const std::string& authorization, const std::string& token) {
+  const std::string prefix = "Bearer ";
+  if (authorization.size() != prefix.size() + token.size() || authorization.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(authorization[prefix.size() + i] ^ token[i]);
+  return diff == 0;
+}
+
+}  // namespace
+
 api_response env_server::handle(const api_request& req) {
   try {
+    if (!opt_.token.empty() && !token_matches(req.header("authorization"), opt_.token)) {
+      api_response r = error_response(env_api_error(
+          401, req.header("authorization").empty()
+                   ? "this env server needs a token: send \"Authorization: Bearer <token>\" (the --token or "
+                     "KVARENA_ENV_TOKEN it was started with)"
+                   : "the bearer token is wrong: send the --token or KVARENA_ENV_TOKEN the env server was started with"));
+      r.add_header("WWW-Authenticate", "Bearer");
+      return r;
+    }
     if (req.body.size() > opt_.body_limit_bytes)
       throw env_api_error(413, "the request body has " + std::to_string(req.body.size()) +
                                    " bytes, more than this env server's limit of " +

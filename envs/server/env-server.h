@@ -8,7 +8,8 @@
 // Time limits: every socket read and write has `http.io_timeout`; every page fetch of a
 // session's browser has `browser.http` connect/total timeouts, so a step or an evaluation
 // never hangs on a dead site; sessions idle for `idle_timeout` are closed by a reaper.
-// Errors are JSON {"error": {"code", "message"}}: 400 body not JSON, 404 unknown session
+// Errors are JSON {"error": {"code", "message"}}: 400 body not JSON, 401 no or a wrong
+// bearer token (only when the server has one), 404 unknown session
 // or path, 405 wrong method (with Allow), 409 step after the episode ended, 413 body over
 // `body_limit_bytes`, 422 invalid task or fields, 502 a site failed, 503 busy or full;
 // 400 also when "browser": "chromium" is asked for and Chromium is not installed.
@@ -45,7 +46,21 @@ struct env_server_options {
   // suites use the deterministic judge. Shared by the sessions (judges are thread-safe).
   std::shared_ptr<fuzzy_judge> judge;
   std::string vqa_url;  // page_image_query eval_vqa (--vqa-url); "": unsupported
+  // Sessions open http(s) URLs only: a task whose start_url is anything else is refused
+  // (422), a link or goto there is an action error. true (--allow-file-urls): file:// too,
+  // in the browsers and the image evaluator (common/url-policy.h).
+  bool allow_file_urls = false;
+  // Not empty: every request must carry "Authorization: Bearer <token>" (else 401), so a
+  // server reachable by others drives no browser for them (--token / KVARENA_ENV_TOKEN).
+  std::string token;
 };
+
+// Whether `host` (an address to bind) is reachable from this machine only: 127.0.0.0/8,
+// ::1, localhost.
+bool is_loopback_host(const std::string& host);
+// "" when a server may bind `host` with `token`; else one line saying why not and what to
+// do (a non-loopback address without a token).
+std::string bind_refusal(const std::string& host, const std::string& token);
 
 class env_server {
  public:
@@ -55,7 +70,8 @@ class env_server {
   env_server& operator=(const env_server&) = delete;
 
   // Starts the sites (in-process), the HTTP server and the idle reaper. Throws
-  // std::runtime_error naming the address when it cannot bind.
+  // std::runtime_error naming the address when it cannot bind, and when the address is not
+  // a loopback one and the server has no token (bind_refusal).
   void start();
   // Stops accepting, finishes nothing new, closes every session (dropping its tenant),
   // stops the sites. Idempotent.

@@ -25,6 +25,7 @@ std::string base64_encode(const std::string& bytes) {
 
 std::string truncate_observation(std::string text, int64_t max_tokens) {
   if (max_tokens <= 0) return text;
+  if (max_tokens >= static_cast<int64_t>(text.size()) / k_obs_chars_per_token + 1) return text;  // no overflow
   const int64_t max_bytes = max_tokens * k_obs_chars_per_token;
   if (static_cast<int64_t>(text.size()) <= max_bytes) return text;
   size_t cut = static_cast<size_t>(max_bytes);
@@ -145,6 +146,7 @@ eval_result env_session::evaluate(const std::optional<std::string>& answer) {
   in.judge = opt_.judge.get();
   image_eval_options io;
   io.vqa_url = opt_.vqa_url;
+  io.allow_file_urls = opt_.allow_file_urls;
   in.images = page_image_scorer(io);
   in.require_llm_judge = task_.kvarena.empty();  // VWA's and WA's tasks: never the deterministic judge
   eval_result r = evaluate_task(task_, in);

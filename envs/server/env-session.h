@@ -40,6 +40,7 @@ struct env_session_options {
   early_stop_config early_stop;
   std::shared_ptr<fuzzy_judge> judge;  // null: see env_server_options::judge
   std::string vqa_url;
+  bool allow_file_urls = false;  // the image evaluator's local images (env_server_options')
 };
 
 struct env_login {
