@@ -138,7 +138,7 @@ oracle_task_result run_oracle_task(env_client& client, const task& t, const std:
       if (s.action == "stop") break;
       if (res.done) throw std::runtime_error(label + ": the episode ended early: " + res.reason.value_or("?"));
       for (const std::string& want : s.expect)
-        if (ep.observation().text.find(want) == std::string::npos)
+        if (!observation_shows(ep.observation().text, want))
           throw std::runtime_error(label + ": expected " + quote_for_detail(want, 120) + " in the observation of " +
                                    ep.observation().url + ", it is not there");
     }

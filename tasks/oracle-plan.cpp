@@ -298,6 +298,13 @@ std::vector<observed_element> parse_observation(std::string_view text) {
   return out;
 }
 
+bool observation_shows(std::string_view observation, const std::string& text) {
+  if (observation.find(text) != std::string_view::npos) return true;
+  for (const observed_element& e : parse_observation(observation))
+    if (e.name.find(text) != std::string::npos) return true;
+  return false;
+}
+
 std::optional<int64_t> find_element(const std::vector<observed_element>& elements, const element_ref& ref,
                                     std::string* why) {
   int seen = 0;

@@ -85,6 +85,11 @@ struct observed_element {
 };
 // Every "[id] role 'name'" line of an observation text (names unescaped from Python repr).
 std::vector<observed_element> parse_observation(std::string_view text);
+// Whether the observation shows `text`: in its raw text, or inside one element's name as
+// the page has it. Names are printed as Python's repr (VWA's format), so a name holding
+// both quote kinds shows its single quotes escaped ('5\'6" to 6\'0"'): a text with a
+// quote is found by its unescaped name, not verbatim.
+bool observation_shows(std::string_view observation, const std::string& text);
 // The id of the element `ref` names; nullopt (with *why naming the candidates) when absent.
 std::optional<int64_t> find_element(const std::vector<observed_element>& elements, const element_ref& ref,
                                     std::string* why);

@@ -78,7 +78,7 @@ class EnvServerTest : public ::testing::Test {
     server_ = nullptr;
   }
 
-  env_client client_{server_->base_url(), env_client_options{2000, 30000, 2, 50}};
+  env_client client_{server_->base_url(), env_client_options{2000, 30000, 2, 50, ""}};
   std::string classifieds_base(const std::string& tenant) const {
     return server_->sites_server()->site_base_url(tenant, "classifieds");
   }

@@ -332,7 +332,7 @@ TEST(EnvServerLimits, FullTableIs503) {
   opt.max_sessions = 1;
   env_server server(opt);
   server.start();
-  env_client client(server.base_url(), env_client_options{2000, 30000, 1, 10});
+  env_client client(server.base_url(), env_client_options{2000, 30000, 1, 10, ""});
   env_created c = client.create_session(classifieds_task(k_string_eval));
   try {
     client.create_session(classifieds_task(k_string_eval));
@@ -355,7 +355,7 @@ TEST(EnvClient, UnreachableServerGivesAClearErrorAfterRetries) {
     port = probe.port();
   }  // stopped: nothing listens on `port` now
   std::string url = "http://127.0.0.1:" + std::to_string(port);
-  env_client client(url, env_client_options{1000, 5000, 3, 10});
+  env_client client(url, env_client_options{1000, 5000, 3, 10, ""});
   auto t0 = std::chrono::steady_clock::now();
   try {
     client.health();

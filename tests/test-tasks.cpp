@@ -30,6 +30,7 @@
 #include "server/env-server.h"
 #include "sites/site-eval-helpers.h"
 #include "suite-check.h"
+#include "test-browser-util.h"
 
 namespace kvarena::tasks {
 namespace {
@@ -150,6 +151,23 @@ TEST(OraclePlan, FindsElementsByRoleAndName) {
   EXPECT_EQ(find_element(els, {"button", "Add 'x' to cart", false, 0}, &why), 20);
   EXPECT_FALSE(find_element(els, {"link", "My Cart", false, 0}, &why));
   EXPECT_NE(why.find("'My Cart (3)'"), std::string::npos) << why;  // names the candidates
+}
+
+// A listing description with both quote kinds, as the classifieds site has one: the text
+// browser prints it as Python's repr does (VWA's observation format), with the single
+// quotes escaped, so it is not in the observation verbatim; the oracle's "expect" finds it
+// by the element's unescaped name (issue 41).
+TEST(OraclePlan, ShowsTextsWithBothQuoteKinds) {
+  const std::string description = "Fits riders 5'6\" to 6'0\".";
+  const std::string obs = browser_test::tree_of(
+      browser_test::page("Bike", "<p>" + description + "</p><p>Men's bike</p><p>A \"light\" frame</p>"), true);
+  EXPECT_NE(obs.find("StaticText 'Fits riders 5\\'6\" to 6\\'0\".'"), std::string::npos) << obs;
+  EXPECT_EQ(obs.find(description), std::string::npos) << "repr escapes the single quotes, as Python";
+  EXPECT_TRUE(observation_shows(obs, description)) << obs;
+  EXPECT_TRUE(observation_shows(obs, "5'6\" to 6'0"));
+  EXPECT_TRUE(observation_shows(obs, "Men's bike"));
+  EXPECT_TRUE(observation_shows(obs, "A \"light\" frame"));
+  EXPECT_FALSE(observation_shows(obs, "5'7\""));
 }
 
 // ---- the func: helpers of the sites (envs/sites/site-eval-helpers.h) ----
