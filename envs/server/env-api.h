@@ -66,8 +66,8 @@ struct env_observation {
 // the range); the task's viewport_size is checked by the server (env-server.cpp).
 inline constexpr int64_t k_max_obs_tokens_limit = 10'000'000;
 inline constexpr int64_t k_max_early_stop_limit = 100'000;
-inline constexpr int64_t k_max_viewport_width_px = 8192;
-inline constexpr int64_t k_max_viewport_height_px = 16384;
+inline constexpr int64_t k_max_viewport_width_px = 100'000;   // a page's whole height fits (tests
+inline constexpr int64_t k_max_viewport_height_px = 100'000;  // compare layouts at 20000)
 
 struct env_create_request {
   std::string task_json;        // the "task" object as compact JSON text
