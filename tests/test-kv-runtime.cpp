@@ -59,6 +59,13 @@ std::vector<int32_t> tokens(int64_t n, uint64_t seed, int64_t vocab) {
   return t;
 }
 
+// The largest |logit| (at least 1): tolerances are relative to it.
+float logit_scale(const std::vector<float>& logits) {
+  float s = 1.f;
+  for (float x : logits) s = std::max(s, std::fabs(x));
+  return s;
+}
+
 float max_abs_diff(const float* a, const float* b, int64_t n) {
   float d = 0;
   for (int64_t i = 0; i < n; ++i) d = std::max(d, std::fabs(a[i] - b[i]));
@@ -108,8 +115,7 @@ TEST_P(KvRuntime, PlainF32MatchesItsReferenceAndFullFp16StaysWithinFp16) {
   session full(*m_, opts("full"));
   const auto a = run(ref, prompt_, forced_), b = run(f32, prompt_, forced_), c = run(full, prompt_, forced_);
   const int64_t n = int64_t(a.size());
-  float scale = 1.f;  // the largest logit magnitude
-  for (float x : a) scale = std::max(scale, std::fabs(x));
+  const float scale = logit_scale(a);
   const float same = max_abs_diff(a.data(), b.data(), n), f16 = max_abs_diff(b.data(), c.data(), n);
   std::printf("plain F32 vs its reference: %.3g; full FP16 vs plain F32: %.3g; max |logit| %.3g\n", same, f16, scale);
   // Same values, two implementations: only summation order differs.
@@ -320,8 +326,7 @@ TEST_P(KvRuntime, FreekvManyPageChunksMatchOnePagePerCall) {
     outs.push_back(run(s, prompt_, forced_));
   }
   EXPECT_EQ(kept[0], kept[1]);
-  float scale = 1.f;
-  for (float x : outs[0]) scale = std::max(scale, std::fabs(x));
+  const float scale = logit_scale(outs[0]);
   const float d = max_abs_diff(outs[0].data(), outs[1].data(), int64_t(outs[0].size()));
   std::printf("freekv, 150-token chunk vs 32-token calls: max |logit diff| %.3g (max |logit| %.3g)\n", d, scale);
   EXPECT_LT(d, 1e-4f * scale);
@@ -450,8 +455,7 @@ TEST_P(KvRuntime, FreekvPromptLogitsEqualFullBelowItsBudget) {
       EXPECT_LT(s.last_step().kept[1], int64_t(prompt_.size()));
     }
   }
-  float scale = 1.f;
-  for (float x : logits[0]) scale = std::max(scale, std::fabs(x));
+  const float scale = logit_scale(logits[0]);
   const float d = max_abs_diff(logits[0].data(), logits[1].data(), int64_t(logits[0].size()));
   std::printf("freekv (budget 96) vs full, 150-token prompt: max |logit diff| %.3g (max |logit| %.3g)\n", d, scale);
   EXPECT_LT(d, 1e-5f * scale);

@@ -75,28 +75,23 @@ void cuda_freekv::select(int64_t layer, const float* q_last, kv_policy& policy, 
 }
 
 void cuda_freekv::add_spans(int64_t layer, const cuda_kv_store& store, cu::kv_span_table& t, bool dense) const {
+  auto add_page = [&](const uint16_t* kv) {  // (2, page, D): keys, then values
+    cu::kv_span_dev sp;
+    sp.n = page_;
+    sp.k16 = kv;
+    sp.v16 = kv + page_ * hd_;
+    t.add_span(sp);
+  };
   for (int64_t g = 0; g < n_kv_; ++g) {
     t.begin_head();
     if (dense) {
       const std::vector<int32_t> window = store.kept_positions(layer, g);
       const int64_t wstart = window.empty() ? store.seq_len(layer) : window[0];
       KV_ASSERT(wstart % page_ == 0 && wstart / page_ <= pool_.n_pages(layer));
-      for (int64_t p = 0; p < wstart / page_; ++p) {
-        cu::kv_span_dev sp;
-        sp.n = page_;
-        sp.k16 = pool_.page_data(layer, p, g);
-        sp.v16 = sp.k16 + page_ * hd_;
-        t.add_span(sp);
-      }
-      store.add_head_spans(layer, g, t, false);
-      continue;
-    }
-    for (const auto& [p, slot] : table_.resident(layer, g, pages_[size_t(layer)][size_t(g)])) {
-      cu::kv_span_dev sp;
-      sp.n = page_;
-      sp.k16 = recall_.slot_data(layer, g, slot);
-      sp.v16 = sp.k16 + page_ * hd_;
-      t.add_span(sp);
+      for (int64_t p = 0; p < wstart / page_; ++p) add_page(pool_.page_data(layer, p, g));
+    } else {
+      for (const auto& [p, slot] : table_.resident(layer, g, pages_[size_t(layer)][size_t(g)]))
+        add_page(recall_.slot_data(layer, g, slot));
     }
     store.add_head_spans(layer, g, t, false);
   }
