@@ -54,8 +54,9 @@ class kv_retrieval_runtime final : public kv_runtime {
 
   // The chunk one page of tokens at a time, as a sequence of one-page forward calls would
   // (the layers are independent, so the decisions and attention inputs are the same):
-  // append the page's rows (host pool + window), select with its last query, recall, attend
-  // its queries. Only the chunk's last page prefetches for the next call.
+  // append the page's rows (host pool + window), select with its last query, recall (decode)
+  // or read every host page in place (prefill: dense), attend its queries. Only the chunk's
+  // last page prefetches for the next call.
   void attend(thread_pool& pool, int64_t layer, const float* q, int64_t ldq, int64_t n_q, float scale, float* out,
               int64_t ldo) override {
     KV_ASSERT(n_q == n_);  // needs_all_rows(): every row's query picks its page's pages

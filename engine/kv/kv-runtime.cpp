@@ -15,8 +15,9 @@
 //             wait for layer l's overlapped recall, the page's rows go to the host pool
 //             (head-major pages, digested when full) and to the store (the window); select
 //             with the page's last query (speculative pages for unflagged heads, redone for
-//             heads whose query moved), evict the window's old tokens, recall the missing
-//             pages (blocking), attention of the page's queries over page slots + window;
+//             heads whose query moved), evict the window's old tokens; decode: recall the
+//             missing pages (blocking), attention of the page's queries over page slots +
+//             window; prefill: dense attention over every host page + window (no recall);
 //             after the last page, prefetch the pages the next step will want (chosen with
 //             this query): copied by the thread pool in its idle moments while later layers
 //             compute (without overlap: the same prefetch, waited for at once).
