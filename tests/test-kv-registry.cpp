@@ -129,7 +129,7 @@ TEST(KvRegistry, BuiltinsInOrderWithTheirOptions) {
   EXPECT_EQ(find_kv_policy("nope"), nullptr);
 }
 
-TEST(KvRegistry, DefaultsAsBefore) {
+TEST(KvRegistry, EachPolicyOptionHasItsFixedDefault) {
   EXPECT_EQ(default_of("window", "window"), 512);
   EXPECT_EQ(default_of("window", "sinks"), 0);
   EXPECT_EQ(default_of("freekv", "sinks"), 512);

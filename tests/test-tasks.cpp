@@ -301,7 +301,7 @@ TEST(TaskSuites, Validate) {
   }
 }
 
-TEST(TaskSuites, CoverTheIssue) {
+TEST(TaskSuites, SuitesHaveTheirSizeEverySiteAndEvaluatorFormAndLongHorizonFactsUsedFarLater) {
   auto local = load("vwa-local");
   auto longh = load("long-horizon");
   EXPECT_GE(local.tasks.size(), 90u);

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <ctime>
 #include <functional>
+#include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -145,11 +147,52 @@ TEST(thread_pool, back_to_back_runs_complete) {
   EXPECT_EQ(calls.load(), int64_t(runs) * 2);
 }
 
+// Counts the end of the worker thread that armed it: a thread_local's destructor runs as its
+// thread ends, and a thread's end happens before join() returns for it. The end is made slow
+// (1 ms) so that a pool that does not wait for its workers returns before the count: this
+// delay decides no outcome of a correct pool, it only makes a wrong one visible every time.
+struct thread_exit_counter {
+  std::atomic<int>* exits = nullptr;
+  ~thread_exit_counter() {
+    if (!exits) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    exits->fetch_add(1, std::memory_order_relaxed);
+  }
+};
+thread_local thread_exit_counter tls_exit_counter;
+
+// What "cleanly" means: when ~thread_pool returns, every worker thread has ended (each one's
+// thread_locals destroyed: joined, not detached or still running), none ended before it, and
+// every index ran each job exactly once (no job ran again while the pool went down), on n - 1
+// distinct worker threads besides the caller. Half the pools go down while their workers
+// still spin after the last run, half after they have fallen asleep. (A hang fails at the
+// test runner's timeout.)
 TEST(thread_pool, destroys_cleanly_while_spinning_or_asleep) {
-  for (int i = 0; i < 50; ++i) {
-    thread_pool pool(3);
-    pool.run([](int, int) {});
-    if (i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  constexpr int n = 3, runs = 4;
+  const auto me = std::this_thread::get_id();
+  for (int i = 0; i < 40; ++i) {
+    const bool asleep = i % 2 == 1;
+    SCOPED_TRACE(std::string(asleep ? "asleep" : "spinning") + ", pool " + std::to_string(i));
+    std::atomic<int> exits{0};
+    std::vector<std::atomic<int>> calls(n);
+    std::vector<std::thread::id> ids(n);
+    {
+      thread_pool pool(n);
+      for (int r = 0; r < runs; ++r)
+        pool.run([&](int ith, int) {
+          calls[size_t(ith)].fetch_add(1, std::memory_order_relaxed);
+          ids[size_t(ith)] = std::this_thread::get_id();
+          if (ith > 0) tls_exit_counter.exits = &exits;
+        });
+      if (asleep) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // past the spin window
+      EXPECT_EQ(exits.load(), 0) << "a worker ended before the pool was destroyed";
+    }
+    EXPECT_EQ(exits.load(), n - 1) << "workers still running (or detached) after ~thread_pool returned";
+    for (int t = 0; t < n; ++t) EXPECT_EQ(calls[size_t(t)].load(), runs) << "thread " << t;
+    EXPECT_EQ(ids[0], me);
+    std::set<std::thread::id> workers(ids.begin() + 1, ids.end());
+    EXPECT_EQ(workers.size(), size_t(n - 1));
+    EXPECT_EQ(workers.count(me), 0u);
   }
 }
 
