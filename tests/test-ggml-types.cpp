@@ -186,7 +186,7 @@ TEST(GgmlTypes, TableAndRowBytes) {
     EXPECT_EQ(ggml_type_from_name(name), t);
     EXPECT_EQ(uint32_t(*t), id);
   }
-  for (uint32_t bad : {3u, 6u, 7u, 9u, 12u, 13u, 29u, 31u, 0xffffffffu}) EXPECT_FALSE(ggml_type_from_u32(bad)) << bad;
+  for (uint32_t bad : {3u, 6u, 7u, 9u, 15u, 16u, 29u, 31u, 0xffffffffu}) EXPECT_FALSE(ggml_type_from_u32(bad)) << bad;
   EXPECT_FALSE(ggml_type_from_name("q4_1"));
   EXPECT_FALSE(ggml_type_from_name(""));
 }

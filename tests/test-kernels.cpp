@@ -7,8 +7,9 @@
 //   F32/F16/BF16 weights: |y - ref| <= 1e-5 s (both sides see the same exact weights; only
 //     the F32 summation differs: for K <= ~1000 terms the error is ~sqrt(K) 2^-24 s ~ 2e-6 s
 //     typically, K 2^-24 s ~ 6e-5 s only if every rounding went the same way).
-//   Q8_0/Q4_0 weights: activations are rounded to Q8_0 per 32-block (d = amax/127,
-//     |x - x_q| <= d/2), so |y - ref| <= sum_blocks (d_b / 2) sum_{i in b} |w_i| + 1e-5 s.
+//   Q8_0/Q4_0 weights: activations are rounded to Q8_0 per 32-block (d = amax/127, stored
+//     as fp16 like ggml: |x - x_q| <= d/2 + 127 2^-11 d), so |y - ref| <= sum_blocks
+//     (d_b (1/2 + 127/2048)) sum_{i in b} |w_i| + 1e-5 s.
 //     That bound is loose (errors rarely line up), so the quantised paths are also run on
 //     activations already on the Q8_0 grid (x = d q, d a power of two, a +-127 in every
 //     block): rounding is then exact and the bound is 1e-5 s again.
@@ -139,7 +140,7 @@ std::vector<double> matmul_bounds(const tensor_view& w, const std::vector<float>
             amax = std::max(amax, std::fabs(double(xt[32 * b + i])));
             wsum += std::fabs(double(row[32 * b + i]));
           }
-          q += amax / 127.0 / 2.0 * wsum;
+          q += amax / 127.0 * (0.5 + 127.0 / 2048.0) * wsum;  // d/2, plus d's fp16 rounding
         }
       }
       bound[size_t(t * out + o)] = 1e-5 * s + q * (1.0 + 1e-5) + 1e-30;

@@ -91,8 +91,10 @@ struct s256 {
     const __m256i p = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p01, p23),
                                                   _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(b->q), p);
-    b->d = d;
-    b->s = d * reduce8(_mm256_cvtepi32_ps(sum32));
+    // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the exact 1/d)
+    const float dr = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
+    b->d = dr;
+    b->s = dr * reduce8(_mm256_cvtepi32_ps(sum32));
   }
   static void dequant_q8_0(const block_q8_0* b, float* out) {
     const vf d = set1(half(b->d));

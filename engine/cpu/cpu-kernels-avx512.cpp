@@ -76,8 +76,10 @@ struct s512 {
     const __m512i qc = _mm512_cvtps_epi32(mul(c, set1(id)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b->q), _mm512_cvtsepi32_epi8(qa));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b->q + 16), _mm512_cvtsepi32_epi8(qc));
-    b->d = d;
-    b->s = d * float(_mm512_reduce_add_epi32(_mm512_add_epi32(qa, qc)));
+    // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the exact 1/d)
+    const float dr = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
+    b->d = dr;
+    b->s = dr * float(_mm512_reduce_add_epi32(_mm512_add_epi32(qa, qc)));
   }
   static void dequant_q8_0(const block_q8_0* b, float* out) {
     const vf d = set1(half(b->d));

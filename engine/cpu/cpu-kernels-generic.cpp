@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cpu-kernels-impl.h"
+#include "cpu-kernels-kquant-scalar.h"
 
 namespace kvarena::cpu {
 namespace {
@@ -55,8 +56,10 @@ void quantize_block(const float* x, block_q8x* b) {
     b->q[i] = int8_t(q);
     sum += q;
   }
-  b->d = d;
-  b->s = d * float(sum);
+  // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the exact 1/d)
+  const float dr = half_to_float(fp32_to_fp16(d));
+  b->d = dr;
+  b->s = dr * float(sum);
 }
 
 void dequant_block(ggml_type t, const uint8_t* blk, float* out) {
@@ -128,6 +131,36 @@ void matvec(const weights& w, const float* x, int64_t ldx, const block_q8x* xq, 
   }
 }
 
+// K-quant rows against Q8_K activations: the integer sums of cpu-kernels-kquant-scalar.h.
+void matvec_k(const weights& w, const block_q8k* xq, int n_tok, int64_t r0, int64_t r1, float* y,
+              int64_t ldy) {
+  const int64_t nb = w.in / 256;
+  const size_t bb = kq_block_bytes(w.type);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = w.data + size_t(r) * w.row_bytes;
+    float s[4] = {};
+    for (int64_t b = 0; b < nb; ++b) {
+      kq_scales sc;
+      uint8_t q[256];
+      kq_decode_scales(w.type, row + size_t(b) * bb, sc);
+      kq_decode_quants(w.type, row + size_t(b) * bb, q);
+      const float d = half_to_float(sc.d_bits), dmin = sc.has_min ? half_to_float(sc.dmin_bits) : 0.0f;
+      for (int t = 0; t < n_tok; ++t) {
+        const block_q8k& x = xq[t * nb + b];
+        int32_t isum = 0, msum = 0;
+        for (int g = 0; g < 16; ++g) {
+          int32_t gs = 0;
+          for (int i = 0; i < 16; ++i) gs += int32_t(q[16 * g + i]) * x.q[16 * g + i];
+          isum += sc.sc[g] * (gs - sc.off * x.bsums[g]);
+          msum += sc.m[g] * x.bsums[g];
+        }
+        s[t] += x.d * (d * float(isum) - dmin * float(msum));
+      }
+    }
+    for (int t = 0; t < n_tok; ++t) y[t * ldy + r] = s[t];
+  }
+}
+
 void quantize_q8x(const float* x, block_q8x* xq, int64_t n) {
   for (int64_t b = 0; b < n / 32; ++b) quantize_block(x + 32 * b, xq + b);
 }
@@ -150,6 +183,18 @@ void pack_x(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t ti
 
 void get_row(const weights& w, int64_t r, float* dst) {
   const uint8_t* row = w.data + size_t(r) * w.row_bytes;
+  if (kq_is_k_quant(w.type)) {
+    const size_t bb = kq_block_bytes(w.type);
+    for (int64_t b = 0; b < w.in / 256; ++b) {
+      kq_scales sc;
+      uint8_t q[256];
+      kq_decode_scales(w.type, row + size_t(b) * bb, sc);
+      kq_decode_quants(w.type, row + size_t(b) * bb, q);
+      kq_dequant_decoded(sc, half_to_float(sc.d_bits), sc.has_min ? half_to_float(sc.dmin_bits) : 0.0f, q,
+                         dst + 256 * b);
+    }
+    return;
+  }
   if (!is_quantized(w.type)) {
     convert_span(w.type, row, 0, w.in, dst);
     return;
@@ -216,6 +261,7 @@ const kernel_table table = {
     .gemm_panel_rows = 1,
     .gemm_k_align = 1,
     .matvec = matvec,
+    .matvec_k = matvec_k,
     .quantize_q8x = quantize_q8x,
     .pack_x = pack_x,
     .gemm = gemm,

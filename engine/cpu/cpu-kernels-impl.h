@@ -36,8 +36,21 @@ struct block_q8x {
 };
 static_assert(sizeof(block_q8x) == 40);
 
-// Activation rounding shared by every variant: d = amax / 127, q = round-to-nearest(x / d).
-// |x - d*q| <= d/2 per element (tests bound the matmul error with exactly this).
+// One super-block of 256 activations rounded to Q8_K (for K-quant weights), as llama.cpp's
+// quantize_row_q8_K: max = the element of largest magnitude (with its sign), iscale =
+// -127/max, q = min(127, round-to-nearest-even(iscale*x)), d = 1/iscale; bsums[g] = sum of
+// q over group g of 16. x[i] ~= d*q[i]. All variants share one rounding (quantize_q8k in
+// cpu-kernels.cpp), so every path sees the same activations.
+struct block_q8k {
+  float d;
+  int8_t q[256];
+  int16_t bsums[16];
+};
+static_assert(sizeof(block_q8k) == 292);
+
+// Activation rounding shared by every variant: d = amax / 127, q = round-to-nearest(x / d),
+// then d is stored rounded to fp16 (as ggml's block_q8_0 holds it, so the activations are
+// llama.cpp's to the bit). |x - d*q| <= d/2 + 127 * 2^-11 d per element (the tests' bound).
 constexpr float q8x_max = 127.0f;
 
 // The matrix-vector kernel handles up to this many tokens at once, reading the weights once
@@ -59,6 +72,9 @@ struct kernel_table {
   // x: (n_tok, in) rows ldx apart; xq: (n_tok, in/32) blocks, only for Q8_0/Q4_0 weights.
   void (*matvec)(const weights& w, const float* x, int64_t ldx, const block_q8x* xq, int n_tok,
                  int64_t r0, int64_t r1, float* y, int64_t ldy);
+  // The same for K-quant weights against Q8_K activations xq: (n_tok, in/256) blocks.
+  void (*matvec_k)(const weights& w, const block_q8k* xq, int n_tok, int64_t r0, int64_t r1,
+                   float* y, int64_t ldy);
   // xq: (n/32,) = x: (n,) rounded to Q8_0; n a multiple of 32.
   void (*quantize_q8x)(const float* x, block_q8x* xq, int64_t n);
   // Packs tiles [tile0, tile1) of x: (n_tok, in) into xt (layout above). With round_q8 (for
@@ -69,7 +85,8 @@ struct kernel_table {
   void (*pack_x)(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t tile0,
                  int64_t tile1, float* xt);
   // y[t*ldy + r] for r in [r0, r1) (r0 a multiple of gemm_panel_rows), all n_tok tokens,
-  // from packed xt; panel: this thread's scratch.
+  // from packed xt; panel: this thread's scratch. K-quant weights: x was rounded to Q8_K
+  // (as floats) before pack_x(round_q8 = false); the rows are dequantised into the panel.
   void (*gemm)(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t r1,
                float* y, int64_t ldy, float* panel);
   void (*get_row)(const weights& w, int64_t r, float* dst);
@@ -98,6 +115,9 @@ inline int64_t gemm_panel_floats(const kernel_table& k, int64_t in) {
   return int64_t(k.gemm_panel_rows) * gemm_padded_k(k, in);
 }
 
+// x: (n,) rounded to Q8_K into xq: (n/256,); n a multiple of 256 (cpu-kernels.cpp).
+void quantize_q8k(const float* x, block_q8k* xq, int64_t n);
+
 // Each returns nullptr where the variant is not compiled in (non-x86 builds); whether the
 // CPU can run it is cpu-kernels.cpp's business.
 const kernel_table* kernels_generic();
@@ -116,9 +136,10 @@ const kernel_table* kernels_avx512();
 // fma(a, b, c) = a*b + c, add, sub, mul, div, max, abs, reduce_add, reduce_max, reduce8 (of
 // an __m256), exp (~2 ulp), half (fp16 -> float, scalar), dot_u8s8 (8 int32 lanes, each the sum of 4 u8*s8 products
 // of 256-bit operands), quantize_block (32 floats -> block_q8x), dequant_q8_0 and
-// dequant_q4_0 (one block -> 32 floats).
+// dequant_q4_0 (one block -> 32 floats). K-quants: cpu-kernels-simd-kquant.h.
 // ---------------------------------------------------------------------------------------
 #ifdef KVARENA_CPU_KERNELS_SIMD
+#include "cpu-kernels-simd-kquant.h"
 #include "cpu-kernels-simd-matmul.h"
 #include "cpu-kernels-simd-small.h"
 #endif  // KVARENA_CPU_KERNELS_SIMD

@@ -39,6 +39,11 @@ size_t row_bytes(ggml_type t, int64_t n) {
     case ggml_type::bf16: return size_t(n) * 2;
     case ggml_type::q8_0: return size_t(n / 32) * 34;
     case ggml_type::q4_0: return size_t(n / 32) * 18;
+    case ggml_type::q2_k: return size_t(n / 256) * 84;
+    case ggml_type::q3_k: return size_t(n / 256) * 110;
+    case ggml_type::q4_k: return size_t(n / 256) * 144;
+    case ggml_type::q5_k: return size_t(n / 256) * 176;
+    case ggml_type::q6_k: return size_t(n / 256) * 210;
   }
   throw engine_error("ref: unsupported weight type");
 }
@@ -48,6 +53,12 @@ std::vector<double> row_values(const tensor_view& w, int64_t r) {
   const int64_t n = w.ne[0];
   const uint8_t* p = w.data + size_t(r) * row_bytes(w.type, n);
   std::vector<double> v(static_cast<size_t>(n));
+  if (ggml_is_k_quant(w.type)) {  // the plain-loop dequantisation of ggml-types.cpp
+    std::vector<float> f(static_cast<size_t>(n));
+    dequantize_row_ref(w.type, p, f.data(), n);
+    for (int64_t i = 0; i < n; ++i) v[i] = f[i];
+    return v;
+  }
   for (int64_t i = 0; i < n; ++i) {
     switch (w.type) {
       case ggml_type::f32: {
@@ -70,6 +81,7 @@ std::vector<double> row_values(const tensor_view& w, int64_t r) {
         v[i] = half_value(u16_at(blk)) * double(q - 8);
         break;
       }
+      default: break;  // K-quants: above
     }
   }
   return v;
@@ -114,10 +126,17 @@ void layernorm(const float* x, const float* w, const float* b, float* y, int64_t
 
 void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
                    float freq_base) {
+  rope_adjacent(x, n_heads, head_dim, rope_dims, pos, freq_base, 1.0f, nullptr);
+}
+
+void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+                   float freq_base, float freq_scale, const float* freq_factors) {
   for (int64_t h = 0; h < n_heads; ++h) {
     float* v = x + h * head_dim;
     for (int64_t i = 0; i < rope_dims / 2; ++i) {
-      const double theta = double(pos) * std::pow(double(freq_base), -2.0 * double(i) / double(rope_dims));
+      const double theta = double(pos) * double(freq_scale) *
+                           std::pow(double(freq_base), -2.0 * double(i) / double(rope_dims)) /
+                           (freq_factors ? double(freq_factors[i]) : 1.0);
       const double c = std::cos(theta), s = std::sin(theta);
       const double a = v[2 * i], b = v[2 * i + 1];
       v[2 * i] = float(a * c - b * s);

@@ -214,6 +214,7 @@ inline void mv_rows(const weights& w, const float* x, int64_t ldx, const block_q
       for (; o + R <= r1; o += R) mv_q4_0_tile<S, R, NT>(w, xq, o, y, ldy);
       for (; o < r1; ++o) mv_q4_0_tile<S, 1, NT>(w, xq, o, y, ldy);
       break;
+    default: __builtin_trap();  // K-quants: matvec_k
   }
 }
 
@@ -286,6 +287,16 @@ inline void gemm_pack_panel(const weights& w, int64_t o, int mr, int64_t Kp, flo
     }
     const uint8_t* row = w.data + size_t(o + r) * w.row_bytes;
     alignas(64) float tmp[32];
+    if (kq_is_k_quant(w.type)) {  // in is a multiple of 256
+      alignas(64) float kt[256];
+      const size_t bb = kq_block_bytes(w.type);
+      for (int64_t b = 0; b < K / 256; ++b) {
+        kq_dequant_block<S>(w.type, row + size_t(b) * bb, kt);
+        for (int i = 0; i < 256; i += W)
+          S::store(dst + (256 * b + (i & ~15)) * MR + (i & 15), S::load(kt + i));
+      }
+      continue;
+    }
     switch (w.type) {
       case ggml_type::q8_0:
       case ggml_type::q4_0:
@@ -411,6 +422,15 @@ void get_row(const weights& w, int64_t r, float* dst) {
       int64_t k = 0;
       for (; k + W <= K; k += W) S::store(dst + k, wrow<S, ggml_type::bf16>::vec(row, k));
       for (; k < K; ++k) dst[k] = wrow<S, ggml_type::bf16>::one(row, k);
+      return;
+    }
+    case ggml_type::q2_k:
+    case ggml_type::q3_k:
+    case ggml_type::q4_k:
+    case ggml_type::q5_k:
+    case ggml_type::q6_k: {
+      const size_t bb = kq_block_bytes(w.type);
+      for (int64_t b = 0; b < K / 256; ++b) kq_dequant_block<S>(w.type, row + size_t(b) * bb, dst + 256 * b);
       return;
     }
   }

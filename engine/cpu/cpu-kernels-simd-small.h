@@ -191,6 +191,7 @@ constexpr kernel_table make_table(const char* name) {
   k.gemm_panel_rows = MR;
   k.gemm_k_align = gemm_kb;
   k.matvec = &matvec<S>;
+  k.matvec_k = &matvec_k<S>;
   k.quantize_q8x = &quantize_q8x<S>;
   k.pack_x = &pack_x<S, NV * S::W>;
   k.gemm = &gemm<S, MR, NV>;

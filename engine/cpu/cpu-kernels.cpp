@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <cstring>
 #include <mutex>
 
 #include "cpu-kernels-impl.h"
@@ -110,6 +111,7 @@ class scratch_buffer {
 thread_local scratch_buffer tls_xq;     // caller: quantised activations
 thread_local scratch_buffer tls_xt;     // caller: packed activations for the GEMM
 thread_local scratch_buffer tls_panel;  // every thread: its GEMM weight panel
+thread_local scratch_buffer tls_xr;     // caller: activations rounded to Q8_K (GEMM path)
 
 // ---- matmul ------------------------------------------------------------------------------
 
@@ -122,6 +124,11 @@ size_t row_bytes_of(ggml_type t, int64_t n) {
     case ggml_type::bf16: return size_t(n) * 2;
     case ggml_type::q8_0: return size_t(n / 32) * sizeof(block_q8_0);
     case ggml_type::q4_0: return size_t(n / 32) * sizeof(block_q4_0);
+    case ggml_type::q2_k:
+    case ggml_type::q3_k:
+    case ggml_type::q4_k:
+    case ggml_type::q5_k:
+    case ggml_type::q6_k: return ggml_row_bytes(t, n);
   }
   return 0;
 }
@@ -138,14 +145,23 @@ cpu::weights weights_of(const tensor_view& w, const char* op) {
     case ggml_type::f16:
     case ggml_type::bf16:
     case ggml_type::q8_0:
-    case ggml_type::q4_0: break;
+    case ggml_type::q4_0:
+    case ggml_type::q2_k:
+    case ggml_type::q3_k:
+    case ggml_type::q4_k:
+    case ggml_type::q5_k:
+    case ggml_type::q6_k: break;
     default:
       bad_weights(w, op, "has ggml type " + std::to_string(uint32_t(w.type)) +
-                             ", which the CPU kernels do not support (F32, F16, BF16, Q8_0, Q4_0)");
+                             ", which the CPU kernels do not support (F32, F16, BF16, Q8_0, Q4_0, "
+                             "Q2_K..Q6_K)");
   }
   if (is_quantized(w.type) && w.ne[0] % 32 != 0)
     bad_weights(w, op, "has rows of " + std::to_string(w.ne[0]) +
                            " elements, not a multiple of the 32-element block");
+  if (ggml_is_k_quant(w.type) && w.ne[0] % 256 != 0)
+    bad_weights(w, op, "has rows of " + std::to_string(w.ne[0]) +
+                           " elements, not a multiple of the 256-element K-quant super-block");
   return cpu::weights{w.type, w.ne[0], w.rows(), row_bytes_of(w.type, w.ne[0]), w.data};
 }
 
@@ -175,6 +191,36 @@ void split_rows(int64_t n, int64_t align, int ith, int nth, int64_t& r0, int64_t
 
 }  // namespace
 
+void cpu::quantize_q8k(const float* x, block_q8k* xq, int64_t n) {
+  for (int64_t b = 0; b < n / 256; ++b, x += 256) {
+    block_q8k& o = xq[b];
+    float amax = 0.0f, mx = 0.0f;
+    for (int i = 0; i < 256; ++i)
+      if (std::fabs(x[i]) > amax) {
+        amax = std::fabs(x[i]);
+        mx = x[i];
+      }
+    if (amax == 0.0f) {
+      std::memset(&o, 0, sizeof(o));
+      continue;
+    }
+    const float iscale = -127.0f / mx;
+    for (int i = 0; i < 256; ++i) {
+      // round to nearest even by adding 1.5*2^23 (|iscale*x| <= 127): no libm call
+      const float v = iscale * x[i] + 12582912.0f;
+      int32_t bits;
+      std::memcpy(&bits, &v, 4);
+      o.q[i] = int8_t(std::min(127, (bits & 0x007fffff) - 0x00400000));
+    }
+    for (int g = 0; g < 16; ++g) {
+      int s = 0;
+      for (int i = 0; i < 16; ++i) s += o.q[16 * g + i];
+      o.bsums[g] = int16_t(s);
+    }
+    o.d = 1.0f / iscale;
+  }
+}
+
 void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_tok, float* y) {
   const cpu::weights cw = weights_of(w, "matmul");
   const kernel_table& k = active();
@@ -182,6 +228,38 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
   const int64_t in = cw.in, out = cw.out;
   const bool quantized = is_quantized(cw.type);
   const int64_t macs = in * out * n_tok;
+
+  const bool kquant = ggml_is_k_quant(cw.type);
+  if (kquant && n_tok < gemm_min_tokens) {
+    const int64_t nb = in / 256;
+    cpu::block_q8k* xq = tls_xq.get<cpu::block_q8k>(size_t(n_tok * nb));
+    for (int64_t t = 0; t < n_tok; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
+    const int64_t chunk = std::max<int64_t>(4, int64_t(65536 / cw.row_bytes) / 4 * 4);
+    auto rows_job = [&](int ith, int nth) {
+      int64_t r0, r1;
+      split_rows(out, 16, ith, nth, r0, r1);
+      for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
+        const int64_t c1 = std::min(r1, c0 + chunk);
+        for (int64_t t0 = 0; t0 < n_tok; t0 += cpu::small_batch_max_tokens) {
+          const int nt = int(std::min<int64_t>(cpu::small_batch_max_tokens, n_tok - t0));
+          k.matvec_k(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
+        }
+      }
+    };
+    run_split(pool, macs, rows_job);
+    return;
+  }
+  if (kquant) {  // the GEMM multiplies the same Q8_K-rounded activations, as floats
+    float* xr = tls_xr.get<float>(size_t(n_tok * in));
+    cpu::block_q8k blk;
+    for (int64_t t = 0; t < n_tok; ++t)
+      for (int64_t b = 0; b < in / 256; ++b) {
+        cpu::quantize_q8k(x + t * in + 256 * b, &blk, 256);
+        float* dst = xr + t * in + 256 * b;
+        for (int i = 0; i < 256; ++i) dst[i] = blk.d * float(blk.q[i]);
+      }
+    x = xr;
+  }
 
   if (n_tok < gemm_min_tokens) {
     const int64_t nb = in / 32;

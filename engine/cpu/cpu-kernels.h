@@ -13,7 +13,8 @@
 
 namespace kvarena {
 
-// y: (n_tok, out) = x: (n_tok, in) @ W^T, W: ne = {in, out} of type F32/F16/BF16/Q8_0/Q4_0.
+// y: (n_tok, out) = x: (n_tok, in) @ W^T, W: ne = {in, out} of type F32/F16/BF16/Q8_0/Q4_0
+// or a K-quant (Q2_K..Q6_K).
 // n_tok < 16 runs the memory-bound matrix-vector kernel (decode; weights read once for all
 // tokens), n_tok >= 16 the blocked GEMM (prefill). Weights are used in their stored type,
 // never converted whole to F32. Rows are split between the pool's threads; tiny matmuls
@@ -55,10 +56,14 @@ std::vector<std::string> cpu_kernel_variants_supported();
 void set_cpu_kernel_variant(const std::string& name);
 
 // Matmul semantics for Q8_0/Q4_0 weights: like llama.cpp, the activations are first rounded
-// to Q8_0 (per block of 32: d = amax/127, q = round(x/d)), on every path; the decode path
-// then uses integer dot products. So |y - y_exact| <= sum over blocks of
-// (d_block/2) * sum|w| over the block, plus F32 rounding. F32/F16/BF16 weights use the F32
-// activations as they are.
+// to Q8_0 (per block of 32: d = amax/127, q = round(x/d), d then kept as fp16 as ggml's
+// block_q8_0 stores it), on every path; the decode path then uses integer dot products. So
+// |y - y_exact| <= sum over blocks of d_block (1/2 + 127/2048) * sum|w| over the block, plus
+// F32 rounding. K-quant weights (Q2_K..Q6_K): the activations are rounded to Q8_K as
+// llama.cpp's quantize_row_q8_K does (per 256: signed max m, q = round(-127 x / m),
+// d = -m/127 kept in F32); decode uses integer dot products per group of 16, prefill
+// dequantises the weights to F32 against the same rounded activations. F32/F16/BF16 weights
+// use the F32 activations as they are.
 
 namespace ref {
 void matmul(const tensor_view& w, const float* x, int64_t n_tok, float* y);
@@ -67,6 +72,10 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps);
 void layernorm(const float* x, const float* w, const float* b, float* y, int64_t n, float eps);
 void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
                    float freq_base);
+// With RoPE scaling (model_config's fields): theta_i = pos * freq_scale * base^(-2i/rope_dims)
+// / freq_factors[i] (freq_factors may be null: all 1).
+void rope_adjacent(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+                   float freq_base, float freq_scale, const float* freq_factors);
 void silu_mul(float* gate, const float* up, int64_t n);
 void gelu(float* x, int64_t n);
 void softmax(float* x, int64_t n);

@@ -260,7 +260,9 @@ void forward_ops::rope_cos_sin(const model_config& c, int64_t pos0, int64_t n, f
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < half; ++j) {
       const double theta =
-          double(pos0 + i) * std::pow(double(c.rope_freq_base), -2.0 * double(j) / double(c.rope_dims));
+          double(pos0 + i) * double(c.rope_freq_scale) *
+          std::pow(double(c.rope_freq_base), -2.0 * double(j) / double(c.rope_dims)) /
+          (c.rope_freq_factors.empty() ? 1.0 : double(c.rope_freq_factors[size_t(j)]));
       cs[(i * half + j) * 2] = float(std::cos(theta));
       cs[(i * half + j) * 2 + 1] = float(std::sin(theta));
     }
@@ -273,10 +275,11 @@ void forward_ops::rope(float* q, int64_t ldq, float* k, int64_t ldk, int64_t n,
   if (opt_.reference) {
     for (int64_t i = 0; i < n; ++i) {
       for (auto [x, heads] : {std::pair{q + i * ldq, c.n_heads}, std::pair{k + i * ldk, c.n_kv_heads}}) {
+        const float* ff = c.rope_freq_factors.empty() ? nullptr : c.rope_freq_factors.data();
         if (c.rope_neox) {
-          detail::rope_neox(x, heads, hd, c.rope_dims, pos0 + i, c.rope_freq_base);
+          detail::rope_neox(x, heads, hd, c.rope_dims, pos0 + i, c.rope_freq_base, c.rope_freq_scale, ff);
         } else {
-          ref::rope_adjacent(x, heads, hd, c.rope_dims, pos0 + i, c.rope_freq_base);
+          ref::rope_adjacent(x, heads, hd, c.rope_dims, pos0 + i, c.rope_freq_base, c.rope_freq_scale, ff);
         }
       }
     }
@@ -320,9 +323,16 @@ void attend_layer(forward_state& st, int64_t l, int64_t n, int64_t r0, const flo
 
 void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
                float freq_base) {
+  rope_neox(x, n_heads, head_dim, rope_dims, pos, freq_base, 1.0f, nullptr);
+}
+
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+               float freq_base, float freq_scale, const float* freq_factors) {
   const int64_t half = rope_dims / 2;
   for (int64_t i = 0; i < half; ++i) {
-    const double theta = double(pos) * std::pow(double(freq_base), -2.0 * double(i) / double(rope_dims));
+    const double theta = double(pos) * double(freq_scale) *
+                         std::pow(double(freq_base), -2.0 * double(i) / double(rope_dims)) /
+                         (freq_factors ? double(freq_factors[i]) : 1.0);
     const float c = float(std::cos(theta)), s = float(std::sin(theta));
     for (int64_t h = 0; h < n_heads; ++h) {
       float* xh = x + h * head_dim;

@@ -94,7 +94,8 @@ class forward_ops {
   void add(float* y, const float* x, int64_t n, int64_t width);
   void silu_mul(float* gate, const float* up, int64_t n_elems);
   void gelu(float* x, int64_t n_elems);
-  // cs: (n, rope_dims/2, 2) = cos, sin of theta_j = (pos0 + i) * base^(-2j/rope_dims),
+  // cs: (n, rope_dims/2, 2) = cos, sin of theta_j = (pos0 + i) * base^(-2j/rope_dims)
+  // (times the config's RoPE scaling: rope_freq_scale, / rope_freq_factors[j]),
   // computed once per chunk and shared by every layer's q and k.
   void rope_cos_sin(const model_config& c, int64_t pos0, int64_t n, float* cs);
   // Rotates the first rope_dims dims of every head of n rows of q (n_heads heads, rows ldq
@@ -128,6 +129,8 @@ void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int6
                   int64_t pos0, logits_mode mode, float* logits);
 // NEOX RoPE of one row (plain reference): (n_heads, head_dim), pairs (x[i], x[i + rope_dims/2]),
 // theta_i = pos * base^(-2i/rope_dims).
+void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
+               float freq_base, float freq_scale, const float* freq_factors);
 void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,
                float freq_base);
 }  // namespace detail

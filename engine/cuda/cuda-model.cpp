@@ -48,6 +48,11 @@ void upload_vec_f32(const tensor_view& t, float* dst) {
 }  // namespace
 
 void check_cuda_model_config(const model_config& c) {
+  // The CUDA RoPE kernel has no scaling terms: refuse rather than run unscaled.
+  if (c.rope_scaled())
+    throw engine_error(std::string("cuda: RoPE scaling (") +
+                       (c.rope_freq_factors.empty() ? "linear" : "Llama 3 rope_freqs.weight") +
+                       ") is not supported by the CUDA backend yet; use --backend cpu");
   if (c.head_dim % 8 != 0 || c.head_dim > 256)
     throw engine_error("cuda: head_dim " + std::to_string(c.head_dim) +
                        " is not supported by the CUDA attention (a multiple of 8, at most 256)");

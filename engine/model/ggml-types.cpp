@@ -15,6 +15,11 @@ const ggml_type_traits k_f16{"f16", 1, 2};
 const ggml_type_traits k_bf16{"bf16", 1, 2};
 const ggml_type_traits k_q8_0{"q8_0", 32, sizeof(block_q8_0)};
 const ggml_type_traits k_q4_0{"q4_0", 32, sizeof(block_q4_0)};
+const ggml_type_traits k_q2_k{"q2_k", 256, sizeof(block_q2_k)};
+const ggml_type_traits k_q3_k{"q3_k", 256, sizeof(block_q3_k)};
+const ggml_type_traits k_q4_k{"q4_k", 256, sizeof(block_q4_k)};
+const ggml_type_traits k_q5_k{"q5_k", 256, sizeof(block_q5_k)};
+const ggml_type_traits k_q6_k{"q6_k", 256, sizeof(block_q6_k)};
 }  // namespace
 
 std::optional<ggml_type> ggml_type_from_u32(uint32_t t) {
@@ -23,6 +28,11 @@ std::optional<ggml_type> ggml_type_from_u32(uint32_t t) {
     case 1: return ggml_type::f16;
     case 2: return ggml_type::q4_0;
     case 8: return ggml_type::q8_0;
+    case 10: return ggml_type::q2_k;
+    case 11: return ggml_type::q3_k;
+    case 12: return ggml_type::q4_k;
+    case 13: return ggml_type::q5_k;
+    case 14: return ggml_type::q6_k;
     case 30: return ggml_type::bf16;
     default: return std::nullopt;
   }
@@ -35,6 +45,11 @@ const ggml_type_traits& ggml_traits(ggml_type t) {
     case ggml_type::bf16: return k_bf16;
     case ggml_type::q8_0: return k_q8_0;
     case ggml_type::q4_0: return k_q4_0;
+    case ggml_type::q2_k: return k_q2_k;
+    case ggml_type::q3_k: return k_q3_k;
+    case ggml_type::q4_k: return k_q4_k;
+    case ggml_type::q5_k: return k_q5_k;
+    case ggml_type::q6_k: return k_q6_k;
   }
   KV_ASSERT(false && "unknown ggml_type");
   return k_f32;
@@ -136,6 +151,66 @@ void dequantize_row_ref(ggml_type t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case ggml_type::q2_k: {
+      const auto* b = static_cast<const block_q2_k*>(src);
+      for (int64_t i = 0; i < n / qk_k; ++i, dst += qk_k) {
+        const float d = fp16_to_fp32(b[i].d), dmin = fp16_to_fp32(b[i].dmin);
+        for (int e = 0; e < 256; ++e) {
+          const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+          const int q = (b[i].qs[32 * h + l] >> (2 * j)) & 3;
+          const int sc = b[i].scales[e / 16];
+          dst[e] = d * float(sc & 15) * float(q) - dmin * float(sc >> 4);
+        }
+      }
+      return;
+    }
+    case ggml_type::q3_k: {
+      const auto* b = static_cast<const block_q3_k*>(src);
+      for (int64_t i = 0; i < n / qk_k; ++i, dst += qk_k) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int e = 0; e < 256; ++e) {
+          const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+          const int lo = (b[i].qs[32 * h + l] >> (2 * j)) & 3;
+          const int hbit = (b[i].hmask[l] >> (4 * h + j)) & 1;
+          dst[e] = d * float(k3_scale(b[i].scales, e / 16)) * float(lo - (hbit ? 0 : 4));
+        }
+      }
+      return;
+    }
+    case ggml_type::q4_k:
+    case ggml_type::q5_k: {
+      const bool five = t == ggml_type::q5_k;
+      const size_t bytes = five ? sizeof(block_q5_k) : sizeof(block_q4_k);
+      for (int64_t i = 0; i < n / qk_k; ++i, dst += qk_k) {
+        const auto* base = static_cast<const uint8_t*>(src) + size_t(i) * bytes;
+        const auto* b4 = reinterpret_cast<const block_q4_k*>(base);
+        const auto* b5 = reinterpret_cast<const block_q5_k*>(base);
+        const float d = fp16_to_fp32(b4->d), dmin = fp16_to_fp32(b4->dmin);
+        const uint8_t* qs = five ? b5->qs : b4->qs;
+        for (int e = 0; e < 256; ++e) {
+          const int c = e / 64, hi = (e % 64) / 32, l = e % 32;
+          int q = (qs[32 * c + l] >> (4 * hi)) & 15;
+          if (five) q |= ((b5->qh[l] >> (2 * c + hi)) & 1) << 4;
+          int sc, m;
+          k4_scale_min(b4->scales, e / 32, sc, m);
+          dst[e] = d * float(sc) * float(q) - dmin * float(m);
+        }
+      }
+      return;
+    }
+    case ggml_type::q6_k: {
+      const auto* b = static_cast<const block_q6_k*>(src);
+      for (int64_t i = 0; i < n / qk_k; ++i, dst += qk_k) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int e = 0; e < 256; ++e) {
+          const int h = e / 128, j = (e % 128) / 32, l = e % 32;
+          const int lo = (b[i].ql[64 * h + l + 32 * (j & 1)] >> (4 * (j >> 1))) & 15;
+          const int hi = (b[i].qh[32 * h + l] >> (2 * j)) & 3;
+          dst[e] = d * float(b[i].scales[e / 16]) * float((lo | hi << 4) - 32);
+        }
+      }
+      return;
+    }
   }
   KV_ASSERT(false && "dequantize_row_ref: unknown type");
 }
@@ -186,6 +261,13 @@ void quantize_row_ref(ggml_type t, const float* src, void* dst, int64_t n) {
       }
       return;
     }
+    case ggml_type::q2_k:
+    case ggml_type::q3_k:
+    case ggml_type::q4_k:
+    case ggml_type::q5_k:
+    case ggml_type::q6_k:
+      throw engine_error(std::string("quantize_row_ref: kvarena reads ") + ggml_traits(t).name +
+                         " tensors but does not write them (quantize with llama.cpp)");
   }
   KV_ASSERT(false && "quantize_row_ref: unknown type");
 }

@@ -3,6 +3,7 @@
 // against the config, so the forward pass can trust every view it is handed. Weights stay
 // in the memory map; only 1-D tensors stored in a non-F32 type are converted (the norm and
 // bias kernels take F32). load_model() picks GGUF or llama2.c by the file's magic.
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -79,6 +80,29 @@ std::string blk(int64_t l, const char* what) {
   return "blk." + std::to_string(l) + "." + what;
 }
 
+// RoPE scaling keys, read as llama.cpp reads them: `rope.scaling.type` (absent = linear),
+// `rope.scaling.factor` (or the older `rope.scale_linear`; absent or 0 = no scaling). Linear
+// is applied; "none" disables the factor; YaRN and LongRoPE are refused by name rather than
+// silently run unscaled.
+void read_rope_scaling(const gguf_file& f, const std::string& a, model_config& c) {
+  const std::string type = f.get_string(a + "rope.scaling.type").value_or("linear");
+  double factor = 0.0;
+  if (auto v = f.get_float(a + "rope.scaling.factor"))
+    factor = *v;
+  else if (auto old = f.get_float(a + "rope.scale_linear"))
+    factor = *old;
+  if (type == "none") return;
+  if (type == "yarn" || type == "longrope") {
+    f.fail("RoPE scaling type '" + type + "' (" + a + "rope.scaling.type) is not supported (supported: none, "
+           "linear, and Llama 3's rope_freqs.weight)");
+  }
+  if (type != "linear") f.fail("unknown RoPE scaling type '" + type + "' (" + a + "rope.scaling.type)");
+  if (factor == 0.0) return;
+  if (!(factor > 0) || !std::isfinite(factor))
+    f.fail(a + "rope.scaling.factor must be positive (got " + std::to_string(factor) + ")");
+  c.rope_freq_scale = float(1.0 / factor);
+}
+
 void read_config(const gguf_file& f, model_config& c) {
   const std::string a = std::string(model_arch_name(c.arch)) + ".";
   c.n_ctx = f.require_int(a + "context_length");
@@ -127,6 +151,7 @@ void read_config(const gguf_file& f, model_config& c) {
              " must be even and in [2, head_dim = " + std::to_string(c.head_dim) + "]");
     }
     if (!(c.rope_freq_base > 0)) f.fail("rope.freq_base must be positive");
+    read_rope_scaling(f, a, c);
   }
   if (!(c.norm_eps > 0)) f.fail("the norm epsilon must be positive");
 }
@@ -211,6 +236,18 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   if (uint64_t(c.n_layers) > f.tensors().size()) {
     f.fail("block_count " + std::to_string(c.n_layers) + " exceeds the " +
            std::to_string(f.tensors().size()) + " tensors in the file");
+  }
+  // Llama 3.1+ RoPE scaling: one frequency divisor per rotated pair (llama.cpp reads the
+  // tensor for llama and qwen-style archs alike; gpt2 has no RoPE).
+  if (c.arch != model_arch::gpt2) {
+    if (const tensor_view* rf = f.find_tensor("rope_freqs.weight")) {
+      const tensor_view v = b.vec("rope_freqs.weight", c.rope_dims / 2);
+      const float* p = reinterpret_cast<const float*>(v.data);
+      c.rope_freq_factors.assign(p, p + c.rope_dims / 2);
+      for (float x : c.rope_freq_factors)
+        if (!(x > 0) || !std::isfinite(x))
+          f.fail("tensor '" + rf->name + "' holds a frequency factor that is not a positive number");
+    }
   }
   m->layers.resize(size_t(c.n_layers));
   if (c.arch == model_arch::gpt2) {

@@ -25,6 +25,11 @@ uint32_t file_type_of(ggml_type t) {
     case ggml_type::q4_0: return 2;
     case ggml_type::q8_0: return 7;
     case ggml_type::bf16: return 32;
+    case ggml_type::q2_k: return 10;  // the K-quants are never written here (read only)
+    case ggml_type::q3_k: return 12;
+    case ggml_type::q4_k: return 15;
+    case ggml_type::q5_k: return 17;
+    case ggml_type::q6_k: return 18;
   }
   return 0;
 }

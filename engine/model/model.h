@@ -32,6 +32,14 @@ struct model_config {
   // How RoPE pairs dims: false = adjacent (x[2i], x[2i+1]) as llama GGUFs store Q/K;
   // true = halves (x[i], x[i + rope_dims/2]), llama.cpp's "NEOX" mode, used for qwen2.
   bool rope_neox = false;
+  // RoPE scaling, as llama.cpp applies it: pair j of position p turns by
+  //   theta_j = p * rope_freq_scale * base^(-2j/rope_dims) / rope_freq_factors[j].
+  // rope_freq_scale: linear scaling (`rope.scaling.type` linear: 1 / `rope.scaling.factor`).
+  // rope_freq_factors: Llama 3.1+ scaling (tensor rope_freqs.weight, rope_dims/2 divisors;
+  // empty = all 1). YaRN and LongRoPE files are refused at load.
+  float rope_freq_scale = 1.0f;
+  std::vector<float> rope_freq_factors;
+  bool rope_scaled() const { return rope_freq_scale != 1.0f || !rope_freq_factors.empty(); }
   float norm_eps = 1e-5f;  // RMSNorm (llama) or LayerNorm (gpt2) epsilon
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
 };

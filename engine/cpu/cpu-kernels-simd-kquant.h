@@ -1,0 +1,193 @@
+// cpu-kernels-simd-kquant.h: the SIMD K-quant kernels (Q2_K..Q6_K weights against Q8_K
+// activations), shared by the AVX2 and AVX-512 variants (256-bit integer code; templates
+// on the variant's traits S, so each file keeps its own copy: see cpu-kernels-impl.h).
+//
+// Decode (matrix-vector): per super-block of 256 weights, the quants are unpacked once
+// into 8 registers of 32 unsigned bytes (element order) and the 16 group scales into int16
+// lanes (cpu-kernels-kquant-scalar.h has the common form); then for each of up to 4 tokens:
+// 8 x (maddubs q*x -> int16 pairs, madd by the group scales -> int32), the offset (Q3_K,
+// Q6_K) and the mins (Q2_K, Q4_K, Q5_K) through Q8_K's per-16 sums, one convert and one FMA
+// by d*xd. That is llama.cpp's scheme (integer sums, Q8_K activations), so the results
+// agree with it to float rounding. maddubs cannot saturate: q <= 63, |xq| <= 127.
+//
+// Prefill (GEMM): rows are dequantised to F32 into the panel (same values as the
+// reference dequantisation, bit for bit) and run through the F32 GEMM, against activations
+// already rounded to Q8_K by cpu-kernels.cpp, so both paths compute with the same numbers.
+#pragma once
+#include <immintrin.h>
+
+#include "cpu-kernels-kquant-scalar.h"
+
+namespace kvarena::cpu::simd {
+
+// One decoded super-block.
+struct kq_simd_block {
+  __m256i q[8];    // unsigned quants, elements 32i .. 32i+31
+  __m256i scv[8];  // int16: low 128 bits group 2i's scale, high 128 bits group 2i+1's
+  __m256i scoff;   // int16 (16,) scale * off (Q3_K, Q6_K)
+  __m256i m16;     // int16 (16,) mins (Q2_K, Q4_K, Q5_K)
+  float d, dmin;
+};
+
+template <class S>
+inline __m256i kq_bits(__m256i v, int shift, int mask) {  // (v >> shift) & mask, per byte
+  return _mm256_and_si256(_mm256_srli_epi16(v, shift), _mm256_set1_epi8(char(mask)));
+}
+
+template <class S>
+inline void kq_simd_quants(ggml_type t, const uint8_t* blk, __m256i* q) {
+  auto ld = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  switch (t) {
+    case ggml_type::q2_k: {
+      const auto* b = reinterpret_cast<const block_q2_k*>(blk);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i v = ld(b->qs + 32 * h);
+        for (int j = 0; j < 4; ++j) q[4 * h + j] = kq_bits<S>(v, 2 * j, 3);
+      }
+      return;
+    }
+    case ggml_type::q3_k: {
+      const auto* b = reinterpret_cast<const block_q3_k*>(blk);
+      const __m256i hm = ld(b->hmask);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i v = ld(b->qs + 32 * h);
+        for (int j = 0; j < 4; ++j)
+          q[4 * h + j] = _mm256_or_si256(kq_bits<S>(v, 2 * j, 3),
+                                         _mm256_slli_epi16(kq_bits<S>(hm, 4 * h + j, 1), 2));
+      }
+      return;
+    }
+    case ggml_type::q4_k: {
+      const auto* b = reinterpret_cast<const block_q4_k*>(blk);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i v = ld(b->qs + 32 * c);
+        q[2 * c] = kq_bits<S>(v, 0, 15);
+        q[2 * c + 1] = kq_bits<S>(v, 4, 15);
+      }
+      return;
+    }
+    case ggml_type::q5_k: {
+      const auto* b = reinterpret_cast<const block_q5_k*>(blk);
+      const __m256i hb = ld(b->qh);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i v = ld(b->qs + 32 * c);
+        q[2 * c] = _mm256_or_si256(kq_bits<S>(v, 0, 15), _mm256_slli_epi16(kq_bits<S>(hb, 2 * c, 1), 4));
+        q[2 * c + 1] = _mm256_or_si256(kq_bits<S>(v, 4, 15), _mm256_slli_epi16(kq_bits<S>(hb, 2 * c + 1, 1), 4));
+      }
+      return;
+    }
+    case ggml_type::q6_k: {
+      const auto* b = reinterpret_cast<const block_q6_k*>(blk);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i l0 = ld(b->ql + 64 * h), l1 = ld(b->ql + 64 * h + 32), hv = ld(b->qh + 32 * h);
+        for (int j = 0; j < 4; ++j) {
+          const __m256i lo = kq_bits<S>(j & 1 ? l1 : l0, 4 * (j >> 1), 15);
+          q[4 * h + j] = _mm256_or_si256(lo, _mm256_slli_epi16(kq_bits<S>(hv, 2 * j, 3), 4));
+        }
+      }
+      return;
+    }
+    default:
+      for (int i = 0; i < 8; ++i) q[i] = _mm256_setzero_si256();
+      return;
+  }
+}
+
+template <class S>
+inline void kq_simd_decode(ggml_type t, const uint8_t* blk, kq_simd_block& o) {
+  kq_scales s;
+  kq_decode_scales(t, blk, s);
+  o.d = S::half(s.d_bits);
+  o.dmin = s.has_min ? S::half(s.dmin_bits) : 0.0f;
+  const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s.sc)));
+  o.scoff = _mm256_mullo_epi16(sc16, _mm256_set1_epi16(short(s.off)));
+  o.m16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s.m)));
+  // scv[i]: groups 2i, 2i+1 (int16 lanes 2i and 2i+1 of sc16) broadcast over one 128-bit
+  // half each: the half of sc16 holding them duplicated, then an in-lane byte shuffle.
+  const __m256i lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
+  const __m256i hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+  for (int i = 0; i < 8; ++i) {
+    const char a = char(4 * (i % 4)), c = char(4 * (i % 4) + 2);
+    const __m256i sel = _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1,
+                                         a, a + 1, c, c + 1, c, c + 1, c, c + 1, c, c + 1, c, c + 1, c, c + 1,
+                                         c, c + 1, c, c + 1);
+    o.scv[i] = _mm256_shuffle_epi8(i < 4 ? lo : hi, sel);
+  }
+  kq_simd_quants<S>(t, blk, o.q);
+}
+
+// acc += (this block . x) over 8 float lanes.
+template <class S, bool HasOff, bool HasMin>
+inline __m256 kq_simd_dot(const kq_simd_block& b, const block_q8k& x, __m256 acc) {
+  __m256i s = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q + 32 * i));
+    s = _mm256_add_epi32(s, _mm256_madd_epi16(_mm256_maddubs_epi16(b.q[i], xv), b.scv[i]));
+  }
+  const __m256i bs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsums));
+  if (HasOff) s = _mm256_sub_epi32(s, _mm256_madd_epi16(bs, b.scoff));
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(b.d * x.d), acc);
+  if (HasMin)
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(bs, b.m16)), _mm256_set1_ps(-b.dmin * x.d), acc);
+  return acc;
+}
+
+template <class S, ggml_type T, int NT>
+inline void kq_mv_rows(const weights& w, const block_q8k* xq, int64_t r0, int64_t r1, float* y,
+                       int64_t ldy) {
+  constexpr bool off = T == ggml_type::q3_k || T == ggml_type::q6_k;
+  constexpr bool mins = !off;
+  const int64_t nb = w.in / 256;
+  const size_t bb = kq_block_bytes(T);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = w.data + size_t(r) * w.row_bytes;
+    __m256 acc[NT];
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      kq_simd_block blk;
+      kq_simd_decode<S>(T, row + size_t(b) * bb, blk);
+      for (int t = 0; t < NT; ++t) acc[t] = kq_simd_dot<S, off, mins>(blk, xq[t * nb + b], acc[t]);
+    }
+    for (int t = 0; t < NT; ++t) y[t * ldy + r] = S::reduce8(acc[t]);
+  }
+}
+
+template <class S, ggml_type T>
+inline void kq_mv_type(const weights& w, const block_q8k* xq, int n_tok, int64_t r0, int64_t r1,
+                       float* y, int64_t ldy) {
+  switch (n_tok) {
+    case 1: kq_mv_rows<S, T, 1>(w, xq, r0, r1, y, ldy); break;
+    case 2: kq_mv_rows<S, T, 2>(w, xq, r0, r1, y, ldy); break;
+    case 3: kq_mv_rows<S, T, 3>(w, xq, r0, r1, y, ldy); break;
+    case 4: kq_mv_rows<S, T, 4>(w, xq, r0, r1, y, ldy); break;
+    default: __builtin_trap();
+  }
+}
+
+template <class S>
+void matvec_k(const weights& w, const block_q8k* xq, int n_tok, int64_t r0, int64_t r1, float* y,
+              int64_t ldy) {
+  switch (w.type) {
+    case ggml_type::q2_k: kq_mv_type<S, ggml_type::q2_k>(w, xq, n_tok, r0, r1, y, ldy); break;
+    case ggml_type::q3_k: kq_mv_type<S, ggml_type::q3_k>(w, xq, n_tok, r0, r1, y, ldy); break;
+    case ggml_type::q4_k: kq_mv_type<S, ggml_type::q4_k>(w, xq, n_tok, r0, r1, y, ldy); break;
+    case ggml_type::q5_k: kq_mv_type<S, ggml_type::q5_k>(w, xq, n_tok, r0, r1, y, ldy); break;
+    case ggml_type::q6_k: kq_mv_type<S, ggml_type::q6_k>(w, xq, n_tok, r0, r1, y, ldy); break;
+    default: __builtin_trap();
+  }
+}
+
+// out: (256,) = one K-quant block dequantised (the reference's values).
+template <class S>
+inline void kq_dequant_block(ggml_type t, const uint8_t* blk, float* out) {
+  kq_scales s;
+  kq_decode_scales(t, blk, s);
+  alignas(32) uint8_t q[256];
+  __m256i qv[8];
+  kq_simd_quants<S>(t, blk, qv);
+  for (int i = 0; i < 8; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32 * i), qv[i]);
+  kq_dequant_decoded(s, S::half(s.d_bits), s.has_min ? S::half(s.dmin_bits) : 0.0f, q, out);
+}
+
+}  // namespace kvarena::cpu::simd
