@@ -132,15 +132,23 @@ TEST(CudaKernels, ActivationsAddBiasEmbedConvert) {
   std::vector<float> we(size_t(4 * dim));
   cuda_ref::embed_f16(table.data(), dim, toks.data(), 4, we.data());
   expect_close(g.down(de, we.size()), we, 0.f, 0.f, "embed_f16");
-  // F32 -> F16 -> F32 with strides: round to nearest even, exact on the way back
-  const std::vector<float> f = uniform(rng, n * ld, -70000.f, 70000.f);
+  // F32 -> F16 -> F32 with strides: saturating at +-65504 (the range spans +-70000, and
+  // infinities), round to nearest even, exact on the way back. cuda_ref::f32_to_f16_sat
+  std::vector<float> f = uniform(rng, n * ld, -70000.f, 70000.f);
+  f[1] = INFINITY, f[2] = -INFINITY, f[3] = 65520.f;
   auto df = g.up(f);
   cuda_buffer<uint16_t> dh(g.alloc, size_t(n * w), "h");
   cu::f32_to_f16(df.data(), ld, dh.data(), w, n, w, g.st);
   const std::vector<uint16_t> h = g.down(dh, size_t(n * w));
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < w; ++j)
-      ASSERT_EQ(h[size_t(i * w + j)], fp32_to_fp16(f[size_t(i * ld + j)])) << i << "," << j;
+      ASSERT_EQ(h[size_t(i * w + j)], cuda_ref::f32_to_f16_sat(f[size_t(i * ld + j)])) << i << "," << j;
+  {  // NaN stays NaN
+    auto dn = g.up(std::vector<float>{std::nanf("")});
+    cuda_buffer<uint16_t> dnh(g.alloc, 1, "nan");
+    cu::f32_to_f16(dn.data(), 1, dnh.data(), 1, 1, 1, g.st);
+    EXPECT_TRUE(std::isnan(fp16_to_fp32(g.down(dnh, 1)[0])));
+  }
   cuda_buffer<float> db2(g.alloc, size_t(n * w), "f");
   cu::f16_to_f32(dh.data(), w, db2.data(), w, n, w, g.st);
   const std::vector<float> back = g.down(db2, size_t(n * w));
@@ -430,4 +438,41 @@ TEST(CudaMemory, AllocatorCountsDeviceAllocations) {
   EXPECT_EQ(a.live_bytes(), 0u);
   EXPECT_EQ(a.peak_bytes(), size_t(5 << 20));
   EXPECT_THROW(a.alloc(size_t(1) << 50, "an impossible buffer"), engine_error);
+}
+
+TEST(CudaMemory, UploadRingDeliversEveryUploadWhileTheHostReusesItsBuffer) {
+  // The pinned ring (cuda_upload_ring): 3000 uploads from one host buffer refilled after
+  // each call, through 4 segments of 1 KiB (so the ring laps and waits) and one request
+  // larger than a segment (it grows); a slow-ish kernel queued now and then keeps the copies
+  // behind the host. Every destination must hold what was uploaded to it.
+  REQUIRE_GPU();
+  gpu_ctx g;
+  const int64_t n = 3000, row = 64;  // ints per upload
+  cuda_buffer<int32_t> dst(g.alloc, size_t(n * row), "ring destination");
+  cuda_buffer<int32_t> big(g.alloc, 4096, "ring destination (big)");
+  cuda_buffer<float> busy(g.alloc, 1 << 22, "busy work");
+  cuda_upload_ring ring(1024, 4);
+  std::vector<int32_t> host(static_cast<size_t>(row));
+  std::vector<int32_t> big_host(4096);
+  std::iota(big_host.begin(), big_host.end(), 7);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < row; ++j) host[size_t(j)] = int32_t(i * 1000 + j);
+    ring.upload(dst.data() + i * row, host.data(), size_t(row) * 4, g.alloc, g.st);
+    if (i % 100 == 0) cu::gelu(busy.data(), 1 << 22, g.st);
+    if (i == 1500) ring.upload(big.data(), big_host.data(), big_host.size() * 4, g.alloc, g.st);
+  }
+  const std::vector<int32_t> got = g.down(dst, size_t(n * row));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < row; ++j) ASSERT_EQ(got[size_t(i * row + j)], int32_t(i * 1000 + j)) << i << "," << j;
+  EXPECT_EQ(g.down(big, big_host.size()), big_host);
+  EXPECT_GT(ring.pinned_bytes(), 4096u * 4);  // grew past the request
+  // gather_rows with no source list: a scatter (cuda_kv_store's new block ids).
+  const std::vector<int32_t> vals = {5, 6, 7}, rows = {9, 0, 4};
+  auto dv = g.up(vals), dr = g.up(rows);
+  cuda_buffer<int32_t> out(g.alloc, 10, "scatter");
+  CUDA_CHECK(cudaMemsetAsync(out.data(), 0, 40, g.st));
+  cu::gather_rows(dv.data(), out.data(), 4, nullptr, dr.data(), 3, g.st);
+  std::vector<int32_t> want(10, 0);
+  cuda_ref::gather_rows(vals.data(), want.data(), 4, nullptr, rows.data(), 3);
+  EXPECT_EQ(g.down(out, 10), want);
 }

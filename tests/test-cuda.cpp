@@ -315,3 +315,207 @@ TEST(CudaRef, CompactionPlanReproducesKvStoreCompact) {
       expect_same_head(copy_head(store, 0, g), want[size_t(g)], "round " + std::to_string(round) + " head " + std::to_string(g));
   }
 }
+
+// ======================= CPU: uploads, the activation cast, INT8 blocking =======================
+
+TEST(CudaMemory, StagingRingNeverOverwritesBytesACopyMayStillRead) {
+  // The pinned ring's plan against a model of the device: a grant's bytes are "in flight"
+  // until the host has waited for the event of their segment (recorded when the ring left
+  // it) or the ring grew (the wrapper waits for every copy). No new grant may overlap bytes
+  // in flight; the host waits only when it comes back to a segment, a whole ring later.
+  struct live_grant {
+    size_t off, len;
+    int seg;
+    bool closed;  // its segment's event was recorded after it
+  };
+  std::mt19937 rng(5);
+  staging_ring_plan p(1024, 4);
+  std::vector<live_grant> live;
+  int64_t waits = 0, closes = 0, grows = 0;
+  std::vector<bool> recorded(4, false);
+  for (int i = 0; i < 5000; ++i) {
+    const size_t n = i == 3000 ? 3000 : size_t(1 + rng() % (i % 7 == 0 ? 700 : 120));
+    const staging_ring_plan::grant g = p.take(n);
+    if (g.grow_to > 0) {
+      ++grows;
+      EXPECT_EQ(g.grow_to, p.arena_bytes());
+      EXPECT_GE(p.segment_bytes(), staging_ring_plan::aligned(n));
+      live.clear();
+      std::fill(recorded.begin(), recorded.end(), false);
+    }
+    if (g.close >= 0) {
+      ++closes;
+      recorded[size_t(g.close)] = true;
+      for (live_grant& l : live)
+        if (l.seg == g.close) l.closed = true;
+    }
+    if (g.wait >= 0) {
+      ++waits;
+      ASSERT_TRUE(recorded[size_t(g.wait)]) << "waits for an event never recorded";
+      recorded[size_t(g.wait)] = false;
+      // Everything of that segment was enqueued before its event: done now.
+      live.erase(std::remove_if(live.begin(), live.end(), [&](const live_grant& l) {
+                   EXPECT_TRUE(l.seg != g.wait || l.closed);
+                   return l.seg == g.wait;
+                 }), live.end());
+    }
+    const size_t len = staging_ring_plan::aligned(n);
+    ASSERT_EQ(g.offset % 16, 0u);
+    ASSERT_LE(g.offset + len, p.arena_bytes());
+    const int seg = int(g.offset / p.segment_bytes());
+    ASSERT_EQ(int((g.offset + len - 1) / p.segment_bytes()), seg) << "a grant straddles two segments";
+    for (const live_grant& l : live)
+      ASSERT_TRUE(g.offset + len <= l.off || l.off + l.len <= g.offset)
+          << "grant " << i << " [" << g.offset << ", " << g.offset + len << ") overwrites bytes in flight";
+    live.push_back({g.offset, len, seg, false});
+  }
+  EXPECT_EQ(grows, 1);  // the one 3000-byte request: segments of 4096 from then on
+  EXPECT_EQ(p.segment_bytes(), 4096u);
+  EXPECT_GT(closes, 100);
+  // The first lap and the lap after the growth never wait.
+  EXPECT_LE(waits, closes - 2 * (p.n_segments() - 1));
+  EXPECT_GT(waits, 0);
+}
+
+TEST(CudaRef, ActivationCastSaturatesInsteadOfOverflowing) {
+  // cu::f32_to_f16 (every GEMM input) saturates: a SwiGLU output of 70000 would otherwise be
+  // inf in F16, and inf * 0-weight = NaN spreads through the next GEMM's whole row.
+  const uint16_t f16_max = 0x7BFF, f16_min = 0xFBFF;
+  EXPECT_EQ(fp32_to_fp16(70000.f), 0x7C00);  // the plain cast overflows to inf
+  EXPECT_EQ(cuda_ref::f32_to_f16_sat(70000.f), f16_max);
+  EXPECT_EQ(cuda_ref::f32_to_f16_sat(65520.f), f16_max);  // would round up to inf
+  EXPECT_EQ(cuda_ref::f32_to_f16_sat(65504.f), f16_max);
+  EXPECT_EQ(cuda_ref::f32_to_f16_sat(-1e30f), f16_min);
+  EXPECT_EQ(cuda_ref::f32_to_f16_sat(INFINITY), f16_max);
+  EXPECT_EQ(cuda_ref::f32_to_f16_sat(-INFINITY), f16_min);
+  const float nan_back = fp16_to_fp32(cuda_ref::f32_to_f16_sat(std::nanf("")));
+  EXPECT_TRUE(std::isnan(nan_back)) << "NaN must stay visible";
+  // Inside the range: exactly the plain cast (round to nearest even), subnormals included.
+  std::mt19937 rng(9);
+  for (float x : uniform(rng, 20000, -65504.f, 65504.f)) ASSERT_EQ(cuda_ref::f32_to_f16_sat(x), fp32_to_fp16(x)) << x;
+  for (float x : uniform(rng, 2000, -1e-4f, 1e-4f)) ASSERT_EQ(cuda_ref::f32_to_f16_sat(x), fp32_to_fp16(x)) << x;
+  // A SwiGLU row with large gate/up values (as real models' FFNs reach in a few channels)
+  // through the strided reference: every element finite, the big ones at the F16 limit.
+  const int64_t n = 3, w = 64, ld = 80;
+  std::vector<float> gate = uniform(rng, n * ld, -4.f, 4.f), up = uniform(rng, n * ld, -4.f, 4.f);
+  gate[5] = 900.f, up[5] = 300.f;    // silu(900) * 300 = 270000
+  gate[ld + 7] = 700.f, up[ld + 7] = -200.f;
+  std::vector<float> act(size_t(n * ld));
+  for (size_t i = 0; i < act.size(); ++i) act[i] = gate[i] / (1.f + std::exp(-gate[i])) * up[i];
+  std::vector<uint16_t> h(size_t(n * w), 0);
+  cuda_ref::f32_to_f16(act.data(), ld, h.data(), w, n, w);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < w; ++j) ASSERT_TRUE(std::isfinite(fp16_to_fp32(h[size_t(i * w + j)]))) << i << "," << j;
+  EXPECT_EQ(h[5], f16_max);
+  EXPECT_EQ(h[size_t(w + 7)], f16_min);
+}
+
+TEST(CudaRef, QuantizePlanGrowsAsTheBlockByBlockLoop) {
+  // The batched plan's capacities are what quantize_old's old per-block ensure calls made
+  // (same device bytes): INT8 capacity 100 holding 96, 3 blocks leave -> 128, 160, then
+  // max(192, 160 + 160/4) rounded to 32 = 224 (one jump would give 192); scales 3 -> 5 -> 5 -> 8.
+  const kv_quantize_plan p = plan_kv_quantize({{96, 40 + 3 * 32 + 5, 3}}, 40, 200, 100, 3, 0);
+  ASSERT_EQ(p.blocks, std::vector<int64_t>{3});
+  EXPECT_EQ(p.c8, 224);
+  EXPECT_EQ(p.cb, 8);
+  // Below window + 32 nothing moves, whatever the counts.
+  const kv_quantize_plan none = plan_kv_quantize({{0, 71, 0}, {32, 40, 1}}, 40, 80, 32, 1, 0);
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.c8, 32);
+  EXPECT_EQ(none.shift_src.size(), 0u);
+}
+
+TEST(CudaRef, QuantizePlanReproducesKvStoreQuantizeOld) {
+  // The device store's one-pass INT8 blocking, emulated on flat head-major arrays with the
+  // kernels' references (per head one kv_quantize_f16 over its blocks, the block ids
+  // scattered, the FP16 rows shifted through a scratch), must leave what kv_store's
+  // block-by-block quantize_old leaves, over rounds of appends of 1..150 tokens (0..4
+  // blocks per head per call) and per-head evictions (heads of unequal counts).
+  const int64_t d = 32, n_kv = 3, B = kv_int8_block, W = 40;
+  kv_store_config sc;
+  sc.n_layers = 1, sc.n_kv_heads = n_kv, sc.head_dim = d, sc.int8 = true, sc.fp16_window = W;
+  kv_store store(sc);
+  std::mt19937 rng(29);
+  int64_t pos = 0, c8 = 0, cb = 0;
+  int64_t max_blocks = 0;
+  for (int round = 0; round < 12; ++round) {
+    const int64_t n = 1 + (round * 53) % 150;
+    const std::vector<float> k = uniform(rng, n * n_kv * d, -2.f, 2.f), v = uniform(rng, n * n_kv * d, -1.f, 1.f);
+    store.append(0, pos, n, k.data(), v.data(), n_kv * d);
+    pos += n;
+    std::vector<host_head> before(static_cast<size_t>(n_kv));
+    std::vector<kv_quantize_counts> counts;
+    int64_t c16 = 0;
+    for (int64_t g = 0; g < n_kv; ++g) {
+      before[size_t(g)] = copy_head(store, 0, g);
+      const host_head& h = before[size_t(g)];
+      counts.push_back({h.n8, h.n16, h.nb});
+      c16 = std::max(c16, h.n16 + 3);  // some slack: rows are addressed g*c16 + i
+      c8 = std::max(c8, h.n8), cb = std::max(cb, h.nb);
+    }
+    // The device arrays before the step.
+    std::vector<uint16_t> k16(size_t(n_kv * c16 * d)), v16(k16.size());
+    for (int64_t g = 0; g < n_kv; ++g) {
+      const host_head& h = before[size_t(g)];
+      std::copy(h.k16.begin(), h.k16.end(), k16.begin() + g * c16 * d);
+      std::copy(h.v16.begin(), h.v16.end(), v16.begin() + g * c16 * d);
+    }
+    const kv_quantize_plan p = plan_kv_quantize(counts, W, c16, c8, cb, 0);
+    ASSERT_GE(p.c8, c8);
+    ASSERT_GE(p.cb, cb);
+    std::vector<int8_t> kq(size_t(n_kv * p.c8 * d)), vq(kq.size());
+    std::vector<int32_t> block(size_t(n_kv * p.c8), -1);
+    std::vector<float> ks(size_t(n_kv * p.cb * d)), vs(ks.size());
+    for (int64_t g = 0; g < n_kv; ++g) {  // the repitched old contents
+      const host_head& h = before[size_t(g)];
+      std::copy(h.kq.begin(), h.kq.end(), kq.begin() + g * p.c8 * d);
+      std::copy(h.vq.begin(), h.vq.end(), vq.begin() + g * p.c8 * d);
+      std::copy(h.block.begin(), h.block.end(), block.begin() + g * p.c8);
+      std::copy(h.ks.begin(), h.ks.end(), ks.begin() + g * p.cb * d);
+      std::copy(h.vs.begin(), h.vs.end(), vs.begin() + g * p.cb * d);
+    }
+    // What cuda_kv_store::quantize_old launches, on the references.
+    for (int64_t g = 0; g < n_kv; ++g) {
+      const host_head& h = before[size_t(g)];
+      const int64_t kb = p.blocks[size_t(g)];
+      max_blocks = std::max(max_blocks, kb);
+      if (kb == 0) continue;
+      cuda_ref::kv_quantize_f16(k16.data() + g * c16 * d, B * d, kb, B, d, kq.data() + (g * p.c8 + h.n8) * d, B * d,
+                                ks.data() + (g * p.cb + h.nb) * d, d);
+      cuda_ref::kv_quantize_f16(v16.data() + g * c16 * d, B * d, kb, B, d, vq.data() + (g * p.c8 + h.n8) * d, B * d,
+                                vs.data() + (g * p.cb + h.nb) * d, d);
+    }
+    ASSERT_EQ(p.ids.size(), p.id_rows.size());
+    cuda_ref::gather_rows(p.ids.data(), block.data(), 4, nullptr, p.id_rows.data(), int64_t(p.ids.size()));
+    ASSERT_EQ(p.shift_src.size(), p.shift_dst.size());
+    for (std::vector<uint16_t>* buf : {&k16, &v16}) {
+      std::vector<uint16_t> scratch(buf->size());
+      cuda_ref::gather_rows(buf->data(), scratch.data(), d * 2, p.shift_src.data(), p.shift_dst.data(),
+                            int64_t(p.shift_src.size()));
+      cuda_ref::gather_rows(scratch.data(), buf->data(), d * 2, p.shift_dst.data(), p.shift_dst.data(),
+                            int64_t(p.shift_dst.size()));
+    }
+    store.quantize_old(0);
+    for (int64_t g = 0; g < n_kv; ++g) {
+      const host_head& h = before[size_t(g)];
+      const int64_t kb = p.blocks[size_t(g)];
+      host_head got;
+      got.d = d, got.n8 = h.n8 + kb * B, got.n16 = h.n16 - kb * B, got.nb = h.nb + kb, got.pos = h.pos;
+      got.kq.assign(kq.begin() + g * p.c8 * d, kq.begin() + (g * p.c8 + got.n8) * d);
+      got.vq.assign(vq.begin() + g * p.c8 * d, vq.begin() + (g * p.c8 + got.n8) * d);
+      got.block.assign(block.begin() + g * p.c8, block.begin() + g * p.c8 + got.n8);
+      got.ks.assign(ks.begin() + g * p.cb * d, ks.begin() + (g * p.cb + got.nb) * d);
+      got.vs.assign(vs.begin() + g * p.cb * d, vs.begin() + (g * p.cb + got.nb) * d);
+      got.k16.assign(k16.begin() + g * c16 * d, k16.begin() + (g * c16 + got.n16) * d);
+      got.v16.assign(v16.begin() + g * c16 * d, v16.begin() + (g * c16 + got.n16) * d);
+      expect_same_head(got, copy_head(store, 0, g), "round " + std::to_string(round) + " head " + std::to_string(g));
+    }
+    c8 = p.c8, cb = p.cb;
+    if (round % 3 == 2) {  // evict, differently per head
+      std::vector<std::vector<int32_t>> keep;
+      for (int64_t g = 0; g < n_kv; ++g) keep.push_back(random_keep(rng, store.n_kept(0, g), 0.5 + 0.15 * double(g)));
+      store.compact(0, keep);
+    }
+  }
+  EXPECT_GE(max_blocks, 3);  // some calls froze several blocks at once
+}

@@ -469,14 +469,10 @@ void kv_span_table::upload(cuda_allocator& a, cudaStream_t st) {
     d_heads_ = cuda_buffer<kv_head_dev>(a, std::max<size_t>(heads_.size(), 2 * d_heads_.size()), "attention span table");
   if (d_spans_.size() < std::max<size_t>(1, spans_.size()))
     d_spans_ = cuda_buffer<kv_span_dev>(a, std::max<size_t>({spans_.size(), 2 * d_spans_.size(), 16}), "attention span table");
-  // From pageable memory: the call returns once the source has been staged, so the host
-  // vectors may change right after; stream order keeps earlier kernels' reads intact.
-  if (!heads_.empty())
-    CUDA_CHECK(cudaMemcpyAsync(d_heads_.data(), heads_.data(), heads_.size() * sizeof(kv_head_dev),
-                               cudaMemcpyHostToDevice, st));
-  if (!spans_.empty())
-    CUDA_CHECK(cudaMemcpyAsync(d_spans_.data(), spans_.data(), spans_.size() * sizeof(kv_span_dev),
-                               cudaMemcpyHostToDevice, st));
+  // Through the pinned ring: the copies are asynchronous and the host vectors may change
+  // right after; stream order keeps earlier kernels' reads of the device arrays intact.
+  stage_.upload(d_heads_.data(), heads_.data(), heads_.size() * sizeof(kv_head_dev), a, st);
+  stage_.upload(d_spans_.data(), spans_.data(), spans_.size() * sizeof(kv_span_dev), a, st);
 }
 
 // ---- launchers ----

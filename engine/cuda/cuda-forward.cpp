@@ -24,6 +24,10 @@ cuda_engine::cuda_engine(const model& m, const cuda_engine_options& opt) : opt_(
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<cuda_gemm>(stream_);
   w_ = std::make_unique<cuda_model>(m, *alloc_);
+  // The weights went up with cudaMemcpy on the legacy default stream, which a non-blocking
+  // stream does not wait for, and from pageable memory cudaMemcpy may return before its DMA
+  // has finished: wait for every copy once here, before any kernel on stream_ reads them.
+  CUDA_CHECK(cudaDeviceSynchronize());
 
   const model_config& c = m.config;
   const int64_t D = c.dim, KV = c.kv_dim(), F = c.ffn_dim, R = std::max(opt_.max_chunk, opt_.max_batch);
@@ -73,8 +77,8 @@ void cuda_engine::check_positions(int64_t end) const {
 }
 
 void cuda_engine::upload_ints(const std::vector<int32_t>& host, int32_t* dev) {
-  // From pageable memory: returns once staged, so host_ints_ may be refilled right after.
-  CUDA_CHECK(cudaMemcpyAsync(dev, host.data(), host.size() * 4, cudaMemcpyHostToDevice, stream_));
+  // Through the pinned ring: asynchronous, and host_ints_ may be refilled right after.
+  stage_.upload(dev, host.data(), host.size() * 4, *alloc_, stream_);
 }
 
 void cuda_engine::layer_body(int64_t l, int64_t n_rows, const float* att, float* x_rows) {
@@ -294,8 +298,8 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
         kp[size_t(l * B + b)] = seqs[size_t(b)]->keys(l, 0);
         vp[size_t(l * B + b)] = seqs[size_t(b)]->values(l, 0);
       }
-    CUDA_CHECK(cudaMemcpyAsync(kdst_.data(), kp.data(), kp.size() * sizeof(uint16_t*), cudaMemcpyHostToDevice, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(vdst_.data(), vp.data(), vp.size() * sizeof(uint16_t*), cudaMemcpyHostToDevice, stream_));
+    stage_.upload(kdst_.data(), kp.data(), kp.size() * sizeof(uint16_t*), *alloc_, stream_);
+    stage_.upload(vdst_.data(), vp.data(), vp.size() * sizeof(uint16_t*), *alloc_, stream_);
   }
   embed(B);
 

@@ -109,6 +109,7 @@ class cuda_engine {
   cuda_buffer<int32_t> tok_, pos_, slot_, best_;  // (R,)
   cuda_buffer<uint16_t*> kdst_, vdst_;            // (n_layers, max_batch) batch KV destinations
   cu::kv_span_table table_;
+  cuda_upload_ring stage_;  // pinned staging of the token/position/slot/pointer uploads (stream_)
   cu::attention_scratch attn_;
   std::vector<int32_t> host_ints_;
   std::vector<float> conf_logits_;  // (n_vocab,) host copy for step_confidence

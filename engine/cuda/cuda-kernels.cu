@@ -125,12 +125,16 @@ __global__ void embed_f16_kernel(const __half* table, int64_t dim, const int32_t
   }
 }
 
+constexpr float k_f16_max = 65504.f;  // the largest finite F16
+
 __global__ void f32_to_f16_kernel(const float* src, int64_t lds, __half* dst, int64_t ldd, int64_t n,
                                   int64_t width) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n * width;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = e / width, j = e % width;
-    dst[i * ldd + j] = __float2half_rn(src[i * lds + j]);
+    const float x = src[i * lds + j];
+    // Saturate (cuda_ref::f32_to_f16_sat): comparisons, so NaN passes through unchanged.
+    dst[i * ldd + j] = __float2half_rn(x > k_f16_max ? k_f16_max : (x < -k_f16_max ? -k_f16_max : x));
   }
 }
 
@@ -227,7 +231,8 @@ __global__ void gather_rows_kernel(const U* src, U* dst, int64_t units_per_row, 
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = e / units_per_row, u = e % units_per_row;
     const int64_t dj = dst_idx ? int64_t(dst_idx[j]) : j;
-    dst[dj * units_per_row + u] = src[int64_t(src_idx[j]) * units_per_row + u];
+    const int64_t sj = src_idx ? int64_t(src_idx[j]) : j;
+    dst[dj * units_per_row + u] = src[sj * units_per_row + u];
   }
 }
 

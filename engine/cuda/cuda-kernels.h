@@ -40,7 +40,11 @@ void add_bias(float* y, int64_t ld, const float* b, int64_t n, int64_t width, cu
 // x: (n, dim) F32 = rows tokens[i] of an F16 table (n_vocab, dim). cuda_ref::embed_f16
 void embed_f16(const uint16_t* table, int64_t dim, const int32_t* tokens, int64_t n, float* x,
                cudaStream_t st);
-// dst (n, width) = src converted, rows ld_* elements apart (round to nearest even).
+// dst (n, width) = src converted to F16, rows ld_* elements apart: saturating (values beyond
+// +-65504, the largest finite F16, infinities included, become +-65504; NaN stays NaN), then
+// round to nearest even. Every GEMM input goes through it: an activation above 65504 (real
+// models' SwiGLU outputs reach that) must not become inf and poison the GEMM.
+// cuda_ref::f32_to_f16_sat
 void f32_to_f16(const float* src, int64_t ld_src, uint16_t* dst, int64_t ld_dst, int64_t n,
                 int64_t width, cudaStream_t st);
 void f16_to_f32(const uint16_t* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t n,
@@ -70,8 +74,9 @@ void kv_write_f16_rows(const float* k, const float* v, int64_t ld, int64_t n, in
 void kv_quantize_f16(const uint16_t* src, int64_t src_stride, int64_t n_units, int64_t n_tok,
                      int64_t head_dim, int8_t* q, int64_t q_stride, float* scale, int64_t scale_stride,
                      cudaStream_t st);
-// dst row dst_idx[j] (or j when dst_idx is null) = src row src_idx[j], for j < n (row_bytes
-// each). dst and src must not overlap (compaction gathers into a scratch buffer).
+// dst row dst_idx[j] (or j when dst_idx is null) = src row src_idx[j] (or j when src_idx is
+// null), for j < n (row_bytes each). dst and src must not overlap (compaction gathers into a
+// scratch buffer).
 // cuda_ref::gather_rows
 void gather_rows(const void* src, void* dst, int64_t row_bytes, const int32_t* src_idx, const int32_t* dst_idx,
                  int64_t n, cudaStream_t st);
@@ -123,8 +128,9 @@ class kv_span_table {
   int64_t max_tokens() const;
   const std::vector<kv_head_dev>& heads() const { return heads_; }
   const std::vector<kv_span_dev>& spans() const { return spans_; }
-  // Copies both arrays to the device (grown on demand) on stream st; the host arrays must
-  // stay unchanged until the copy is done (it is staged in pinned memory, so they may).
+  // Copies both arrays to the device (grown on demand) on stream st, staged through a pinned
+  // ring (cuda_upload_ring): asynchronous, and the host arrays may change at once. One
+  // stream per table.
   void upload(cuda_allocator& a, cudaStream_t st);
   const kv_head_dev* d_heads() const { return d_heads_.data(); }
   const kv_span_dev* d_spans() const { return d_spans_.data(); }
@@ -134,7 +140,7 @@ class kv_span_table {
   std::vector<kv_span_dev> spans_;
   cuda_buffer<kv_head_dev> d_heads_;
   cuda_buffer<kv_span_dev> d_spans_;
-  cuda_pinned_buffer<uint8_t> stage_;
+  cuda_upload_ring stage_;
 };
 
 struct span_attention_args {

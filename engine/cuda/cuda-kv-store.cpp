@@ -34,6 +34,40 @@ kv_compaction_plan plan_kv_compaction(const int32_t* block, int64_t n_int8, int6
   return p;
 }
 
+kv_quantize_plan plan_kv_quantize(const std::vector<kv_quantize_counts>& heads, int64_t fp16_window, int64_t c16,
+                                  int64_t c8, int64_t cb, int64_t capacity) {
+  const int64_t B = kv_int8_block;
+  kv_quantize_plan p;
+  p.blocks.assign(heads.size(), 0);
+  p.c8 = c8, p.cb = cb;
+  // The capacities as quantize_old's block-by-block ensure calls grew them (head by head).
+  for (size_t g = 0; g < heads.size(); ++g) {
+    const kv_quantize_counts& h = heads[g];
+    KV_ASSERT(h.n8 >= 0 && h.n16 >= 0 && h.nb >= 0 && h.n16 <= c16);
+    const int64_t k = h.n16 >= fp16_window + B ? (h.n16 - fp16_window) / B : 0;
+    p.blocks[g] = k;
+    for (int64_t j = 1; j <= k; ++j) {
+      const int64_t need8 = h.n8 + j * B, needb = h.nb + j;
+      if (need8 > p.c8) p.c8 = kv_store_grown_tokens(p.c8, need8, capacity);
+      if (needb > p.cb) p.cb = std::max(needb, p.cb * 3 / 2 + 1);
+    }
+  }
+  for (size_t g = 0; g < heads.size(); ++g) {
+    const kv_quantize_counts& h = heads[g];
+    const int64_t k = p.blocks[g], gi = int64_t(g);
+    if (k == 0) continue;
+    for (int64_t t = 0; t < k * B; ++t) {
+      p.id_rows.push_back(int32_t(gi * p.c8 + h.n8 + t));
+      p.ids.push_back(int32_t(h.nb + t / B));
+    }
+    for (int64_t j = k * B; j < h.n16; ++j) {
+      p.shift_src.push_back(int32_t(gi * c16 + j));
+      p.shift_dst.push_back(int32_t(gi * c16 + j - k * B));
+    }
+  }
+  return p;
+}
+
 cuda_kv_store::cuda_kv_store(const kv_store_config& cfg, cuda_allocator& a, cudaStream_t st)
     : cfg_(cfg), a_(&a), st_(st) {
   KV_ASSERT(cfg.n_layers > 0 && cfg.n_kv_heads > 0 && cfg.head_dim > 0 && cfg.group > 0);
@@ -76,28 +110,33 @@ void cuda_kv_store::realloc_mass(layer_dev& L) {
 }
 
 void cuda_kv_store::ensure(layer_dev& L, int64_t need16, int64_t need8, int64_t need_blocks) {
+  const int64_t c16 = need16 > L.c16 ? kv_store_grown_tokens(L.c16, need16, L.capacity) : L.c16;
+  const int64_t c8 = need8 > L.c8 ? kv_store_grown_tokens(L.c8, need8, L.capacity) : L.c8;
+  const int64_t cb = need_blocks > L.cb ? std::max(need_blocks, L.cb * 3 / 2 + 1) : L.cb;
+  resize(L, c16, c8, cb);
+}
+
+void cuda_kv_store::resize(layer_dev& L, int64_t c16, int64_t c8, int64_t cb) {
   const int64_t D = cfg_.head_dim;
   int64_t max16 = 0, max8 = 0, maxb = 0;
   for (const head_meta& h : L.heads) max16 = std::max(max16, h.n16), max8 = std::max(max8, h.n8), maxb = std::max(maxb, h.nb);
+  KV_ASSERT(c16 >= max16 && c8 >= max8 && cb >= maxb);
   bool changed = false;
-  if (need16 > L.c16) {
-    const int64_t c = kv_store_grown_tokens(L.c16, need16, L.capacity);
-    repitch(L.k16, L.c16, c, D, max16, "KV cache (fp16 keys)");
-    repitch(L.v16, L.c16, c, D, max16, "KV cache (fp16 values)");
-    L.c16 = c, changed = true;
+  if (c16 != L.c16) {
+    repitch(L.k16, L.c16, c16, D, max16, "KV cache (fp16 keys)");
+    repitch(L.v16, L.c16, c16, D, max16, "KV cache (fp16 values)");
+    L.c16 = c16, changed = true;
   }
-  if (need8 > L.c8) {
-    const int64_t c = kv_store_grown_tokens(L.c8, need8, L.capacity);
-    repitch(L.kq, L.c8, c, D, max8, "KV cache (int8 keys)");
-    repitch(L.vq, L.c8, c, D, max8, "KV cache (int8 values)");
-    repitch(L.block, L.c8, c, 1, max8, "KV cache (int8 blocks)");
-    L.c8 = c, changed = true;
+  if (c8 != L.c8) {
+    repitch(L.kq, L.c8, c8, D, max8, "KV cache (int8 keys)");
+    repitch(L.vq, L.c8, c8, D, max8, "KV cache (int8 values)");
+    repitch(L.block, L.c8, c8, 1, max8, "KV cache (int8 blocks)");
+    L.c8 = c8, changed = true;
   }
-  if (need_blocks > L.cb) {
-    const int64_t c = std::max(need_blocks, L.cb * 3 / 2 + 1);
-    repitch(L.ks, L.cb, c, D, maxb, "KV cache (int8 scales)");
-    repitch(L.vs, L.cb, c, D, maxb, "KV cache (int8 scales)");
-    L.cb = c, changed = true;
+  if (cb != L.cb) {
+    repitch(L.ks, L.cb, cb, D, maxb, "KV cache (int8 scales)");
+    repitch(L.vs, L.cb, cb, D, maxb, "KV cache (int8 scales)");
+    L.cb = cb, changed = true;
   }
   if (changed) {
     realloc_mass(L);
@@ -134,23 +173,27 @@ void cuda_kv_store::shrink_if_sparse(layer_dev& L) {
   }
 }
 
-int32_t* cuda_kv_store::upload_idx(const std::vector<int32_t>& v, int which) {
+size_t cuda_kv_store::stage_idx(const std::vector<int32_t>& v) {
+  const size_t off = idx_batch_.size();
+  idx_batch_.insert(idx_batch_.end(), v.begin(), v.end());
+  return off;
+}
+
+int32_t* cuda_kv_store::upload_staged_idx(int which) {
   cuda_buffer<int32_t>& b = idx_[which];
-  if (b.size() < v.size()) b = cuda_buffer<int32_t>(*a_, std::max(v.size(), 2 * b.size()), "KV index lists");
-  if (!v.empty())
-    CUDA_CHECK(cudaMemcpyAsync(b.data(), v.data(), v.size() * 4, cudaMemcpyHostToDevice, st_));
+  const size_t n = idx_batch_.size();
+  // Growing frees the old buffer: cudaFree waits for the kernels still reading it.
+  if (b.size() < n) b = cuda_buffer<int32_t>(*a_, std::max(n, 2 * b.size()), "KV index lists");
+  stage_.upload(b.data(), idx_batch_.data(), n * 4, *a_, st_);
+  idx_batch_.clear();
   return b.data();
 }
 
-void cuda_kv_store::move_rows(void* buf, int64_t total_rows, int64_t row_bytes, const std::vector<int32_t>& src_idx,
-                              const std::vector<int32_t>& dst_idx) {
-  KV_ASSERT(src_idx.size() == dst_idx.size());
-  if (src_idx.empty()) return;
+void cuda_kv_store::move_rows(void* buf, int64_t total_rows, int64_t row_bytes, const int32_t* s, const int32_t* d,
+                              int64_t n) {
+  if (n <= 0) return;
   const size_t need = size_t(total_rows * row_bytes);
   if (scratch_.size() < need) scratch_ = cuda_buffer<uint8_t>(*a_, need, "KV compaction scratch");
-  const int32_t* s = upload_idx(src_idx, 0);
-  const int32_t* d = upload_idx(dst_idx, 1);
-  const int64_t n = int64_t(src_idx.size());
   // Into the scratch at the destination rows, then back: no row is read after being written.
   cu::gather_rows(buf, scratch_.data(), row_bytes, s, d, n, st_);
   cu::gather_rows(scratch_.data(), buf, row_bytes, d, d, n, st_);
@@ -171,7 +214,8 @@ void cuda_kv_store::append(int64_t layer, int64_t pos0, int64_t n, const float* 
     tok0[size_t(g)] = int32_t(h.n16);
   }
   ensure(L, need16, 0, 0);
-  cu::kv_write_f16(k, v, ld, n, H, D, L.k16.data(), L.v16.data(), L.c16 * D, 0, st_, upload_idx(tok0, 2));
+  stage_idx(tok0);
+  cu::kv_write_f16(k, v, ld, n, H, D, L.k16.data(), L.v16.data(), L.c16 * D, 0, st_, upload_staged_idx(1));
   for (head_meta& h : L.heads) {
     for (int64_t t = 0; t < n; ++t) {
       h.pos.push_back(int32_t(pos0 + t));
@@ -187,31 +231,42 @@ void cuda_kv_store::quantize_old(int64_t layer) {
   if (!cfg_.int8) return;
   layer_dev& L = layers_[size_t(layer)];
   const int64_t D = cfg_.head_dim, B = kv_int8_block, H = cfg_.n_kv_heads;
+  std::vector<kv_quantize_counts> counts(static_cast<size_t>(H));
+  for (int64_t g = 0; g < H; ++g) {
+    const head_meta& h = L.heads[size_t(g)];
+    counts[size_t(g)] = {h.n8, h.n16, h.nb};
+  }
+  const kv_quantize_plan p = plan_kv_quantize(counts, cfg_.fp16_window, L.c16, L.c8, L.cb, L.capacity);
+  if (p.empty()) return;
+  resize(L, L.c16, p.c8, p.cb);
+  // The oldest blocks of each head, in one launch per head and K/V (no host wait).
+  for (int64_t g = 0; g < H; ++g) {
+    const head_meta& h = L.heads[size_t(g)];
+    const int64_t k = p.blocks[size_t(g)];
+    if (k == 0) continue;
+    for (int kv = 0; kv < 2; ++kv) {
+      const uint16_t* src = (kv ? L.v16 : L.k16).data() + g * L.c16 * D;
+      int8_t* q = (kv ? L.vq : L.kq).data() + (g * L.c8 + h.n8) * D;
+      float* sc = (kv ? L.vs : L.ks).data() + (g * L.cb + h.nb) * D;
+      cu::kv_quantize_f16(src, B * D, k, B, D, q, B * D, sc, D, st_);
+    }
+  }
+  // One upload: the new rows' block ids and rows, then the FP16 rows that move down.
+  const size_t o_ids = stage_idx(p.ids), o_rows = stage_idx(p.id_rows), o_src = stage_idx(p.shift_src),
+               o_dst = stage_idx(p.shift_dst);
+  const int32_t* dev = upload_staged_idx(0);
+  cu::gather_rows(dev + o_ids, L.block.data(), 4, nullptr, dev + o_rows, int64_t(p.ids.size()), st_);
+  // The FP16 segments lose their oldest rows (positions/scores keep their order).
+  const int64_t n_shift = int64_t(p.shift_src.size());
+  move_rows(L.k16.data(), H * L.c16, D * 2, dev + o_src, dev + o_dst, n_shift);
+  move_rows(L.v16.data(), H * L.c16, D * 2, dev + o_src, dev + o_dst, n_shift);
   for (int64_t g = 0; g < H; ++g) {
     head_meta& h = L.heads[size_t(g)];
-    while (h.n16 >= cfg_.fp16_window + B) {
-      ensure(L, 0, h.n8 + B, h.nb + 1);
-      for (int kv = 0; kv < 2; ++kv) {
-        const uint16_t* src = (kv ? L.v16 : L.k16).data() + g * L.c16 * D;
-        int8_t* q = (kv ? L.vq : L.kq).data() + (g * L.c8 + h.n8) * D;
-        float* s = (kv ? L.vs : L.ks).data() + (g * L.cb + h.nb) * D;
-        cu::kv_quantize_f16(src, 0, 1, B, D, q, 0, s, 0, st_);
-      }
-      const std::vector<int32_t> ids(static_cast<size_t>(B), int32_t(h.nb));
-      CUDA_CHECK(cudaMemcpyAsync(L.block.data() + g * L.c8 + h.n8, ids.data(), size_t(B) * 4, cudaMemcpyHostToDevice, st_));
-      // The FP16 segment loses its oldest 32 rows (positions/scores keep their order).
-      std::vector<int32_t> src_rows, dst_rows;
-      for (int64_t j = 0; j < h.n16 - B; ++j) {
-        src_rows.push_back(int32_t(g * L.c16 + B + j));
-        dst_rows.push_back(int32_t(g * L.c16 + j));
-      }
-      move_rows(L.k16.data(), H * L.c16, D * 2, src_rows, dst_rows);
-      move_rows(L.v16.data(), H * L.c16, D * 2, src_rows, dst_rows);
-      h.block.insert(h.block.end(), ids.begin(), ids.end());
-      h.n8 += B;
-      h.n16 -= B;
-      h.nb += 1;
-    }
+    const int64_t k = p.blocks[size_t(g)];
+    for (int64_t t = 0; t < k * B; ++t) h.block.push_back(int32_t(h.nb + t / B));
+    h.n8 += k * B;
+    h.n16 -= k * B;
+    h.nb += k;
   }
 }
 
@@ -254,18 +309,27 @@ void cuda_kv_store::compact(int64_t layer, const std::vector<std::vector<int32_t
     h.nb = int64_t(p.scale_src.size());
   }
   if (!any) return;
-  move_rows(L.k16.data(), H * L.c16, D * 2, s16, d16);
-  move_rows(L.v16.data(), H * L.c16, D * 2, s16, d16);
+  // Every index list (and the new block ids) in one upload.
+  const size_t o_s16 = stage_idx(s16), o_d16 = stage_idx(d16);
+  size_t o_s8 = 0, o_d8 = 0, o_sb = 0, o_db = 0, o_blocks = 0;
+  std::vector<int32_t> blocks;
   if (any8) {
-    move_rows(L.kq.data(), H * L.c8, D, s8, d8);
-    move_rows(L.vq.data(), H * L.c8, D, s8, d8);
-    move_rows(L.ks.data(), H * L.cb, D * 4, sb, db);
-    move_rows(L.vs.data(), H * L.cb, D * 4, sb, db);
-    std::vector<int32_t> blocks(static_cast<size_t>(H * L.c8), 0);  // the new block ids of every head
+    o_s8 = stage_idx(s8), o_d8 = stage_idx(d8), o_sb = stage_idx(sb), o_db = stage_idx(db);
+    blocks.assign(static_cast<size_t>(H * L.c8), 0);  // the new block ids of every head
     for (int64_t g = 0; g < H; ++g)
       std::copy(L.heads[size_t(g)].block.begin(), L.heads[size_t(g)].block.end(), blocks.begin() + g * L.c8);
+    o_blocks = stage_idx(blocks);
+  }
+  const int32_t* dev = upload_staged_idx(0);
+  move_rows(L.k16.data(), H * L.c16, D * 2, dev + o_s16, dev + o_d16, int64_t(s16.size()));
+  move_rows(L.v16.data(), H * L.c16, D * 2, dev + o_s16, dev + o_d16, int64_t(s16.size()));
+  if (any8) {
+    move_rows(L.kq.data(), H * L.c8, D, dev + o_s8, dev + o_d8, int64_t(s8.size()));
+    move_rows(L.vq.data(), H * L.c8, D, dev + o_s8, dev + o_d8, int64_t(s8.size()));
+    move_rows(L.ks.data(), H * L.cb, D * 4, dev + o_sb, dev + o_db, int64_t(sb.size()));
+    move_rows(L.vs.data(), H * L.cb, D * 4, dev + o_sb, dev + o_db, int64_t(sb.size()));
     if (!blocks.empty())
-      CUDA_CHECK(cudaMemcpyAsync(L.block.data(), blocks.data(), blocks.size() * 4, cudaMemcpyHostToDevice, st_));
+      CUDA_CHECK(cudaMemcpyAsync(L.block.data(), dev + o_blocks, blocks.size() * 4, cudaMemcpyDeviceToDevice, st_));
   }
   shrink_if_sparse(L);
 }

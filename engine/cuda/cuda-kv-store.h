@@ -34,6 +34,28 @@ struct kv_compaction_plan {
 kv_compaction_plan plan_kv_compaction(const int32_t* block, int64_t n_int8, int64_t n_fp16,
                                       const std::vector<int32_t>& keep);
 
+// quantize_old's work on one layer as a plan, carried out in one pass (per head with blocks
+// two kv_quantize_f16 launches; one index upload; one scatter of the new block ids; one
+// shift of the FP16 segments), where it used to loop per 32-token block per head, shifting
+// the whole FP16 segment and uploading index lists each time. Per head g the oldest
+// blocks[g] = (n16 - fp16_window) / 32 blocks leave the FP16 window (none when
+// n16 < fp16_window + 32), as kv_store::quantize_old's loop; the INT8 and scale capacities
+// grow as that loop's block-by-block growth would (same device bytes), once.
+struct kv_quantize_counts {
+  int64_t n8 = 0, n16 = 0, nb = 0;  // INT8 tokens, FP16 tokens, scale blocks
+};
+struct kv_quantize_plan {
+  std::vector<int64_t> blocks;  // (n_kv,) blocks frozen per head
+  int64_t c8 = 0, cb = 0;       // INT8 token / scale block capacities per head after the step
+  // The new rows' block ids: INT8 row id_rows[j] (g*c8 + i, with the new c8) gets ids[j].
+  std::vector<int32_t> id_rows, ids;
+  // The FP16 rows that stay move down: row shift_src[j] -> shift_dst[j] (g*c16 + i).
+  std::vector<int32_t> shift_src, shift_dst;
+  bool empty() const { return ids.empty(); }
+};
+kv_quantize_plan plan_kv_quantize(const std::vector<kv_quantize_counts>& heads, int64_t fp16_window, int64_t c16,
+                                  int64_t c8, int64_t cb, int64_t capacity);
+
 // One head's contents copied to the host (tests compare them with kv_store's).
 struct cuda_kv_head_data {
   int64_t n_int8 = 0, n_fp16 = 0, n_blocks = 0;
@@ -99,20 +121,25 @@ class cuda_kv_store {
   template <class T>
   void repitch(cuda_buffer<T>& b, int64_t old_c, int64_t new_c, int64_t row_elems, int64_t keep_rows, const char* what);
   void ensure(layer_dev& L, int64_t need16, int64_t need8, int64_t need_blocks);
+  void resize(layer_dev& L, int64_t c16, int64_t c8, int64_t cb);  // repitch what changed
   void shrink_if_sparse(layer_dev& L);
   void realloc_mass(layer_dev& L);
   void recount();
-  int32_t* upload_idx(const std::vector<int32_t>& v, int which);
-  // dst rows dst_idx[j] of buf (n_kv*c rows of row_bytes) = rows src_idx[j], through the scratch.
-  void move_rows(void* buf, int64_t total_rows, int64_t row_bytes, const std::vector<int32_t>& src_idx,
-                 const std::vector<int32_t>& dst_idx);
+  // Index lists: appended to one host batch, sent in one upload (through the pinned ring).
+  size_t stage_idx(const std::vector<int32_t>& v);  // offset of v in the batch
+  int32_t* upload_staged_idx(int which);            // the batch to idx_[which]; its device base
+  // dst rows d[j] of buf (total_rows rows of row_bytes) = rows s[j] (device lists of n), through
+  // the scratch (source and destination rows may overlap).
+  void move_rows(void* buf, int64_t total_rows, int64_t row_bytes, const int32_t* s, const int32_t* d, int64_t n);
 
   kv_store_config cfg_;
   cuda_allocator* a_;
   cudaStream_t st_;
   std::vector<layer_dev> layers_;
   cuda_buffer<uint8_t> scratch_;
-  cuda_buffer<int32_t> idx_[3];  // device index arrays (src, dst, head offsets)
+  cuda_buffer<int32_t> idx_[2];  // device index batches: [0] moves, blocking, compaction; [1] append's head offsets
+  std::vector<int32_t> idx_batch_;  // host side of the next index upload
+  cuda_upload_ring stage_;          // pinned staging of every upload (one stream: st_)
   size_t bytes_ = 0, peak_bytes_ = 0;
 };
 

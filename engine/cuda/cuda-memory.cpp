@@ -2,6 +2,7 @@
 #include "cuda-memory.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "cuda-check.h"
@@ -109,6 +110,91 @@ size_t cuda_allocator::peak_device_bytes() const {
 cuda_memory_accounting cuda_allocator::device_accounting() const {
   std::lock_guard<std::mutex> lock(mu_);
   return dev_;
+}
+
+// ---- staging ring ----
+
+staging_ring_plan::staging_ring_plan(size_t segment_bytes, int n_segments)
+    : seg_(aligned(std::max<size_t>(segment_bytes, 16))), closed_(size_t(std::max(n_segments, 2)), false) {}
+
+staging_ring_plan::grant staging_ring_plan::take(size_t bytes) {
+  KV_ASSERT(bytes > 0);
+  const size_t n = aligned(bytes);
+  grant g;
+  if (n > seg_) {  // a fresh, larger arena: every copy out of the old one is waited for
+    size_t s = seg_;
+    while (s < n) s *= 2;
+    seg_ = s;
+    std::fill(closed_.begin(), closed_.end(), false);
+    cur_ = 0, used_ = n;
+    g.grow_to = arena_bytes();
+    return g;
+  }
+  if (used_ + n > seg_) {  // on to the next segment
+    g.close = cur_;
+    closed_[size_t(cur_)] = true;
+    cur_ = (cur_ + 1) % int(closed_.size());
+    if (closed_[size_t(cur_)]) {
+      g.wait = cur_;
+      closed_[size_t(cur_)] = false;
+    }
+    used_ = 0;
+  }
+  g.offset = size_t(cur_) * seg_ + used_;
+  used_ += n;
+  return g;
+}
+
+cuda_upload_ring::cuda_upload_ring(size_t segment_bytes, int n_segments) : plan_(segment_bytes, n_segments) {}
+
+cuda_upload_ring::~cuda_upload_ring() { release(); }
+
+cuda_upload_ring::cuda_upload_ring(cuda_upload_ring&& o) noexcept
+    : plan_(o.plan_), arena_(std::move(o.arena_)), events_(std::move(o.events_)), tail_(o.tail_), waits_(o.waits_) {
+  o.events_.clear();
+  o.tail_ = nullptr;
+}
+
+cuda_upload_ring& cuda_upload_ring::operator=(cuda_upload_ring&& o) noexcept {
+  if (this != &o) {
+    release();
+    plan_ = o.plan_, arena_ = std::move(o.arena_), events_ = std::move(o.events_), tail_ = o.tail_, waits_ = o.waits_;
+    o.events_.clear();
+    o.tail_ = nullptr;
+  }
+  return *this;
+}
+
+void cuda_upload_ring::release() noexcept {
+  if (tail_) (void)cudaEventSynchronize(tail_);  // no copy reads the arena any more
+  arena_.reset();
+  for (cudaEvent_t& e : events_)
+    if (e) (void)cudaEventDestroy(e), e = nullptr;
+  if (tail_) (void)cudaEventDestroy(tail_), tail_ = nullptr;
+}
+
+void cuda_upload_ring::upload(void* dst, const void* src, size_t bytes, cuda_allocator& a, cudaStream_t st) {
+  if (bytes == 0) return;
+  const staging_ring_plan::grant g = plan_.take(bytes);
+  if (g.grow_to > 0 || !arena_.data()) {
+    if (tail_) CUDA_CHECK(cudaEventSynchronize(tail_));
+    arena_.reset();
+    arena_ = cuda_pinned_buffer<uint8_t>(a, plan_.arena_bytes(), "upload staging (pinned)");
+    if (events_.empty()) {
+      events_.assign(size_t(plan_.n_segments()), nullptr);
+      for (cudaEvent_t& e : events_) CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      CUDA_CHECK(cudaEventCreateWithFlags(&tail_, cudaEventDisableTiming));
+    }
+  }
+  if (g.close >= 0) CUDA_CHECK(cudaEventRecord(events_[size_t(g.close)], st));
+  if (g.wait >= 0) {
+    if (cudaEventQuery(events_[size_t(g.wait)]) == cudaErrorNotReady) ++waits_;
+    CUDA_CHECK(cudaEventSynchronize(events_[size_t(g.wait)]));
+  }
+  uint8_t* p = arena_.data() + g.offset;
+  std::memcpy(p, src, bytes);
+  CUDA_CHECK(cudaMemcpyAsync(dst, p, bytes, cudaMemcpyHostToDevice, st));
+  CUDA_CHECK(cudaEventRecord(tail_, st));
 }
 
 }  // namespace kvarena

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -107,5 +108,61 @@ template <class T>
 using cuda_buffer = cuda_owned_buffer<T, false>;  // device memory
 template <class T>
 using cuda_pinned_buffer = cuda_owned_buffer<T, true>;  // pinned host memory
+
+// The bookkeeping of a pinned staging ring (plain C++: tested without a GPU). Host-to-device
+// uploads are copied into pinned memory and sent from there with cudaMemcpyAsync, which is
+// then truly asynchronous (from pageable memory the driver stages the bytes itself and the
+// host waits for it). The ring is n_segments segments of segment_bytes; requests (rounded up
+// to 16 bytes) take space in the current segment, or the whole of the next one. Leaving a
+// segment `close`s it: the wrapper records that segment's event after the copies that read
+// it. Entering a segment that was closed before `wait`s for its event first: the only host
+// wait, and only when the device is a whole ring of uploads behind. A request larger than a
+// segment `grow`s the ring (segments of the next power of two >= the request; the wrapper
+// waits for every copy out of the old arena, frees it, allocates the new one).
+class staging_ring_plan {
+ public:
+  struct grant {
+    size_t offset = 0;   // into the arena
+    int close = -1;      // record this segment's event now (before the new copy)
+    int wait = -1;       // then wait for this segment's event before writing the bytes
+    size_t grow_to = 0;  // > 0: first replace the arena by one of grow_to bytes (offset is in it)
+  };
+  explicit staging_ring_plan(size_t segment_bytes = 16 << 10, int n_segments = 8);
+  grant take(size_t bytes);  // bytes > 0
+  size_t segment_bytes() const { return seg_; }
+  int n_segments() const { return int(closed_.size()); }
+  size_t arena_bytes() const { return seg_ * closed_.size(); }
+  static size_t aligned(size_t bytes) { return (bytes + 15) / 16 * 16; }
+
+ private:
+  size_t seg_, used_ = 0;
+  int cur_ = 0;
+  std::vector<bool> closed_;  // an event was recorded for the segment and not waited for yet
+};
+
+// Host-to-device uploads through a staging_ring_plan over pinned memory (allocated on the
+// first upload, through the allocator, so it is counted as pinned bytes). One ring serves one
+// stream; the source may change as soon as upload() returns.
+class cuda_upload_ring {
+ public:
+  explicit cuda_upload_ring(size_t segment_bytes = 16 << 10, int n_segments = 8);
+  ~cuda_upload_ring();  // waits for the copies still reading the arena
+  cuda_upload_ring(cuda_upload_ring&& o) noexcept;
+  cuda_upload_ring& operator=(cuda_upload_ring&& o) noexcept;
+  cuda_upload_ring(const cuda_upload_ring&) = delete;
+  cuda_upload_ring& operator=(const cuda_upload_ring&) = delete;
+
+  void upload(void* dst_device, const void* src_host, size_t bytes, cuda_allocator& a, cudaStream_t st);
+  size_t pinned_bytes() const { return arena_.bytes(); }
+  int64_t host_waits() const { return waits_; }  // times the host waited for a segment (diagnostics)
+
+ private:
+  void release() noexcept;
+  staging_ring_plan plan_;
+  cuda_pinned_buffer<uint8_t> arena_;
+  std::vector<cudaEvent_t> events_;  // (n_segments,)
+  cudaEvent_t tail_ = nullptr;       // after the last copy (destruction, growth)
+  int64_t waits_ = 0;
+};
 
 }  // namespace kvarena

@@ -33,7 +33,17 @@ void gather_rows(const void* src, void* dst, int64_t row_bytes, const int32_t* s
                  int64_t n) {
   for (int64_t j = 0; j < n; ++j)
     std::memcpy(static_cast<uint8_t*>(dst) + (dst_idx ? int64_t(dst_idx[j]) : j) * row_bytes,
-                static_cast<const uint8_t*>(src) + int64_t(src_idx[j]) * row_bytes, size_t(row_bytes));
+                static_cast<const uint8_t*>(src) + (src_idx ? int64_t(src_idx[j]) : j) * row_bytes, size_t(row_bytes));
+}
+
+uint16_t f32_to_f16_sat(float x) {
+  constexpr float m = 65504.f;  // the largest finite F16
+  return fp32_to_fp16(x > m ? m : (x < -m ? -m : x));
+}
+
+void f32_to_f16(const float* src, int64_t ld_src, uint16_t* dst, int64_t ld_dst, int64_t n, int64_t width) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < width; ++j) dst[i * ld_dst + j] = f32_to_f16_sat(src[i * ld_src + j]);
 }
 
 void kv_quantize_f16(const uint16_t* src, int64_t src_stride, int64_t n_units, int64_t n_tok, int64_t head_dim,

@@ -19,7 +19,12 @@ void embed_f16(const uint16_t* table, int64_t dim, const int32_t* tokens, int64_
 // Rows of x (n, ld) rotated at positions pos[i]: the engine's reference RoPE per row.
 void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
           const int32_t* pos, float freq_base, bool neox);
-// dst row dst_idx[j] (j when null) = src row src_idx[j].
+// The activation cast every GEMM input goes through (cu::f32_to_f16): saturating to
+// +-65504 (infinities included; NaN stays NaN), then round to nearest even (fp32_to_fp16).
+uint16_t f32_to_f16_sat(float x);
+// dst (n, width) = f32_to_f16_sat(src), rows ld_* elements apart.
+void f32_to_f16(const float* src, int64_t ld_src, uint16_t* dst, int64_t ld_dst, int64_t n, int64_t width);
+// dst row dst_idx[j] (j when null) = src row src_idx[j] (j when null).
 void gather_rows(const void* src, void* dst, int64_t row_bytes, const int32_t* src_idx, const int32_t* dst_idx,
                  int64_t n);
 // INT8 blocks of F16 rows, as cu::kv_quantize_f16 (through kv_quantize_block).
