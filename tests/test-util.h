@@ -40,7 +40,11 @@ inline std::filesystem::path temp_dir(const std::string& name) {
   }
   for (char& c : owner)
     if (c == '/' || c == '\\' || c == ' ') c = '_';
-  auto p = std::filesystem::path(KVARENA_BINARY_DIR) / "test-tmp" / owner / name;
+  // $KVARENA_TEST_TMPDIR instead of the build tree: binaries carried to another machine
+  // (scripts/gpu-check.sh) where the build tree's path does not exist.
+  const char* tmp = std::getenv("KVARENA_TEST_TMPDIR");
+  auto p = (tmp && *tmp ? std::filesystem::path(tmp) : std::filesystem::path(KVARENA_BINARY_DIR) / "test-tmp") /
+           owner / name;
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
