@@ -13,6 +13,10 @@
 //     policies every sequence is prefilled (its policy state is its own). confkv's decode
 //     steps read the logits back for the confidence. freekv prefills in chunks of a page
 //     (its window grows by at most a page per forward call).
+//     --dry-run 1: no device: checks the model and every policy spec, lists the runs and
+//     prints each run's HBM roofline (bytes a decode step reads; tokens/s at 3.35 and 4.8 TB/s)
+//   kvarena-cuda-bench roofline --dim D --layers L --heads H --kv-heads K --ffn F --vocab V
+//       [--tied 0] [--contexts ..] [--batches ..]: the same roofline for a shape, no file
 //   kvarena-cuda-bench random --out M.gguf --dim D --layers L --heads H --kv-heads K --ffn F
 //       --vocab V [--type f16] [--seed 1]   (the same writer as `kvarena model random`,
 //       weights only, no tokenizer)
@@ -32,6 +36,7 @@
 #include "engine-error.h"
 #include "ggml-types.h"
 #include "kv/kv-confidence.h"
+#include "kv/kv-policy.h"
 #include "kv/kv-policy-registry.h"
 #include "model-random.h"
 #include "model.h"
@@ -139,6 +144,92 @@ int run_random(const std::map<std::string, std::string>& f) {
   return 0;
 }
 
+// The HBM roofline of decode steps of shape c at each (context, batch): the bytes a step must
+// read (the F16 weights except the token embedding table, which gives one row per token,
+// unless tied to the output; plus each sequence's FP16 KV) and the tokens/s they allow at the
+// H100's 3.35 TB/s and the H200's 4.8 TB/s. *n_el: the weights' elements on the device.
+std::string roofline_json(const model_config& c, bool tied, const std::vector<int64_t>& contexts,
+                          const std::vector<int64_t>& batches, double* n_el) {
+  const int64_t D = c.dim, KV = c.kv_dim(), F = c.ffn_dim, V = c.n_vocab;
+  *n_el = double(V * D) * (tied ? 1 : 2) + double(c.n_layers) * double(D * (D + 2 * KV) + D * D + 3 * F * D);
+  const double step_weights = *n_el * 2 - (tied ? 0 : double(V * D) * 2);
+  const double kv_token_bytes = double(2 * c.n_layers * KV * 2);
+  std::string roof;
+  for (int64_t ctx : contexts)
+    for (int64_t B : batches) {
+      const double bytes = step_weights + double(B) * kv_token_bytes * double(ctx);
+      roof += (roof.empty() ? "" : ", ") + std::string("{\"context\": ") + std::to_string(ctx) +
+              ", \"batch\": " + std::to_string(B) + ", \"bytes_per_step\": " + jnum(bytes) +
+              ", \"roofline_tok_s_h100\": " + jnum(double(B) * 3.35e12 / bytes) +
+              ", \"roofline_tok_s_h200\": " + jnum(double(B) * 4.8e12 / bytes) + "}";
+    }
+  return roof;
+}
+
+// kvarena-cuda-bench roofline --dim D --layers L --heads H --kv-heads K --ffn F --vocab V
+//   [--tied 0] [--contexts 1024,8192] [--batches 1,8]: roofline_json of a llama shape, no file.
+int run_roofline(const std::map<std::string, std::string>& f) {
+  model_config c;
+  c.dim = std::stoll(need(f, "dim"));
+  c.n_layers = std::stoll(need(f, "layers"));
+  c.n_heads = std::stoll(need(f, "heads"));
+  c.n_kv_heads = std::stoll(get(f, "kv-heads", std::to_string(c.n_heads)));
+  c.ffn_dim = std::stoll(need(f, "ffn"));
+  c.n_vocab = std::stoll(need(f, "vocab"));
+  if (c.n_heads < 1 || c.dim % c.n_heads != 0) throw engine_error("--dim must be a multiple of --heads");
+  c.head_dim = c.dim / c.n_heads;
+  double n_el = 0;
+  const std::string roof = roofline_json(c, get(f, "tied", "0") == "1", int_list(get(f, "contexts", "1024,8192")),
+                                         int_list(get(f, "batches", "1,8")), &n_el);
+  std::printf("{\"weights_f16_bytes\": %s, \"kv_token_bytes\": %lld, \"roofline\": [%s]}\n", jnum(n_el * 2).c_str(),
+              (long long)(2 * c.n_layers * c.kv_dim() * 2), roof.c_str());
+  return 0;
+}
+
+// --dry-run 1: everything latency checks before it needs the device, on the CPU: the model
+// loads and the CUDA forward supports it, every policy spec parses and its policy builds
+// for this model's shape (make_kv_policy's checks), the runs' list; and the HBM roofline of
+// a decode step (bytes it must read: the weights except the token embedding table, which
+// only gives one row per token, plus each sequence's FP16 KV) at the H100's 3.35 TB/s and
+// the H200's 4.8 TB/s. Exit 0 with one JSON object, or 1 with the first problem.
+int dry_run_latency(const std::string& path, const std::vector<int64_t>& contexts, const std::vector<int64_t>& batches,
+                    const std::vector<std::string>& policies, int64_t steps, int64_t chunk) {
+  if (contexts.empty() || batches.empty() || policies.empty()) throw engine_error("empty --contexts, --batches or --policies");
+  for (int64_t b : batches)
+    if (b < 1 || b > 65535) throw engine_error("--batches: " + std::to_string(b) + " is not in 1..65535");
+  const auto m = load_model(path);
+  const model_config& c = m->config;
+  check_cuda_model_config(c);
+  for (int64_t ctx : contexts)
+    if (ctx < 1 || (m->pos_embd && ctx + steps + 4 > c.n_ctx))
+      throw engine_error("--contexts: " + std::to_string(ctx) + " does not fit the model");
+  std::string pol;
+  for (const std::string& policy : policies) {
+    const kv_policy_spec ps = resolve_kv_spec(parse_policy(policy));
+    if (ps.name != "full") {
+      const kv_runtime_config rc = cuda_kv_config(c, ps.name, ps.options, chunk);
+      (void)make_kv_policy(rc.policy, rc.options);  // validates the options for this shape
+    }
+    std::string opts;
+    for (const kv_option_value& o : kv_effective_options(ps))
+      opts += (opts.empty() ? "" : ", ") + jstr(o.key) + ": " + jnum(o.value);
+    pol += (pol.empty() ? "" : ", ") + std::string("{\"policy\": ") + jstr(policy) + ", \"options\": {" + opts + "}}";
+  }
+  const bool tied = m->output.data == m->tok_embd.data;
+  const size_t kv_token_bytes = size_t(2 * c.n_layers * c.kv_dim() * 2);
+  double n_el = 0;
+  const std::string roof = roofline_json(c, tied, contexts, batches, &n_el);
+  std::printf("{\"bench\": \"cuda-latency\", \"dry_run\": true, \"model\": %s, \"config\": {\"dim\": %lld, "
+              "\"layers\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"ffn\": %lld, \"vocab\": %lld, "
+              "\"weights_f16_bytes\": %s, \"kv_token_bytes\": %zu, \"steps\": %lld, \"chunk\": %lld}, "
+              "\"runs\": %zu, \"policies\": [%s], \"roofline\": [%s]}\n",
+              jstr(path).c_str(), (long long)c.dim, (long long)c.n_layers, (long long)c.n_heads,
+              (long long)c.n_kv_heads, (long long)c.ffn_dim, (long long)c.n_vocab, jnum(n_el * 2).c_str(),
+              kv_token_bytes, (long long)steps, (long long)chunk, policies.size() * contexts.size() * batches.size(),
+              pol.c_str(), roof.c_str());
+  return 0;
+}
+
 int run_latency(const std::map<std::string, std::string>& f) {
   const std::string path = need(f, "model");
   const std::vector<int64_t> contexts = int_list(get(f, "contexts", "1024,8192"));
@@ -147,6 +238,7 @@ int run_latency(const std::map<std::string, std::string>& f) {
   const int64_t steps = std::stoll(get(f, "steps", "32"));
   const int64_t chunk = std::stoll(get(f, "chunk", "512"));
   if (steps < 1 || chunk < 1) throw engine_error("--steps and --chunk must be >= 1");
+  if (get(f, "dry-run", "0") == "1") return dry_run_latency(path, contexts, batches, policies, steps, chunk);
 
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -273,6 +365,7 @@ int main(int argc, char** argv) {
     const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "latency") return run_latency(parse_flags(argc, argv, 2));
     if (cmd == "random") return run_random(parse_flags(argc, argv, 2));
+    if (cmd == "roofline") return run_roofline(parse_flags(argc, argv, 2));
     std::fprintf(stderr, "usage: kvarena-cuda-bench latency --model M [--contexts 1024,8192] [--batches 1,8] "
                          "[--steps 32] [--chunk 512] [--policies full]\n"
                          "       kvarena-cuda-bench random --out M --dim D --layers L --heads H --kv-heads K "
