@@ -93,19 +93,60 @@ inline void kq_simd_quants(ggml_type t, const uint8_t* blk, __m256i* q) {
   }
 }
 
-template <class S>
-inline void kq_simd_decode(ggml_type t, const uint8_t* blk, kq_simd_block& o) {
-  kq_scales s;
-  kq_decode_scales(t, blk, s);
-  o.d = S::half(s.d_bits);
-  o.dmin = s.has_min ? S::half(s.dmin_bits) : 0.0f;
-  const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s.sc)));
-  o.scoff = _mm256_mullo_epi16(sc16, _mm256_set1_epi16(short(s.off)));
-  o.m16 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s.m)));
+// Group scales (sc16: 16 int16, signed) and mins (m16: 16 int16) of a block, straight into
+// registers (no byte arrays: scalar byte stores read back as a vector stall on
+// store-forwarding, which cost more than the whole dot product).
+template <class S, ggml_type T>
+inline void kq_simd_scales(const uint8_t* blk, __m256i& sc16, __m256i& m16, float& d, float& dmin) {
+  if constexpr (T == ggml_type::q4_k || T == ggml_type::q5_k) {
+    const auto* b = reinterpret_cast<const block_q4_k*>(blk);
+    const uint32_t a = kq_u32(b->scales), bb = kq_u32(b->scales + 4), c = kq_u32(b->scales + 8);
+    const __m128i v = _mm_setr_epi32(int(a & 0x3f3f3f3fu), int((c & 0x0f0f0f0fu) | ((a >> 6) & 0x03030303u) << 4),
+                                     int(bb & 0x3f3f3f3fu),
+                                     int(((c >> 4) & 0x0f0f0f0fu) | ((bb >> 6) & 0x03030303u) << 4));
+    sc16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(v, v));  // group g: scale g/2
+    m16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(v, v));
+    d = S::half(b->d);
+    dmin = S::half(b->dmin);
+  } else if constexpr (T == ggml_type::q2_k) {
+    const auto* b = reinterpret_cast<const block_q2_k*>(blk);
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales));
+    const __m128i lo4 = _mm_set1_epi8(0x0f);
+    sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(v, lo4));
+    m16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), lo4));
+    d = S::half(b->d);
+    dmin = S::half(b->dmin);
+  } else if constexpr (T == ggml_type::q3_k) {
+    const auto* b = reinterpret_cast<const block_q3_k*>(blk);
+    const uint32_t a = kq_u32(b->scales), bb = kq_u32(b->scales + 4), c = kq_u32(b->scales + 8);
+    const __m128i v = _mm_setr_epi32(int((a & 0x0f0f0f0fu) | (c & 0x03030303u) << 4),
+                                     int((bb & 0x0f0f0f0fu) | ((c >> 2) & 0x03030303u) << 4),
+                                     int(((a >> 4) & 0x0f0f0f0fu) | ((c >> 4) & 0x03030303u) << 4),
+                                     int(((bb >> 4) & 0x0f0f0f0fu) | ((c >> 6) & 0x03030303u) << 4));
+    sc16 = _mm256_cvtepi8_epi16(_mm_sub_epi8(v, _mm_set1_epi8(32)));
+    m16 = _mm256_setzero_si256();
+    d = S::half(b->d);
+    dmin = 0.0f;
+  } else {  // q6_k
+    const auto* b = reinterpret_cast<const block_q6_k*>(blk);
+    sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->scales)));
+    m16 = _mm256_setzero_si256();
+    d = S::half(b->d);
+    dmin = 0.0f;
+  }
+}
+
+template <class S, ggml_type T>
+inline void kq_simd_decode(const uint8_t* blk, kq_simd_block& o) {
+  constexpr int off = T == ggml_type::q6_k ? 32 : T == ggml_type::q3_k ? 4 : 0;
+  __m256i sc16;
+  kq_simd_scales<S, T>(blk, sc16, o.m16, o.d, o.dmin);
+  o.scoff = off ? _mm256_slli_epi16(sc16, off == 32 ? 5 : 2) : _mm256_setzero_si256();
   // scv[i]: groups 2i, 2i+1 (int16 lanes 2i and 2i+1 of sc16) broadcast over one 128-bit
   // half each: the half of sc16 holding them duplicated, then an in-lane byte shuffle.
   const __m256i lo = _mm256_permute2x128_si256(sc16, sc16, 0x00);
   const __m256i hi = _mm256_permute2x128_si256(sc16, sc16, 0x11);
+#pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) {
     const char a = char(4 * (i % 4)), c = char(4 * (i % 4) + 2);
     const __m256i sel = _mm256_setr_epi8(a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1,
@@ -113,7 +154,7 @@ inline void kq_simd_decode(ggml_type t, const uint8_t* blk, kq_simd_block& o) {
                                          c, c + 1, c, c + 1);
     o.scv[i] = _mm256_shuffle_epi8(i < 4 ? lo : hi, sel);
   }
-  kq_simd_quants<S>(t, blk, o.q);
+  kq_simd_quants<S>(T, blk, o.q);
 }
 
 // acc += (this block . x) over 8 float lanes.
@@ -146,7 +187,7 @@ inline void kq_mv_rows(const weights& w, const block_q8k* xq, int64_t r0, int64_
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
       kq_simd_block blk;
-      kq_simd_decode<S>(T, row + size_t(b) * bb, blk);
+      kq_simd_decode<S, T>(row + size_t(b) * bb, blk);
       for (int t = 0; t < NT; ++t) acc[t] = kq_simd_dot<S, off, mins>(blk, xq[t * nb + b], acc[t]);
     }
     for (int t = 0; t < NT; ++t) y[t * ldy + r] = S::reduce8(acc[t]);
