@@ -138,7 +138,7 @@ void matvec_k(const weights& w, const block_q8k* xq, int n_tok, int64_t r0, int6
   const size_t bb = kq_block_bytes(w.type);
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = w.data + size_t(r) * w.row_bytes;
-    float s[4] = {};
+    float s[kq_max_tokens] = {};
     for (int64_t b = 0; b < nb; ++b) {
       kq_scales sc;
       uint8_t q[256];

@@ -56,6 +56,9 @@ constexpr float q8x_max = 127.0f;
 // The matrix-vector kernel handles up to this many tokens at once, reading the weights once
 // for all of them.
 constexpr int small_batch_max_tokens = 4;
+// matvec_k (K-quant weights) takes up to this many tokens per call: each super-block is
+// unpacked once for all of them.
+constexpr int kq_max_tokens = 8;
 
 struct kernel_table {
   const char* name;
@@ -85,8 +88,8 @@ struct kernel_table {
   void (*pack_x)(const float* x, int64_t n_tok, int64_t in, bool round_q8, int64_t tile0,
                  int64_t tile1, float* xt);
   // y[t*ldy + r] for r in [r0, r1) (r0 a multiple of gemm_panel_rows), all n_tok tokens,
-  // from packed xt; panel: this thread's scratch. K-quant weights: x was rounded to Q8_K
-  // (as floats) before pack_x(round_q8 = false); the rows are dequantised into the panel.
+  // from packed xt; panel: this thread's scratch. Not used for K-quant weights (matvec_k
+  // handles every token count).
   void (*gemm)(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t r1,
                float* y, int64_t ldy, float* panel);
   void (*get_row)(const weights& w, int64_t r, float* dst);

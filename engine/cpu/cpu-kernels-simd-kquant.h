@@ -2,17 +2,16 @@
 // activations), shared by the AVX2 and AVX-512 variants (256-bit integer code; templates
 // on the variant's traits S, so each file keeps its own copy: see cpu-kernels-impl.h).
 //
-// Decode (matrix-vector): per super-block of 256 weights, the quants are unpacked once
-// into 8 registers of 32 unsigned bytes (element order) and the 16 group scales into int16
-// lanes (cpu-kernels-kquant-scalar.h has the common form); then for each of up to 4 tokens:
+// Matrix-vector, for decode and prefill alike (cpu-kernels.cpp passes groups of up to 8
+// tokens): per super-block of 256 weights, the quants are unpacked once into 8 registers
+// of 32 unsigned bytes (element order) and the 16 group scales into int16 lanes
+// (cpu-kernels-kquant-scalar.h has the common form); then for each token of the group:
 // 8 x (maddubs q*x -> int16 pairs, madd by the group scales -> int32), the offset (Q3_K,
 // Q6_K) and the mins (Q2_K, Q4_K, Q5_K) through Q8_K's per-16 sums, one convert and one FMA
 // by d*xd. That is llama.cpp's scheme (integer sums, Q8_K activations), so the results
 // agree with it to float rounding. maddubs cannot saturate: q <= 63, |xq| <= 127.
-//
-// Prefill (GEMM): rows are dequantised to F32 into the panel (same values as the
-// reference dequantisation, bit for bit) and run through the F32 GEMM, against activations
-// already rounded to Q8_K by cpu-kernels.cpp, so both paths compute with the same numbers.
+// get_row (embeddings, the CUDA upload) dequantises to F32 with the reference's values,
+// bit for bit.
 #pragma once
 #include <immintrin.h>
 
@@ -202,6 +201,10 @@ inline void kq_mv_type(const weights& w, const block_q8k* xq, int n_tok, int64_t
     case 2: kq_mv_rows<S, T, 2>(w, xq, r0, r1, y, ldy); break;
     case 3: kq_mv_rows<S, T, 3>(w, xq, r0, r1, y, ldy); break;
     case 4: kq_mv_rows<S, T, 4>(w, xq, r0, r1, y, ldy); break;
+    case 5: kq_mv_rows<S, T, 5>(w, xq, r0, r1, y, ldy); break;
+    case 6: kq_mv_rows<S, T, 6>(w, xq, r0, r1, y, ldy); break;
+    case 7: kq_mv_rows<S, T, 7>(w, xq, r0, r1, y, ldy); break;
+    case 8: kq_mv_rows<S, T, 8>(w, xq, r0, r1, y, ldy); break;
     default: __builtin_trap();
   }
 }

@@ -287,16 +287,6 @@ inline void gemm_pack_panel(const weights& w, int64_t o, int mr, int64_t Kp, flo
     }
     const uint8_t* row = w.data + size_t(o + r) * w.row_bytes;
     alignas(64) float tmp[32];
-    if (kq_is_k_quant(w.type)) {  // in is a multiple of 256
-      alignas(64) float kt[256];
-      const size_t bb = kq_block_bytes(w.type);
-      for (int64_t b = 0; b < K / 256; ++b) {
-        kq_dequant_block<S>(w.type, row + size_t(b) * bb, kt);
-        for (int i = 0; i < 256; i += W)
-          S::store(dst + (256 * b + (i & ~15)) * MR + (i & 15), S::load(kt + i));
-      }
-      continue;
-    }
     switch (w.type) {
       case ggml_type::q8_0:
       case ggml_type::q4_0:

@@ -111,7 +111,6 @@ class scratch_buffer {
 thread_local scratch_buffer tls_xq;     // caller: quantised activations
 thread_local scratch_buffer tls_xt;     // caller: packed activations for the GEMM
 thread_local scratch_buffer tls_panel;  // every thread: its GEMM weight panel
-thread_local scratch_buffer tls_xr;     // caller: activations rounded to Q8_K (GEMM path)
 
 // ---- matmul ------------------------------------------------------------------------------
 
@@ -230,7 +229,11 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
   const int64_t macs = in * out * n_tok;
 
   const bool kquant = ggml_is_k_quant(cw.type);
-  if (kquant && n_tok < gemm_min_tokens) {
+  // K-quants: decode and prefill alike run the integer kernel, on groups of up to 8 tokens
+  // (each super-block unpacked once per group; a 64 KB chunk of rows stays in L2 for all the
+  // groups). Measured faster than dequantising into the F32 GEMM: 1.15-1.4x prefill on a
+  // 200M Q4_K_M llama (AVX-512, 1 thread).
+  if (kquant) {
     const int64_t nb = in / 256;
     cpu::block_q8k* xq = tls_xq.get<cpu::block_q8k>(size_t(n_tok * nb));
     for (int64_t t = 0; t < n_tok; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
@@ -240,8 +243,8 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
       split_rows(out, 16, ith, nth, r0, r1);
       for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
         const int64_t c1 = std::min(r1, c0 + chunk);
-        for (int64_t t0 = 0; t0 < n_tok; t0 += cpu::small_batch_max_tokens) {
-          const int nt = int(std::min<int64_t>(cpu::small_batch_max_tokens, n_tok - t0));
+        for (int64_t t0 = 0; t0 < n_tok; t0 += cpu::kq_max_tokens) {
+          const int nt = int(std::min<int64_t>(cpu::kq_max_tokens, n_tok - t0));
           k.matvec_k(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
         }
       }
@@ -249,18 +252,6 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
     run_split(pool, macs, rows_job);
     return;
   }
-  if (kquant) {  // the GEMM multiplies the same Q8_K-rounded activations, as floats
-    float* xr = tls_xr.get<float>(size_t(n_tok * in));
-    cpu::block_q8k blk;
-    for (int64_t t = 0; t < n_tok; ++t)
-      for (int64_t b = 0; b < in / 256; ++b) {
-        cpu::quantize_q8k(x + t * in + 256 * b, &blk, 256);
-        float* dst = xr + t * in + 256 * b;
-        for (int i = 0; i < 256; ++i) dst[i] = blk.d * float(blk.q[i]);
-      }
-    x = xr;
-  }
-
   if (n_tok < gemm_min_tokens) {
     const int64_t nb = in / 32;
     cpu::block_q8x* xq = nullptr;

@@ -61,9 +61,9 @@ void set_cpu_kernel_variant(const std::string& name);
 // |y - y_exact| <= sum over blocks of d_block (1/2 + 127/2048) * sum|w| over the block, plus
 // F32 rounding. K-quant weights (Q2_K..Q6_K): the activations are rounded to Q8_K as
 // llama.cpp's quantize_row_q8_K does (per 256: signed max m, q = round(-127 x / m),
-// d = -m/127 kept in F32); decode uses integer dot products per group of 16, prefill
-// dequantises the weights to F32 against the same rounded activations. F32/F16/BF16 weights
-// use the F32 activations as they are.
+// d = -m/127 kept in F32) and every token count runs integer dot products per group of 16
+// (prefill too, on groups of 8 tokens). F32/F16/BF16 weights use the F32 activations as
+// they are.
 
 namespace ref {
 void matmul(const tensor_view& w, const float* x, int64_t n_tok, float* y);
