@@ -43,6 +43,19 @@ history_mode history_for_model(const model& m, std::optional<history_mode> reque
 
 namespace {
 
+// The env says the session's browser died (Chromium killed or crashed: "the Chromium browser
+// of this session is gone (...); this session cannot continue", envs/browser/
+// chromium-browser.cpp), as the step's action error or, after an action that never reached
+// the browser, as the observation "Error: ...". Every later step would fail the same way:
+// the episode is the env's failure, not the policy's, so it ends as an error row that
+// --resume runs again, not as a done row of failed steps scored 0.
+std::optional<std::string> browser_gone(const std::optional<std::string>& action_error, const env_observation& obs) {
+  static constexpr std::string_view k_gone = "browser of this session is gone";
+  if (action_error && action_error->find(k_gone) != std::string::npos) return *action_error;
+  if (obs.text.rfind("Error: ", 0) == 0 && obs.text.find(k_gone) != std::string::npos) return obs.text.substr(7);
+  return std::nullopt;
+}
+
 using clk = std::chrono::steady_clock;
 
 std::string base64_decode(const std::string& b64) {
@@ -126,6 +139,7 @@ void episode_runner::run() {
   env_created created = env_call([&] { return env_.create_session(task_, eo); });
   env_session_ = std::make_unique<env_session_guard>(env_, created.session_id);
   const std::string& id = env_session_->id();
+  if (std::optional<std::string> why = browser_gone(std::nullopt, created.observation)) throw std::runtime_error(*why);
 
   phase_ = "start model session";
   if (!mc_.llm || !mc_.tok) throw std::invalid_argument("model_context has no model or no tokenizer");
@@ -232,6 +246,8 @@ void episode_runner::run() {
     r_.steps = step + 1;
     prev = std::move(a);
     prev_env_error = er.action_error;
+    if (std::optional<std::string> why = browser_gone(er.action_error, er.observation))
+      throw std::runtime_error(*why);
     obs = std::move(er.observation);
     r_.final_url = urls.show(obs.url);
     if (er.done || prev->parsed.act.kind == action_kind::stop) {

@@ -14,6 +14,7 @@
 //     KV policies ("full" vs "window") as the steps and the KV trace report them.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -718,6 +719,55 @@ TEST_F(AgentEpisode, FailuresComeBackAsErrorsWithTheirPhase) {
 
   EXPECT_EQ(parse_history_mode("last"), history_mode::last);
   EXPECT_THROW(parse_history_mode("both"), std::invalid_argument);
+}
+
+// A session whose Chromium died mid-episode (scripts/chaos.sh, chromium-kill): the env
+// answers each step 200 with "the Chromium browser of this session is gone ...; this
+// session cannot continue" (or, for an action that never reached the browser, only the
+// observation "Error: ..."). The episode is an error row that --resume runs again, not a
+// done row of failed steps scored 0 against the policy.
+TEST_F(AgentEpisode, ABrowserGoneMidEpisodeIsAnErrorNotAFailedEpisode) {
+  const std::string gone =
+      "the Chromium browser of this session is gone (connection closed: end of stream); this session cannot "
+      "continue: close it and create a new one";
+  for (const bool as_action_error : {true, false}) {
+    SCOPED_TRACE(as_action_error ? "action error" : "observation only");
+    std::atomic<int> steps{0}, evaluations{0};
+    sites::http_server fake(sites::http_server_options{"127.0.0.1", 0, 2}, [&](const sites::http_request& q) {
+      if (q.method == "POST" && q.path == "/v1/sessions") {
+        env_created c;
+        c.session_id = "s1";
+        c.observation.text = "Tab 0 (current): Shop\n\n[1] link 'Home'";
+        c.observation.url = "http://127.0.0.1:1/t-1/shopping/";
+        c.observation.tabs = {"Shop"};
+        return sites::http_response::json(to_json_text(c), 201);
+      }
+      if (q.method == "POST" && q.path == "/v1/sessions/s1/step") {
+        ++steps;
+        env_step_result r;
+        r.observation.text = "Error: " + gone;
+        if (as_action_error) r.action_error = gone;
+        return sites::http_response::json(to_json_text(r));
+      }
+      if (q.method == "POST" && q.path == "/v1/sessions/s1/evaluate") {
+        ++evaluations;
+        return sites::http_response::json(to_json_text(eval_result{}));
+      }
+      if (q.method == "DELETE") return sites::http_response::json(to_json_text(env_deleted{"s1"}));
+      return sites::http_response::json_error(404, "no such path");
+    });
+    fake.start();
+    env_client_options o;
+    o.tries = 1;
+    env_client client(fake.base_url(), o);
+    episode_result r = run_episode(client, *task_, config(history_mode::full), context());
+    EXPECT_EQ(r.status, "error");
+    EXPECT_EQ(r.error.rfind("step 1 env: ", 0), 0u) << r.error;
+    EXPECT_NE(r.error.find("browser of this session is gone"), std::string::npos) << r.error;
+    EXPECT_EQ(r.steps, 1);
+    EXPECT_EQ(steps.load(), 1);        // no further steps against a dead browser
+    EXPECT_EQ(evaluations.load(), 0);  // and no score
+  }
 }
 
 }  // namespace
