@@ -5,6 +5,7 @@
 #   scripts/chaos.sh            full mode, by hand (~25 minutes on 2 cores)
 #   scripts/chaos.sh --short    CI mode (< 3 minutes on 2 cores; ctest: chaos-short)
 #   KVARENA=build-x/kvarena scripts/chaos.sh --short --keep    (--keep: leave the work folder)
+#   scripts/chaos.sh --short --only=chromium-kill,soak          (some cases only)
 #
 # Cases (PASS/FAIL each; the exit status is 1 when any case fails, 77 when kvarena or
 # python3 is missing; a case that cannot run here is SKIP with the reason):
@@ -15,9 +16,10 @@
 #                 naming the file and the full disk, the file passes integrity_check, and
 #                 `--resume` on a copy elsewhere completes it (same rows as a run on disk).
 #                 Mounting needs root: SKIP otherwise.
-#   chromium-kill `run --browser chromium` with its Chromium SIGKILLed mid-episode: every item
-#                 has a row (the hit one an error row or retried), no Chromium process or
-#                 profile folder left, `--resume` completes the run.
+#   chromium-kill `run --browser chromium` (the model agent) with its Chromium SIGKILLed
+#                 mid-episode (1 time short, 3 full): every item has a row, the hit one an
+#                 error row (or retried), never a done row of failed steps; no Chromium process
+#                 or profile folder left; `--resume` completes the run.
 #   env-restart   `run --env-url` against an env server that is SIGKILLed mid-run and started
 #                 again on the same port: its items are error rows, none lost, `--resume`
 #                 completes them with the rows of an uninterrupted run.
@@ -34,12 +36,14 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MODE=full
 KEEP=0
+ONLY=""
 for arg in "$@"; do
   case "$arg" in
     --short) MODE=short ;;
     --keep) KEEP=1 ;;
+    --only=*) ONLY="${arg#--only=}" ;;
     -h|--help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "chaos.sh: unknown argument $arg (--short, --keep)" >&2; exit 2 ;;
+    *) echo "chaos.sh: unknown argument $arg (--short, --keep, --only=CASE,...)" >&2; exit 2 ;;
   esac
 done
 KVARENA="${KVARENA:-$ROOT/build/kvarena}"
@@ -148,12 +152,16 @@ def cmd_compare(ref, db, subset):
     clean = not (lost or dup or differ or step_differ or orphan or extra) and integ == "ok" and runs == 1
     sys.exit(0 if clean else 1)
 
-def cmd_status(db):  # "done:N,error:M ..." and the first error text
+def cmd_status(db):  # "done:N,error:M ...", done rows that met a dead browser, the first error
     c = ro(db)
     st = c.execute("select status, count(*) from task_results group by 1 order by 1").fetchall()
     err = c.execute("select task_id || ' ' || policy || ': ' || substr(error, 1, 120) from task_results "
                     "where status != 'done' limit 1").fetchone()
-    print(",".join("%s:%d" % r for r in st) + "\t" + (err[0].replace("\n", " ") if err else ""))
+    gone = c.execute("select count(*) from task_results r where status = 'done' and exists (select 1 from steps s "
+                     "where s.run_id = r.run_id and s.task_id = r.task_id and s.policy = r.policy and s.seed = r.seed "
+                     "and (s.action_error like '%browser of this session is gone%' "
+                     "or s.observation like 'Error: %browser of this session is gone%'))").fetchone()[0]
+    print(",".join("%s:%d" % r for r in st) + "\t" + str(gone) + "\t" + (err[0].replace("\n", " ") if err else ""))
 
 def load_tasks(suite):
     out = []
@@ -373,11 +381,14 @@ T_START=$(now)
 # ---------------------------------------------------------------------------------------
 # The uninterrupted reference run: every comparison below is against its rows.
 REF="$WORK/ref/chaos.sqlite"
-t0=$(now)
-"$KVARENA" run "${RUN_ARGS[@]}" --limit "$KILL_LIMIT" --out "$REF" > /dev/null 2> "$WORK/ref.log"
-ref_rc=$?
-REF_S=$(elapsed "$t0")
-log "reference run: exit $ref_rc, ${REF_S}s, $(chaospy status "$REF" 2>/dev/null | cut -f1)"
+ref_rc=0 REF_S=1
+if [ -z "$ONLY" ] || [[ ",$ONLY," == *,kill-resume,* || ",$ONLY," == *,env-restart,* ]]; then
+  t0=$(now)
+  "$KVARENA" run "${RUN_ARGS[@]}" --limit "$KILL_LIMIT" --out "$REF" > /dev/null 2> "$WORK/ref.log"
+  ref_rc=$?
+  REF_S=$(elapsed "$t0")
+  log "reference run: exit $ref_rc, ${REF_S}s, $(chaospy status "$REF" 2>/dev/null | cut -f1)"
+fi
 
 # ---------------------------------------------------------------------------------------
 case_kill_resume() {
@@ -462,7 +473,9 @@ case_chromium_kill() {
   local dir="$WORK/chrome" db="$WORK/chrome/chaos.sqlite" pid rc i k browser n0 left=0 dirs_left
   if [ ! -x /usr/bin/chromium ]; then record chromium-kill SKIP "no /usr/bin/chromium"; return; fi
   mkdir -p "$dir"
-  local args=(--suite "$SUITE" --agent oracle --browser chromium --limit "$CHROME_LIMIT" --name chaos)
+  # The model agent (what users run): a dead browser must not become a done row of failed steps.
+  local args=(--suite "$SUITE" --model "$MODEL" --policies window --max-steps 3 -t 1 -j 1 --browser chromium
+              --limit "$CHROME_LIMIT" --name chaos)
   "$KVARENA" run "${args[@]}" --out "$db" > /dev/null 2> "$dir/run.log" &
   pid=$!
   PIDS+=("$pid")
@@ -494,20 +507,22 @@ case_chromium_kill() {
   fi
   # What is left once kvarena has gone: live processes with its profile folders or in a
   # killed browser's group (zombies do not count: this machine's init may not reap them).
-  sleep 0.5
-  left=$(chromium_live "$pid")
-  for browser in "${killed[@]}"; do left=$((left + $(chromium_live 0 "$browser"))); done
+  local waited
+  for waited in $(seq 0 50); do
+    left=$(chromium_live "$pid")
+    for browser in "${killed[@]}"; do left=$((left + $(chromium_live 0 "$browser"))); done
+    [ "$left" = 0 ] && break
+    sleep 0.1
+  done
   dirs_left=$(ls -d /tmp/kvarena-chromium-"$pid"-* 2>/dev/null | wc -l)
-  local st st_err total
-  st="$(chaospy status "$db")"
-  st_err="${st#*$'\t'}"
-  st="${st%%$'\t'*}"
+  local st st_err total gone
+  IFS=$'\t' read -r st gone st_err < <(chaospy status "$db")
   total=$(chaospy count "$db")
   "$KVARENA" run "${args[@]}" --out "$db" --resume > /dev/null 2>> "$dir/run.log"
   local rc2=$? st2
   st2="$(chaospy status "$db" | cut -f1)"
-  local fig="${#killed[@]} SIGKILL(s) to Chromium (after ${at[*]} of $CHROME_LIMIT items written): run exit $rc, rows $total ($st${st_err:+; first error: $st_err}), $left Chromium processes and $dirs_left profile folders left; --resume: exit $rc2, $st2"
-  if [ "$total" = "$CHROME_LIMIT" ] && [ "$left" = 0 ] && [ "$dirs_left" = 0 ] && [ "$rc" != 124 ] &&
+  local fig="${#killed[@]} SIGKILL(s) to Chromium (after ${at[*]} of $CHROME_LIMIT items written): run exit $rc, rows $total ($st${st_err:+; first error: $st_err}), done rows that met the dead browser (scored as failures): $gone; $left Chromium processes and $dirs_left profile folders left ($((waited * 100)) ms after kvarena exited); --resume: exit $rc2, $st2"
+  if [ "$total" = "$CHROME_LIMIT" ] && [ "$gone" = 0 ] && [ "$left" = 0 ] && [ "$dirs_left" = 0 ] && [ "$rc" != 124 ] &&
      [ "$rc2" = 0 ] && [ "$st2" = "done:$CHROME_LIMIT" ]; then
     record chromium-kill PASS "$fig"
   else
@@ -547,9 +562,7 @@ case_env_restart() {
   rc=$?
   local total st st_err
   total=$(chaospy count "$db")
-  st="$(chaospy status "$db")"
-  st_err="${st#*$'\t'}"
-  st="${st%%$'\t'*}"
+  IFS=$'\t' read -r st _ st_err < <(chaospy status "$db")
   "$KVARENA" run "${args[@]}" --out "$db" --resume > /dev/null 2>> "$dir/run.log"
   rc2=$?
   local cmp cmp_rc
@@ -616,12 +629,10 @@ case_creations() {
   fi
 }
 
-case_kill_resume
-case_disk_full
-case_chromium_kill
-case_env_restart
-case_soak
-case_creations
+for c in kill-resume disk-full chromium-kill env-restart soak creations; do
+  [ -z "$ONLY" ] || [[ ",$ONLY," == *",$c,"* ]] || continue
+  "case_${c//-/_}"
+done
 
 echo
 echo "kvarena chaos ($MODE mode, $(elapsed "$T_START") s, seed $SEED, $(nproc) cores):"
