@@ -48,6 +48,124 @@ std::vector<task> load_suite(const std::string& suite, int64_t limit) {
   return std::move(s.tasks);
 }
 
+// One work item to its rows: the scripted oracle's episode, or the model agent's under the
+// item's policy with the item's seed; with the task's template (VWA's intent_template_id)
+// for per-template means. Never throws: an agent that throws becomes an error row.
+class item_executor {
+ public:
+  item_executor(const std::vector<task>& tasks, const std::vector<run_policy>& policies, env_client& client,
+                const agent_config& cfg, const model_context& base)
+      : client_(client), cfg_(cfg), base_(base) {
+    for (const task& t : tasks) by_id_[std::to_string(t.task_id)] = &t;
+    for (const run_policy& p : policies) by_label_[p.label] = &p;
+  }
+
+  item_rows operator()(const results::work_item& item) const {
+    item_rows rows = run_item(item);
+    if (auto it = by_id_.find(item.task_id); it != by_id_.end())
+      rows.result.template_id = it->second->intent_template_id.value_or(-1);
+    return rows;
+  }
+
+ private:
+  item_rows run_item(const results::work_item& item) const {
+    const auto ti = clk::now();
+    try {
+      const task& t = *by_id_.at(item.task_id);
+      const run_policy& p = *by_label_.at(item.policy);
+      return p.oracle ? run_oracle(item, t) : run_model(item, t, p);
+    } catch (const std::exception& e) {  // run_episode reports failures itself; this is a last resort
+      return error_rows(item, std::string("agent crashed: ") + e.what(), ms_since(ti));
+    } catch (...) {
+      return error_rows(item, "agent crashed: unknown exception", ms_since(ti));
+    }
+  }
+
+  item_rows run_oracle(const results::work_item& item, const task& t) const {
+    std::vector<results::step_row> steps;  // the oracle's actions, each with the page it was chosen on
+    const auto observe = [&steps](const env_observation& seen, const std::string& action) {
+      results::step_row s;
+      s.step = static_cast<int64_t>(steps.size());
+      s.action = action;
+      s.observation = seen.text;
+      steps.push_back(std::move(s));
+    };
+    const tasks::oracle_task_result r = tasks::run_oracle_task(client_, t, "", observe, cfg_.env.browser);
+    return rows_from_oracle(item, r, std::move(steps));
+  }
+
+  item_rows run_model(const results::work_item& item, const task& t, const run_policy& p) const {
+    model_context mc = base_;
+    mc.session.kv_policy = p.spec.name;
+    mc.session.kv = p.spec.options;
+    mc.session.kv_overlap = p.spec.overlap;
+    mc.sampling.seed = static_cast<uint64_t>(item.seed);
+    return rows_from_episode(item, run_episode(client_, t, cfg_, mc));
+  }
+
+  env_client& client_;
+  const agent_config& cfg_;
+  const model_context& base_;
+  std::map<std::string, const task*> by_id_;
+  std::map<std::string, const run_policy*> by_label_;
+};
+
+// The item's rows into the results file (one transaction); a done row another runner wrote
+// is kept and said so. Throws when the file is unusable (disk full, removed).
+void write_rows(results::results_writer& writer, int64_t run_id, const item_rows& rows, FILE* log) {
+  if (!writer.write_item(run_id, rows.result, rows.steps, rows.trace) && log)
+    std::fprintf(log, "kvarena run: %s %s seed %lld: kept the done row another runner wrote (this try: %s)\n",
+                 rows.result.item.task_id.c_str(), rows.result.item.policy.c_str(),
+                 static_cast<long long>(rows.result.item.seed), results::to_string(rows.result.status));
+}
+
+void count_item(const results::task_result& r, runner_summary& sum) {
+  ++sum.ran;
+  switch (r.status) {
+    case results::item_status::done: ++sum.done; break;
+    case results::item_status::error: ++sum.errors; break;
+    case results::item_status::timeout: ++sum.timeouts; break;
+  }
+  if (r.success) ++sum.successes;
+}
+
+// `todo` on n threads, each item written as it finishes and counted into sum. A stop
+// request (hooks.stop) or a failed write starts no new item; the write's error is thrown
+// once every thread has ended.
+void run_items(const std::vector<results::work_item>& todo, int n, const item_executor& exec,
+               results::results_writer& writer, int64_t run_id, const runner_hooks& hooks, runner_summary& sum) {
+  run_progress progress(hooks.log, hooks.tty, static_cast<int64_t>(todo.size()));
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr write_error;
+  std::mutex mu;  // guards sum's counters and write_error
+  auto worker = [&] {
+    for (;;) {
+      if ((hooks.stop && hooks.stop->load()) || failed.load()) return;
+      const size_t i = next++;
+      if (i >= todo.size()) return;
+      progress.started(todo[i]);
+      item_rows rows = exec(todo[i]);
+      try {
+        write_rows(writer, run_id, rows, hooks.log);
+      } catch (...) {  // the file is unusable (disk full, removed): stop, report after the join
+        std::lock_guard lock(mu);
+        if (!write_error) write_error = std::current_exception();
+        failed = true;
+        return;
+      }
+      progress.finished(rows.result);
+      std::lock_guard lock(mu);
+      count_item(rows.result, sum);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 0; k < n; ++k) threads.emplace_back(worker);
+  for (auto& th : threads) th.join();
+  progress.clear();
+  if (write_error) std::rethrow_exception(write_error);
+}
+
 }  // namespace
 
 std::string format_run_summary(const runner_summary& s) {
@@ -134,24 +252,40 @@ std::string suite_runner::config_json(const std::string& chat, const std::string
 
 runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const runner_hooks& hooks) {
   const auto t0 = clk::now();
-  const bool oracle = cfg_.agent == run_agent::oracle;
-  model_context base;
-  if (!oracle) {
-    if (!llm || !tok) throw std::invalid_argument("the model agent needs a model and its tokenizer");
-    base.llm = llm;
-    base.tok = tok;
-    base.chat = chat_template::for_model(*llm, cfg_.chat_template);
-    base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
-    cfg_.agent_cfg.max_obs_tokens = max_obs_tokens_for_model(*llm, cfg_.max_obs_tokens);
-    cfg_.agent_cfg.history = history_for_model(*llm, cfg_.history);
-    base.backend = cfg_.backend;
-    base.session.n_threads = cfg_.threads;
-    base.session.decode_batch = cfg_.batch;
-    if (cfg_.batch > 1 && cfg_.backend == "cpu") base.session.n_threads = std::max(1, cfg_.threads / cfg_.batch);
-    base.session.n_ctx = cfg_.n_ctx;
-    base.sampling = cfg_.sampling;
-  }
+  const model_context base = resolve_model(llm, tok);
+  runner_summary sum;
+  sum.file = cfg_.output.file;
+  sum.name = cfg_.output.name;
+  sum.run_id = begin_run(base);
+  sum.shard = cfg_.shard;
+  sum.planned = static_cast<int64_t>(plan_.size());
+  const std::vector<results::work_item> todo = pending_items(sum);
+  if (!todo.empty()) run_pending(todo, base, hooks, sum);
+  sum.wall_s = std::chrono::duration<double>(clk::now() - t0).count();
+  return sum;
+}
 
+model_context suite_runner::resolve_model(const model* llm, const tokenizer* tok) {
+  model_context base;
+  if (cfg_.agent == run_agent::oracle) return base;
+  if (!llm || !tok) throw std::invalid_argument("the model agent needs a model and its tokenizer");
+  base.llm = llm;
+  base.tok = tok;
+  base.chat = chat_template::for_model(*llm, cfg_.chat_template);
+  base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
+  cfg_.agent_cfg.max_obs_tokens = max_obs_tokens_for_model(*llm, cfg_.max_obs_tokens);
+  cfg_.agent_cfg.history = history_for_model(*llm, cfg_.history);
+  base.backend = cfg_.backend;
+  base.session.n_threads = cfg_.threads;
+  base.session.decode_batch = cfg_.batch;
+  if (cfg_.batch > 1 && cfg_.backend == "cpu") base.session.n_threads = std::max(1, cfg_.threads / cfg_.batch);
+  base.session.n_ctx = cfg_.n_ctx;
+  base.sampling = cfg_.sampling;
+  return base;
+}
+
+int64_t suite_runner::begin_run(const model_context& base) {
+  const bool oracle = cfg_.agent == run_agent::oracle;
   results::run_info info;
   info.name = cfg_.output.name;
   info.model = oracle ? "oracle" : cfg_.model_path;
@@ -162,30 +296,22 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
   info.config_json = config_json(oracle ? "" : base.chat.name(), oracle ? "" : prompt_style_name(base.style));
   const int64_t run_id = writer_->begin_run(info, cfg_.resume);
   writer_->add_work_items(run_id, plan_);
+  return run_id;
+}
 
-  runner_summary sum;
-  sum.file = cfg_.output.file;
-  sum.name = cfg_.output.name;
-  sum.run_id = run_id;
-  sum.shard = cfg_.shard;
-  sum.planned = static_cast<int64_t>(plan_.size());
+std::vector<results::work_item> suite_runner::pending_items(runner_summary& sum) const {
   const std::vector<results::work_item> mine = shard_work_items(plan_, cfg_.shard ? cfg_.shard->index : 0);
   sum.in_shard = static_cast<int64_t>(mine.size());
-  const std::set<results::work_item> already = writer_->done_items(run_id);
+  const std::set<results::work_item> already = writer_->done_items(sum.run_id);
   std::vector<results::work_item> todo;
   for (const auto& it : mine)
     if (!already.count(it)) todo.push_back(it);
   sum.skipped = sum.in_shard - static_cast<int64_t>(todo.size());
-  if (todo.empty()) {
-    sum.wall_s = std::chrono::duration<double>(clk::now() - t0).count();
-    return sum;
-  }
+  return todo;
+}
 
-  std::map<std::string, const task*> by_id;
-  for (const task& t : tasks_) by_id[std::to_string(t.task_id)] = &t;
-  std::map<std::string, const run_policy*> by_label;
-  for (const run_policy& p : cfg_.policies) by_label[p.label] = &p;
-
+void suite_runner::run_pending(const std::vector<results::work_item>& todo, const model_context& base,
+                               const runner_hooks& hooks, runner_summary& sum) {
   std::unique_ptr<env_server> local;
   std::string url = cfg_.env_url;
   if (url.empty()) {
@@ -194,90 +320,11 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
     url = local->base_url();
   }
   env_client client(url, cfg_.env);
-
-  run_progress progress(hooks.log, hooks.tty, static_cast<int64_t>(todo.size()));
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr write_error;
-  std::mutex mu;  // guards sum's counters and write_error
-
-  auto run_item_rows = [&](const results::work_item& item) -> item_rows {
-    const auto ti = clk::now();
-    try {
-      const task& t = *by_id.at(item.task_id);
-      const run_policy& p = *by_label.at(item.policy);
-      if (p.oracle) {
-        std::vector<results::step_row> steps;  // the oracle's actions, each with the page it was chosen on
-        const auto observe = [&steps](const env_observation& seen, const std::string& action) {
-          results::step_row s;
-          s.step = static_cast<int64_t>(steps.size());
-          s.action = action;
-          s.observation = seen.text;
-          steps.push_back(std::move(s));
-        };
-        const tasks::oracle_task_result r = tasks::run_oracle_task(client, t, "", observe, cfg_.agent_cfg.env.browser);
-        return rows_from_oracle(item, r, std::move(steps));
-      }
-      model_context mc = base;
-      mc.session.kv_policy = p.spec.name;
-      mc.session.kv = p.spec.options;
-      mc.session.kv_overlap = p.spec.overlap;
-      mc.sampling.seed = static_cast<uint64_t>(item.seed);
-      return rows_from_episode(item, run_episode(client, t, cfg_.agent_cfg, mc));
-    } catch (const std::exception& e) {  // run_episode reports failures itself; this is a last resort
-      return error_rows(item, std::string("agent crashed: ") + e.what(), ms_since(ti));
-    } catch (...) {
-      return error_rows(item, "agent crashed: unknown exception", ms_since(ti));
-    }
-  };
-  // The rows, with the task's template (VWA's intent_template_id) for per-template means.
-  auto run_item = [&](const results::work_item& item) -> item_rows {
-    item_rows rows = run_item_rows(item);
-    if (auto it = by_id.find(item.task_id); it != by_id.end())
-      rows.result.template_id = it->second->intent_template_id.value_or(-1);
-    return rows;
-  };
-
-  auto worker = [&] {
-    for (;;) {
-      if ((hooks.stop && hooks.stop->load()) || failed.load()) return;
-      const size_t i = next++;
-      if (i >= todo.size()) return;
-      progress.started(todo[i]);
-      item_rows rows = run_item(todo[i]);
-      try {
-        if (!writer_->write_item(run_id, rows.result, rows.steps, rows.trace) && hooks.log)
-          std::fprintf(hooks.log, "kvarena run: %s %s seed %lld: kept the done row another runner wrote (this try: %s)\n",
-                       rows.result.item.task_id.c_str(), rows.result.item.policy.c_str(),
-                       static_cast<long long>(rows.result.item.seed), results::to_string(rows.result.status));
-      } catch (...) {  // the file is unusable (disk full, removed): stop, report after the join
-        std::lock_guard lock(mu);
-        if (!write_error) write_error = std::current_exception();
-        failed = true;
-        return;
-      }
-      progress.finished(rows.result);
-      std::lock_guard lock(mu);
-      ++sum.ran;
-      switch (rows.result.status) {
-        case results::item_status::done: ++sum.done; break;
-        case results::item_status::error: ++sum.errors; break;
-        case results::item_status::timeout: ++sum.timeouts; break;
-      }
-      if (rows.result.success) ++sum.successes;
-    }
-  };
+  const item_executor exec(tasks_, cfg_.policies, client, cfg_.agent_cfg, base);
   const int n = std::max(1, std::min<int>(std::max(cfg_.jobs, cfg_.batch), static_cast<int>(todo.size())));
-  std::vector<std::thread> threads;
-  for (int k = 0; k < n; ++k) threads.emplace_back(worker);
-  for (auto& th : threads) th.join();
-  progress.clear();
-  if (write_error) std::rethrow_exception(write_error);
-
+  run_items(todo, n, exec, *writer_, sum.run_id, hooks, sum);
   sum.not_started = static_cast<int64_t>(todo.size()) - sum.ran;
   sum.interrupted = sum.not_started > 0;
-  sum.wall_s = std::chrono::duration<double>(clk::now() - t0).count();
-  return sum;
 }
 
 }  // namespace kvarena

@@ -144,6 +144,18 @@ class suite_runner {
   runner_summary run(const model* llm, const tokenizer* tok, const runner_hooks& hooks);
 
  private:
+  // run()'s stages, in order. The model side every item shares (none for the oracle),
+  // resolving the observation budget and history mode into cfg_.agent_cfg.
+  model_context resolve_model(const model* llm, const tokenizer* tok);
+  // The run begun (or resumed) in the results file with the whole plan; its id.
+  int64_t begin_run(const model_context& base);
+  // This shard's items not yet done (sum.in_shard and sum.skipped set).
+  std::vector<results::work_item> pending_items(runner_summary& sum) const;
+  // The env (in-process unless env_url), then the items on `jobs` threads, written and
+  // counted into sum as each finishes.
+  void run_pending(const std::vector<results::work_item>& todo, const model_context& base, const runner_hooks& hooks,
+                   runner_summary& sum);
+
   runner_config cfg_;
   std::vector<task> tasks_;
   std::vector<results::planned_item> plan_;
