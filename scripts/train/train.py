@@ -381,65 +381,107 @@ def main(argv=None):
     st = torch.load(ck, map_location="cpu", weights_only=False) if ck else None
     if a.device != "cpu" and not torch.cuda.is_available():
         raise SystemExit(f"--device {a.device}: torch {torch.__version__} sees no GPU")
-
     if a.export_only:
-        if not st:
-            return reexport_gguf(a)
+        return export_only(a, st)
+    if a.eval_only:
+        return eval_only(a, st)
+    return train(a, st, ck)
+
+
+def export_only(a, st):
+    """--export-only: the latest checkpoint to --export (without one: --init-gguf's file again)."""
+    if not st:
+        return reexport_gguf(a)
+    model = Llama(LlamaConfig(**st["config"]))
+    model.load_state_dict(st["model"])
+    if a.n_ctx:
+        model.c.n_ctx = a.n_ctx
+    tok, _ = load_tokenizer(a, st.get("tokenizer"))
+    return export(a, st, model, tok)
+
+
+def eval_only(a, st):
+    """--eval-only: the checkpoint (or --init-gguf) measured on --eval-data's --eval-set, one JSON line."""
+    if not a.eval_data:
+        raise SystemExit("--eval-only needs --eval-data DIR")
+    if st:
         model = Llama(LlamaConfig(**st["config"]))
         model.load_state_dict(st["model"])
-        if a.n_ctx:
-            model.c.n_ctx = a.n_ctx
-        tok, _ = load_tokenizer(a, st.get("tokenizer"))
-        return export(a, st, model, tok)
+    else:
+        model, _ = load_gguf_model(a.init_gguf)
+    from heldout import load_heldout, evaluate
+    r = evaluate(model, load_heldout(a.eval_data, a.eval_set), a.eval_n)
+    r["set"] = a.eval_set
+    r["model"] = f"checkpoint step {st['step']}" if st else a.init_gguf
+    print(json.dumps(r))
 
-    if a.eval_only:
-        if not a.eval_data:
-            raise SystemExit("--eval-only needs --eval-data DIR")
-        if st:
-            model = Llama(LlamaConfig(**st["config"]))
-            model.load_state_dict(st["model"])
-        else:
-            model, _ = load_gguf_model(a.init_gguf)
-        from heldout import load_heldout, evaluate, text_summary
-        r = evaluate(model, load_heldout(a.eval_data, a.eval_set), a.eval_n)
-        r["set"] = a.eval_set
-        r["model"] = f"checkpoint step {st['step']}" if st else a.init_gguf
-        print(json.dumps(r))
-        return
 
+def train(a, st, ck):
+    """A training run: resumed from the checkpoint st (file ck) or started anew, until --max-steps,
+    --steps, --minutes or a signal; then evaluated, checkpointed and exported (--export)."""
     if not a.data:
         raise SystemExit("--data DIR is required for training")
     if a.lr_by_time and not a.minutes:
         raise SystemExit("--lr-by-time needs --minutes (the time the cosine runs over)")
     tok, tok_src = load_tokenizer(a, st.get("tokenizer") if st else None)
     sched = parse_schedule(a.ctx_schedule)
-    cmd = " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])
+    model, st = resume_or_start(a, st, ck, tok, sched)
+    place_model(a, model, tok, tok_src)
+    packer = make_packer(a, st, model)
+    opt = make_resumed_optimizer(a, st, model, packer)
+    stop = stop_on_signals()
+    os.makedirs(a.ckpt_dir, exist_ok=True)
+    losses = LossLog(a)
+    evals = HeldoutEvals(a)
+    train_loop(a, st, model, opt, packer, tok, sched, stop, losses, evals)
+    if evals.enabled and (not st.get("evals") or st["evals"][-1]["step"] != st["step"]):
+        evals.run(model, st)
+    checkpoint(a, st, model, opt, packer, tok)
+    if a.export:
+        export(a, st, model, tok)
 
-    if st:
-        model = Llama(LlamaConfig(**st["config"]))
-        model.load_state_dict(st["model"])
-        log(f"resumed {ck}: step {st['step']}, {st['tokens']} tokens, {st['wall']:.0f} s")
-        st["commands"].append(cmd)
+
+# ----------------------------------------------------------------------------- training: the stages
+
+def resume_or_start(a, st, ck, tok, sched):
+    """(model, state): the checkpoint's, with this command line added, or new_model's."""
+    cmd = " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])
+    if not st:
+        return new_model(a, tok, sched, cmd)
+    model = Llama(LlamaConfig(**st["config"]))
+    model.load_state_dict(st["model"])
+    log(f"resumed {ck}: step {st['step']}, {st['tokens']} tokens, {st['wall']:.0f} s")
+    st["commands"].append(cmd)
+    return model, st
+
+
+def new_model(a, tok, sched, cmd):
+    """(model, state) of a new run: --init-gguf's weights (if the file exists; its recipe becomes the
+    parent) or random ones of --dim etc. at --seed."""
+    if a.init_gguf and os.path.exists(a.init_gguf):
+        model, meta = load_gguf_model(a.init_gguf)
+        init = "gguf:" + os.path.basename(a.init_gguf)
+        prev = json.loads(meta.get("kvarena.train.recipe", "{}") or "{}")
+        parent = {k: prev[k] for k in ("init", "steps", "tokens_seen", "data_seed", "wall_time_s") if k in prev}
+        log(f"initialised from {a.init_gguf} ({model.c.dim}d x {model.c.n_layers} layers); --dim etc. ignored")
     else:
-        if a.init_gguf and os.path.exists(a.init_gguf):
-            model, meta = load_gguf_model(a.init_gguf)
-            init = "gguf:" + os.path.basename(a.init_gguf)
-            prev = json.loads(meta.get("kvarena.train.recipe", "{}") or "{}")
-            parent = {k: prev[k] for k in ("init", "steps", "tokens_seen", "data_seed", "wall_time_s") if k in prev}
-            log(f"initialised from {a.init_gguf} ({model.c.dim}d x {model.c.n_layers} layers); --dim etc. ignored")
-        else:
-            n_vocab = a.vocab or (len(tok["tokens"]) if tok else 0)
-            if not n_vocab:
-                raise SystemExit("no vocabulary size: give --vocab or a tokenizer.json")
-            cfg = LlamaConfig(dim=a.dim, n_layers=a.layers, n_heads=a.heads, n_kv_heads=a.kv_heads,
-                              ffn_dim=a.ffn, n_vocab=n_vocab, n_ctx=a.n_ctx or max(c for _, c in sched),
-                              rope_base=a.rope_base)
-            model = Llama(cfg)
-            model.init_random(a.seed)
-            init = f"random:seed={a.seed}"
-            parent = None
-        st = {"parent": parent, "step": 0, "tokens": 0, "target_tokens": 0, "wall": 0.0, "history": [], "init": init,
-              "data_seed": a.data_seed, "commands": [cmd]}
+        n_vocab = a.vocab or (len(tok["tokens"]) if tok else 0)
+        if not n_vocab:
+            raise SystemExit("no vocabulary size: give --vocab or a tokenizer.json")
+        cfg = LlamaConfig(dim=a.dim, n_layers=a.layers, n_heads=a.heads, n_kv_heads=a.kv_heads,
+                          ffn_dim=a.ffn, n_vocab=n_vocab, n_ctx=a.n_ctx or max(c for _, c in sched),
+                          rope_base=a.rope_base)
+        model = Llama(cfg)
+        model.init_random(a.seed)
+        init = f"random:seed={a.seed}"
+        parent = None
+    st = {"parent": parent, "step": 0, "tokens": 0, "target_tokens": 0, "wall": 0.0, "history": [], "init": init,
+          "data_seed": a.data_seed, "commands": [cmd]}
+    return model, st
+
+
+def place_model(a, model, tok, tok_src):
+    """--n-ctx applied, the tokenizer checked against the vocabulary, the model moved to --device."""
     if a.n_ctx:
         model.c.n_ctx = a.n_ctx
     if tok is not None and len(tok["tokens"]) != model.c.n_vocab:
@@ -452,6 +494,9 @@ def main(argv=None):
         torch.backends.cuda.matmul.allow_tf32 = True
         log(f"device {a.device}: {torch.cuda.get_device_name()} (torch {torch.__version__}), bf16 autocast")
 
+
+def make_packer(a, st, model):
+    """The row packer over --data's --mix; the data's observation budget recorded in the state."""
     from data import Packer, parse_mix
     obs_budget = data_obs_budget(a.data)
     if st.get("max_obs_tokens") and obs_budget and obs_budget != st["max_obs_tokens"]:
@@ -461,21 +506,33 @@ def main(argv=None):
                     text_weight=a.text_weight, first_text_weight=a.first_text_weight)
     if packer.max_token() >= model.c.n_vocab:
         raise SystemExit(f"data has token id {packer.max_token()} >= vocab {model.c.n_vocab}")
-    opt = make_optimizer(a, model)
-    if "optimizer" in st:
-        opt.load_state_dict(st["optimizer"])
-        mixture = {"data": os.path.abspath(a.data), "mix": parse_mix(a.mix)}
-        if st.get("mixture", mixture) == mixture:
-            packer.load_state(st["data"])
-        else:  # the pooled (dataset, sequence) indices would name other sequences
-            log(f"data or mixture changed since the checkpoint ({st['mixture']} -> {mixture}): a fresh pool")
-            packer.rng = np.random.Generator(np.random.PCG64([st["data_seed"], st["step"]]))
-        torch.set_rng_state(st["rng"]["torch"])
-        np.random.set_state(st["rng"]["numpy"])
-        random.setstate(st["rng"]["python"])
-    else:
-        torch.manual_seed(a.seed)
+    return packer
 
+
+def make_resumed_optimizer(a, st, model, packer):
+    """AdamW; from a checkpoint also its optimizer, packer (unless the data or mixture changed) and
+    RNG states, else the RNG seeded with --seed."""
+    from data import parse_mix
+    opt = make_optimizer(a, model)
+    if "optimizer" not in st:
+        torch.manual_seed(a.seed)
+        return opt
+    opt.load_state_dict(st["optimizer"])
+    mixture = {"data": os.path.abspath(a.data), "mix": parse_mix(a.mix)}
+    if st.get("mixture", mixture) == mixture:
+        packer.load_state(st["data"])
+    else:  # the pooled (dataset, sequence) indices would name other sequences
+        log(f"data or mixture changed since the checkpoint ({st['mixture']} -> {mixture}): a fresh pool")
+        packer.rng = np.random.Generator(np.random.PCG64([st["data_seed"], st["step"]]))
+    torch.set_rng_state(st["rng"]["torch"])
+    np.random.set_state(st["rng"]["numpy"])
+    random.setstate(st["rng"]["python"])
+    return opt
+
+
+def stop_on_signals():
+    """SIGTERM / SIGINT: stop after this step with a checkpoint (a second one: KeyboardInterrupt).
+    The returned dict's "sig" is the signal once one came."""
     stop = {"sig": None}
 
     def on_signal(sig, _frame):
@@ -485,40 +542,57 @@ def main(argv=None):
         log(f"signal {sig}: checkpointing after this step")
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    return stop
 
-    def checkpoint():
-        st.update(model=model.state_dict(), optimizer=opt.state_dict(), data=packer.state(),
-                  mixture={"data": os.path.abspath(a.data), "mix": parse_mix(a.mix)},
-                  config=model.c.to_dict(), tokenizer=tok,
-                  rng={"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
-                  hparams={k: v for k, v in vars(a).items() if not k.startswith(("bench", "export"))})
-        p = save_ckpt(a.ckpt_dir, st)
-        log(f"checkpoint step {st['step']} -> {p}")
 
-    os.makedirs(a.ckpt_dir, exist_ok=True)
-    csv = os.path.join(a.ckpt_dir, "loss.csv")
-    if not os.path.exists(csv):
-        with open(csv, "w") as f:
-            f.write("step,tokens,target_tokens,ctx,rows,loss,target_loss,lr,tok_per_s,fill,wall_s\n")
-    heldout = None
-    if a.eval_data or a.watch:
-        from heldout import load_heldout, evaluate, text_summary
-    if a.eval_data:
-        heldout = load_heldout(a.eval_data)
-        ecsv = os.path.join(a.ckpt_dir, "eval.csv")
-        if not os.path.exists(ecsv):
-            with open(ecsv, "w") as f:
-                f.write("step,tokens,n,exact,token_acc,target_loss\n")
+def checkpoint(a, st, model, opt, packer, tok):
+    """Everything a resumed run needs, into --ckpt-dir/latest.pt (atomically)."""
+    from data import parse_mix
+    st.update(model=model.state_dict(), optimizer=opt.state_dict(), data=packer.state(),
+              mixture={"data": os.path.abspath(a.data), "mix": parse_mix(a.mix)},
+              config=model.c.to_dict(), tokenizer=tok,
+              rng={"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
+              hparams={k: v for k, v in vars(a).items() if not k.startswith(("bench", "export"))})
+    p = save_ckpt(a.ckpt_dir, st)
+    log(f"checkpoint step {st['step']} -> {p}")
 
-    watched = []  # (label, dataset, csv path)
-    for label, wdir, wset, wcsv in watch_specs(a.watch, a.ckpt_dir):
-        if not os.path.exists(wcsv):
-            with open(wcsv, "w") as f:
-                f.write("step,tokens,n,exact,token_acc,target_loss\n")
-        watched.append((label, load_heldout(wdir, wset), wcsv))
 
-    def run_eval():
-        for label, wds, wcsv in watched:
+def csv_with_header(path, header):
+    """path, with the header line written first if the file does not exist yet (a resumed run appends)."""
+    if not os.path.exists(path):
+        with open(path, "w") as f:
+            f.write(header)
+    return path
+
+
+EVAL_CSV_HEADER = "step,tokens,n,exact,token_acc,target_loss\n"
+
+
+class HeldoutEvals:
+    """--eval-data's held-out set (into CKPT/eval.csv and the state's evals) and the --watch sets (each
+    into its own csv), measured by run(); enabled only with --eval-data."""
+
+    def __init__(self, a):
+        self.a = a
+        self.heldout = None
+        self.watched = []  # (label, dataset, csv path)
+        if a.eval_data or a.watch:
+            from heldout import load_heldout
+        if a.eval_data:
+            self.heldout = load_heldout(a.eval_data)
+            self.ecsv = csv_with_header(os.path.join(a.ckpt_dir, "eval.csv"), EVAL_CSV_HEADER)
+        for label, wdir, wset, wcsv in watch_specs(a.watch, a.ckpt_dir):
+            csv_with_header(wcsv, EVAL_CSV_HEADER)
+            self.watched.append((label, load_heldout(wdir, wset), wcsv))
+
+    @property
+    def enabled(self):
+        return self.heldout is not None
+
+    def run(self, model, st):
+        from heldout import evaluate, text_summary
+        a = self.a
+        for label, wds, wcsv in self.watched:
             r = evaluate(model, wds, a.eval_n)
             log(f"held-out {label} step {st['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
                 f"target_loss {r['target_loss']:.3f} (n {r['n']}){text_summary(r)}")
@@ -526,19 +600,59 @@ def main(argv=None):
                 f.write(f"{st['step']},{st['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},"
                         f"{r['target_loss']:.4f}\n")
         t0 = time.time()
-        r = evaluate(model, heldout, a.eval_n)
+        r = evaluate(model, self.heldout, a.eval_n)
         r.update(step=st["step"], tokens=st["tokens"])
         st.setdefault("evals", []).append(r)
         log(f"held-out step {r['step']}: exact {r['exact']:.3f} token_acc {r['token_acc']:.3f} "
             f"target_loss {r['target_loss']:.3f} (n {r['n']}, {time.time() - t0:.0f} s){text_summary(r)}")
-        with open(ecsv, "a") as f:
+        with open(self.ecsv, "a") as f:
             f.write(f"{r['step']},{r['tokens']},{r['n']},{r['exact']:.4f},{r['token_acc']:.4f},{r['target_loss']:.4f}\n")
 
+
+class LossLog:
+    """The steps' losses averaged over each --log-every steps: a row into the state's history, the log
+    and CKPT/loss.csv."""
+    COLUMNS = ("step", "tokens", "target_tokens", "ctx", "rows", "loss", "target_loss", "lr", "tok_per_s", "fill",
+               "wall_s")
+
+    def __init__(self, a):
+        self.csv = csv_with_header(os.path.join(a.ckpt_dir, "loss.csv"), ",".join(self.COLUMNS) + "\n")
+        self.reset()
+
+    def reset(self):
+        self.acc = {"loss": 0.0, "tloss": 0.0, "n": 0, "tok": 0, "fill": 0, "t": time.time()}
+
+    def add(self, loss, tloss, R, T, filled):
+        acc = self.acc
+        acc["loss"] += loss
+        acc["tloss"] += tloss
+        acc["n"] += 1
+        acc["tok"] += R * T
+        acc["fill"] += filled / (R * (T + 1))
+
+    def flush(self, st, T, R, lr):
+        acc = self.acc
+        dt = time.time() - acc["t"]
+        row = {"step": st["step"], "tokens": st["tokens"], "target_tokens": st["target_tokens"], "ctx": T,
+               "rows": R, "loss": acc["loss"] / acc["n"], "target_loss": acc["tloss"] / acc["n"], "lr": lr,
+               "tok_per_s": acc["tok"] / dt, "fill": acc["fill"] / acc["n"], "wall_s": st["wall"]}
+        st["history"].append(row)
+        log(f"step {row['step']} tok {row['tokens']} ctx {T}x{R} loss {row['loss']:.4f} "
+            f"target {row['target_loss']:.4f} lr {lr:.2e} {row['tok_per_s']:.0f} tok/s fill {row['fill']:.2f}")
+        with open(self.csv, "a") as f:
+            f.write(",".join(f"{row[k]:.6g}" if isinstance(row[k], float) else str(row[k])
+                             for k in self.COLUMNS) + "\n")
+        self.reset()
+
+
+def train_loop(a, st, model, opt, packer, tok, sched, stop, losses, evals):
+    """Steps until --max-steps, this run's --steps or --minutes, or a signal; logging every --log-every,
+    evaluating every --eval-every and checkpointing every --ckpt-minutes."""
     batches = step_rows(a, packer, sched, st["step"])
     t_start = time.time()
     wall0 = st["wall"]
     last_ckpt = time.time()
-    acc = {"loss": 0.0, "tloss": 0.0, "n": 0, "tok": 0, "fill": 0, "t": time.time()}
+    losses.reset()
     step0 = st["step"]
     while st["step"] < a.max_steps and stop["sig"] is None:
         if a.steps and st["step"] - step0 >= a.steps:
@@ -546,46 +660,33 @@ def main(argv=None):
         if a.minutes and time.time() - t_start >= a.minutes * 60:
             log(f"time budget of {a.minutes} min reached")
             break
-        T, R, (tk, w, tg, filled, seg, pos) = next(batches)
-        model.attn_chunk = auto_chunk(a, T)
-        if not a.doc_mask:
-            seg = pos = None
-        lr = lr_at(a, st["step"], (time.time() - t_start) / (a.minutes * 60) if a.lr_by_time else None)
-        loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip, seg, pos,
-                                 a.ctx_sample, np.random.default_rng([st["data_seed"], st["step"]]),
-                                 device=a.device, amp=a.device != "cpu")
-        st["step"] += 1
-        st["tokens"] += R * T
-        st["target_tokens"] += int(tg.sum())
-        st["wall"] = wall0 + time.time() - t_start
-        acc["loss"] += loss
-        acc["tloss"] += tloss
-        acc["n"] += 1
-        acc["tok"] += R * T
-        acc["fill"] += filled / (R * (T + 1))
+        T, R, lr = take_step(a, st, model, opt, next(batches), t_start, wall0, losses)
         if st["step"] % a.log_every == 0 or st["step"] == a.max_steps:
-            dt = time.time() - acc["t"]
-            row = {"step": st["step"], "tokens": st["tokens"], "target_tokens": st["target_tokens"], "ctx": T,
-                   "rows": R, "loss": acc["loss"] / acc["n"], "target_loss": acc["tloss"] / acc["n"], "lr": lr,
-                   "tok_per_s": acc["tok"] / dt, "fill": acc["fill"] / acc["n"], "wall_s": st["wall"]}
-            st["history"].append(row)
-            log(f"step {row['step']} tok {row['tokens']} ctx {T}x{R} loss {row['loss']:.4f} "
-                f"target {row['target_loss']:.4f} lr {lr:.2e} {row['tok_per_s']:.0f} tok/s fill {row['fill']:.2f}")
-            with open(csv, "a") as f:
-                f.write(",".join(f"{row[k]:.6g}" if isinstance(row[k], float) else str(row[k])
-                                 for k in ("step", "tokens", "target_tokens", "ctx", "rows", "loss", "target_loss",
-                                           "lr", "tok_per_s", "fill", "wall_s")) + "\n")
-            acc = {"loss": 0.0, "tloss": 0.0, "n": 0, "tok": 0, "fill": 0, "t": time.time()}
-        if heldout is not None and st["step"] % a.eval_every == 0:
-            run_eval()
+            losses.flush(st, T, R, lr)
+        if evals.enabled and st["step"] % a.eval_every == 0:
+            evals.run(model, st)
         if time.time() - last_ckpt >= a.ckpt_minutes * 60:
-            checkpoint()
+            checkpoint(a, st, model, opt, packer, tok)
             last_ckpt = time.time()
-    if heldout is not None and (not st.get("evals") or st["evals"][-1]["step"] != st["step"]):
-        run_eval()
-    checkpoint()
-    if a.export:
-        export(a, st, model, tok)
+
+
+def take_step(a, st, model, opt, batch, t_start, wall0, losses):
+    """One optimizer step on the step's packed rows; the state's counters and the loss log advanced.
+    Returns (ctx, rows, lr)."""
+    T, R, (tk, w, tg, filled, seg, pos) = batch
+    model.attn_chunk = auto_chunk(a, T)
+    if not a.doc_mask:
+        seg = pos = None
+    lr = lr_at(a, st["step"], (time.time() - t_start) / (a.minutes * 60) if a.lr_by_time else None)
+    loss, tloss = train_step(model, opt, tk, w, tg, max(1, a.micro_tokens // T), lr, a.clip, seg, pos,
+                             a.ctx_sample, np.random.default_rng([st["data_seed"], st["step"]]),
+                             device=a.device, amp=a.device != "cpu")
+    st["step"] += 1
+    st["tokens"] += R * T
+    st["target_tokens"] += int(tg.sum())
+    st["wall"] = wall0 + time.time() - t_start
+    losses.add(loss, tloss, R, T, filled)
+    return T, R, lr
 
 
 if __name__ == "__main__":
