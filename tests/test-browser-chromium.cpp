@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "browser/chromium-browser.h"
 #include "browser/chromium-cleanup.h"
@@ -415,6 +416,105 @@ TEST(ChromiumProcess, CleanupNowKillsAndRemovesEveryRunningChromium) {
   chromium_cleanup_now();  // what the SIGTERM handler runs
   EXPECT_TRUE(gone_within_10s(dir)) << processes_with(dir).size() << " processes left";
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir).parent_path()));
+}
+
+// Inodes of the sockets in LISTEN state in /proc/net/tcp and /proc/net/tcp6 (what
+// `ss -ltn` lists), with their local address:port as /proc writes it.
+std::map<std::string, std::string> listening_tcp_inodes() {
+  std::map<std::string, std::string> out;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
+      if (state == "0A") out[inode] = local;  // TCP_LISTEN
+    }
+  }
+  return out;
+}
+
+// Socket inodes open in process `pid` ("socket:[123]" links in /proc/<pid>/fd); nullopt
+// when its descriptors cannot be read.
+std::optional<std::set<std::string>> socket_inodes_of(int pid) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec);
+  if (ec) return std::nullopt;
+  std::set<std::string> out;
+  for (const auto& fd : it) {
+    std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0) out.insert(target.substr(8, target.size() - 9));
+  }
+  return out;
+}
+
+// What `ss -ltnp` would show: no TCP port owned by any process of a running Chromium
+// session (DevTools goes over --remote-debugging-pipe).
+TEST(ChromiumProcess, ListensOnNoTcpPort) {
+  SKIP_WITHOUT_CHROMIUM();
+  chromium_process p(chromium_options{});
+  chromium_browser b(std::shared_ptr<chromium_process>(&p, [](chromium_process*) {}));
+  test_server server(site);
+  ASSERT_TRUE(b.go_to(server.url("/dir/index.html")).ok());  // renderers up, a page loaded
+  EXPECT_NE(b.observe().text.find("Page two"), std::string::npos);
+  std::vector<int> pids = processes_with(p.user_data_dir());
+  ASSERT_FALSE(pids.empty());
+  ASSERT_TRUE(socket_inodes_of(p.pid()).has_value()) << "cannot read /proc/" << p.pid() << "/fd";
+  const std::map<std::string, std::string> listening = listening_tcp_inodes();
+  for (int pid : pids) {
+    std::optional<std::set<std::string>> sockets = socket_inodes_of(pid);
+    if (!sockets) continue;  // exited meanwhile
+    for (const std::string& inode : *sockets) {
+      auto hit = listening.find(inode);
+      EXPECT_TRUE(hit == listening.end()) << "Chromium process " << pid << " listens on TCP "
+                                          << (hit == listening.end() ? "" : hit->second) << " (hex address:port)";
+    }
+  }
+  std::ifstream cmd("/proc/" + std::to_string(p.pid()) + "/cmdline");
+  std::string args((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(args.find("--remote-debugging-port"), std::string::npos);
+  EXPECT_NE(args.find("--remote-debugging-pipe"), std::string::npos);
+}
+
+// Many sessions share one Chromium over one pipe: each gets its own replies and its own
+// tabs' events, from several threads at once.
+TEST(ChromiumProcess, SessionsOnOnePipeFromManyThreads) {
+  SKIP_WITHOUT_CHROMIUM();
+  auto p = std::make_shared<chromium_process>(chromium_options{});
+  test_server server(site);
+  std::vector<std::thread> threads;
+  std::atomic<int> good{0};
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      chromium_browser b(p);
+      for (int round = 0; round < 3; ++round) {
+        const char* path = (i + round) % 2 ? "/dir/index.html" : "/dir/page2.html";
+        if (!b.go_to(server.url(path)).ok()) return;
+        if (b.current_url() != server.url(path)) return;
+        const std::string o = b.observe().text;
+        if (o.find((i + round) % 2 ? "Page two" : "Second page") == std::string::npos) return;
+      }
+      ++good;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(good.load(), 4);
+}
+
+// Chromium killed: the sessions on its pipe say so, and no call hangs.
+TEST(ChromiumProcess, AKilledChromiumEndsItsPipeSessionsWithAClearError) {
+  SKIP_WITHOUT_CHROMIUM();
+  auto p = std::make_shared<chromium_process>(chromium_options{});
+  chromium_browser b(p);
+  ASSERT_TRUE(b.go_to("about:blank").ok());
+  p->kill_now();
+  const auto start = std::chrono::steady_clock::now();
+  browser_result r = b.go_to("about:blank");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(r.error.find("is gone"), std::string::npos) << r.error;
+  EXPECT_TRUE(b.dead());
 }
 
 TEST(ChromiumProcess, MissingExecutableGivesAClearError) {

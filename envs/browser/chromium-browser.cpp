@@ -28,8 +28,7 @@ std::string seconds_text(std::chrono::milliseconds ms) {
 chromium_browser::chromium_browser(std::shared_ptr<chromium_process> process, chromium_browser_options options)
     : process_(std::move(process)), options_(options) {
   try {
-    cdp_ = std::make_unique<cdp_connection>("127.0.0.1", process_->port(), process_->browser_path(),
-                                            std::chrono::seconds(10));
+    cdp_ = std::make_unique<cdp_connection>(process_->pipe());
     json r = cdp_->call("Target.createBrowserContext", {{"disposeOnDetach", true}}, "", options_.command_timeout);
     context_id_ = r.value("browserContextId", std::string());
     cdp_->call("Target.setDiscoverTargets", {{"discover", true}}, "", options_.command_timeout);
@@ -41,7 +40,7 @@ chromium_browser::chromium_browser(std::shared_ptr<chromium_process> process, ch
 
 chromium_browser::~chromium_browser() {
   if (cdp_ && !cdp_->dead() && !context_id_.empty()) {
-    try {  // closing the connection disposes the context too; this is quicker to free memory
+    try {  // the pipe outlives this connection: the context goes only when disposed
       cdp_->call("Target.disposeBrowserContext", {{"browserContextId", context_id_}}, "", std::chrono::seconds(5));
     } catch (...) {
     }

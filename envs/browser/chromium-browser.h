@@ -1,7 +1,8 @@
 // chromium-browser.h: the `chromium` browser backend: a real headless Chromium
 // (chromium-process.h) driven over the DevTools protocol (cdp-connection.h). Each
-// chromium_browser has its own WebSocket connection and its own browser context (own
-// cookies, so its own site tenant), disposed with it; one process serves many of them.
+// chromium_browser has its own connection on the process's DevTools pipe and its own
+// browser context (own cookies, so its own site tenant), disposed with it; one process
+// serves many of them.
 //
 // Same observation as the text backend (text-browser.h): the accessibility tree of
 // Accessibility.getFullAXTree printed by ax-print.h in VWA's format and pruning, but the

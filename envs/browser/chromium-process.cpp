@@ -2,6 +2,7 @@
 // chromium-process.h).
 #include "chromium-process.h"
 
+#include "cdp-connection.h"
 #include "chromium-cleanup.h"
 
 #include <fcntl.h>
@@ -24,8 +25,7 @@ namespace {
 std::vector<std::string> default_args(const std::string& user_data_dir) {
   std::vector<std::string> args = {
       "--headless",
-      "--remote-debugging-address=127.0.0.1",
-      "--remote-debugging-port=0",
+      "--remote-debugging-pipe",  // DevTools on fds 3 and 4: no TCP port anyone could attach to
       "--user-data-dir=" + user_data_dir,
       "--no-first-run",
       "--no-default-browser-check",
@@ -50,6 +50,25 @@ std::vector<std::string> default_args(const std::string& user_data_dir) {
   };
   if (geteuid() == 0) args.push_back("--no-sandbox");  // the sandbox refuses to run as root
   return args;
+}
+
+// A pipe whose two ends are close-on-exec descriptors numbered 10 or more (so the child can
+// dup2 them onto 3 and 4 without clobbering one with the other). False with errno.
+bool high_pipe(int fds[2]) {
+  int raw[2];
+  if (::pipe2(raw, O_CLOEXEC) != 0) return false;
+  for (int i = 0; i < 2; ++i) {
+    fds[i] = ::fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
+    if (fds[i] < 0) {
+      const int e = errno;
+      ::close(raw[0]), ::close(raw[1]);
+      if (i == 1) ::close(fds[0]);
+      errno = e;
+      return false;
+    }
+  }
+  ::close(raw[0]), ::close(raw[1]);
+  return true;
 }
 
 }  // namespace
@@ -79,10 +98,24 @@ chromium_process::chromium_process(const chromium_options& opt) {
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  int to_chromium[2], from_chromium[2];  // Chromium reads [0] of the first on fd 3, writes [1] of the second on fd 4
+  if (!high_pipe(to_chromium)) {
+    const std::string why = std::strerror(errno);
+    discard();
+    throw std::runtime_error("cannot start Chromium: no pipe for DevTools: " + why);
+  }
+  if (!high_pipe(from_chromium)) {
+    const std::string why = std::strerror(errno);
+    ::close(to_chromium[0]), ::close(to_chromium[1]);
+    discard();
+    throw std::runtime_error("cannot start Chromium: no pipe for DevTools: " + why);
+  }
+
   const pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) {
     const std::string why = std::strerror(errno);
+    for (int fd : {to_chromium[0], to_chromium[1], from_chromium[0], from_chromium[1]}) ::close(fd);
     discard();
     throw std::runtime_error("cannot start Chromium: fork failed: " + why);
   }
@@ -94,36 +127,37 @@ chromium_process::chromium_process(const chromium_options& opt) {
     int err_fd = open(stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (null_fd >= 0) dup2(null_fd, 0), dup2(null_fd, 1);
     if (err_fd >= 0) dup2(err_fd, 2);
+    // --remote-debugging-pipe: Chromium reads commands on fd 3 and writes on fd 4 (dup2
+    // clears close-on-exec on the copies; the originals, 10 and up, close at exec).
+    if (dup2(to_chromium[0], 3) < 0 || dup2(from_chromium[1], 4) < 0) _exit(127);
     execv(opt.executable.c_str(), argv.data());
     _exit(127);
   }
   setpgid(pid_, pid_);  // also here: whichever runs first
   set_chromium_group(cleanup_slot_, pid_);
+  ::close(to_chromium[0]);  // Chromium's ends: only it holds them now, so its exit is end of file here
+  ::close(from_chromium[1]);
+  pipe_ = std::make_shared<cdp_pipe>(to_chromium[1], from_chromium[0]);
 
-  const auto deadline = std::chrono::steady_clock::now() + opt.start_timeout;
-  const std::string port_file = user_data_dir_ + "/DevToolsActivePort";
-  while (true) {
-    std::ifstream in(port_file);
-    std::string port_line, path_line;
-    if (in && std::getline(in, port_line) && std::getline(in, path_line) && !path_line.empty()) {
-      port_ = std::atoi(port_line.c_str());
-      browser_path_ = path_line;
-      if (port_ > 0) break;
+  // Ready once it answers a command on the pipe.
+  std::string failure;
+  try {
+    cdp_connection probe(pipe_);
+    probe.call("Browser.getVersion", nlohmann::json::object(), "", opt.start_timeout);
+  } catch (const cdp_error& e) {
+    if (e.timed_out()) {
+      failure = "Chromium did not answer on its DevTools pipe within " +
+                std::to_string(opt.start_timeout.count() / 1000) + " s";
+    } else {
+      for (int i = 0; i < 100 && alive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      failure = "Chromium (" + opt.executable + ") exited while starting";
     }
-    if (!alive()) {
-      std::string tail = stderr_tail();
-      discard();
-      throw std::runtime_error("Chromium (" + opt.executable + ") exited while starting" +
-                               (tail.empty() ? std::string() : ": " + tail));
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      std::string tail = stderr_tail();
-      discard();
-      throw std::runtime_error("Chromium did not open its DevTools port within " +
-                               std::to_string(opt.start_timeout.count() / 1000) + " s" +
-                               (tail.empty() ? std::string() : ": " + tail));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!failure.empty()) {
+    std::string tail = stderr_tail();
+    pipe_.reset();
+    discard();
+    throw std::runtime_error(failure + (tail.empty() ? std::string() : ": " + tail));
   }
 }
 

@@ -1,6 +1,6 @@
 // chromium-process.h: one headless Chromium process that kvarena owns: started with a fresh
-// --user-data-dir in a temporary directory and remote debugging on 127.0.0.1 with an
-// ephemeral port (read back from the DevToolsActivePort file), in its own process group,
+// --user-data-dir in a temporary directory and DevTools over --remote-debugging-pipe (fds 3
+// and 4 of the child, cdp-connection.h: no TCP port), in its own process group,
 // with PR_SET_PDEATHSIG so it dies with the kvarena thread that started it (start it from
 // a long-lived thread). The destructor kills the whole process group (renderers, GPU and
 // zygote processes included) and removes the temporary directory
@@ -21,6 +21,8 @@
 
 namespace kvarena {
 
+class cdp_pipe;
+
 struct chromium_options {
   std::string executable = "/usr/bin/chromium";
   std::chrono::milliseconds start_timeout{30000};
@@ -29,15 +31,15 @@ struct chromium_options {
 
 class chromium_process {
  public:
-  // Starts Chromium and waits for its DevTools port. Throws std::runtime_error saying what
+  // Starts Chromium and waits for it to answer on its DevTools pipe. Throws std::runtime_error saying what
   // is wrong (no executable: which package to install; exited early: its last stderr lines).
   explicit chromium_process(const chromium_options& opt);
   ~chromium_process();
   chromium_process(const chromium_process&) = delete;
   chromium_process& operator=(const chromium_process&) = delete;
 
-  int port() const { return port_; }
-  const std::string& browser_path() const { return browser_path_; }  // "/devtools/browser/<id>"
+  // The DevTools pipe (cdp_connection: one per browser session on it).
+  const std::shared_ptr<cdp_pipe>& pipe() const { return pipe_; }
   pid_t pid() const { return pid_; }
   const std::string& user_data_dir() const { return user_data_dir_; }
   // False once the process has exited (reaped here).
@@ -53,8 +55,7 @@ class chromium_process {
 
   pid_t pid_ = -1;
   bool exited_ = false;
-  int port_ = 0;
-  std::string browser_path_;
+  std::shared_ptr<cdp_pipe> pipe_;
   std::string temp_dir_, user_data_dir_, stderr_path_;
 };
 
