@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# demo.sh: the README's main command on a fresh machine. Installs what is missing, builds,
-# checks the task suites with the scripted oracle, then runs the agent over a subset of
-# `tasks/vwa-local` and `tasks/long-horizon` with all five KV policies (full, window, h2o,
-# confkv, freekv) plus the oracle's upper-bound row, prints the comparison table and writes
-# an HTML report per suite.
+# demo.sh: the README's main command on a fresh machine. Installs what is missing (setup.sh's
+# demo profile: only the build's packages), builds the kvarena binary, checks the task suites
+# with the scripted oracle, then runs the agent over a subset of `tasks/vwa-local` and
+# `tasks/long-horizon` with all five KV policies (full, window, h2o, confkv, freekv) plus the
+# oracle's upper-bound row, prints the comparison table and writes an HTML report per suite.
 #
 # The model is the project's own trained agent model, models/kvarena-agent.gguf (its card:
 # models/README.md), with its compact prompt style. Without that file the demo falls back
@@ -34,8 +34,14 @@ THREADS="${THREADS:-2}"
 OUT="${OUT:-results/runs/demo}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kvarena-ccache}"
 
-bash scripts/setup.sh
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# Only the demo's packages (compiler, CMake, the libraries kvarena links): no test frameworks,
+# Chromium, Slurm or PyTorch (scripts/setup.sh; scripts/test.sh installs those).
+bash scripts/setup.sh demo
+# The demo builds the kvarena binary only: a new build folder is configured without the tests
+# (GoogleTest is not among the demo's packages); one configured before keeps its setting.
+tests_off=()
+[ -f "$BUILD_DIR/CMakeCache.txt" ] || tests_off=(-DKVARENA_BUILD_TESTS=OFF)
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release "${tests_off[@]}" >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target kvarena
 BIN="$BUILD_DIR/kvarena"
 

@@ -1,23 +1,62 @@
 #!/usr/bin/env bash
-# setup.sh: install the Debian packages kvarena's build and tests need. Idempotent: does
-# nothing when everything is present. Run as root (or with sudo available).
+# setup.sh: install the Debian packages kvarena needs, by profile. Idempotent: installs only
+# what is missing, and does nothing (not even apt-get update) when everything is present. Run
+# as root (or with sudo available).
+#
+#   scripts/setup.sh            everything (= test): what CI and scripts/test.sh need
+#   scripts/setup.sh demo       what scripts/demo.sh needs: the compiler, CMake and the
+#                               libraries the `kvarena` binary links; no test frameworks, no
+#                               Chromium, clang, Slurm or PyTorch
+#   scripts/setup.sh test       every test of scripts/test.sh: demo's packages, GoogleTest,
+#                               Chromium, clang for the fuzzers, Slurm, PyTorch
+#   scripts/setup.sh GROUP...   one or more of the groups below (build, tests, chromium, fuzz,
+#                               slurm, train), e.g. `scripts/setup.sh build slurm`
+# Old flags still accepted: --chromium (= chromium), --slurm (= slurm).
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build ccache pkg-config git
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev
-  libboost-dev libcurl4-openssl-dev libgumbo-dev libsqlite3-dev sqlite3 libcairo2-dev
+# build: configure and build the `kvarena` binary (CMakeLists.txt; envs/, results/, cli/ find
+# these libraries; Boost.Beast is header-only).
+BUILD=(
+  build-essential cmake ninja-build ccache pkg-config
+  libcli11-dev nlohmann-json3-dev libboost-dev libcurl4-openssl-dev libgumbo-dev
+  libsqlite3-dev libcairo2-dev
   libpng-dev libjpeg-dev  # eval_fuzzy_image_match: PNG and JPEG decoding
-  # the chromium browser backend (envs/browser/chromium-*) and its `chromium` tests
-  chromium
-  clang libclang-rt-14-dev
-  # the single-node Slurm cluster of the `slurm` test (specs/cluster.md)
-  slurmctld slurmd slurm-client munge
-  # PyTorch for scripts/train/ (the `train` test; Debian's /usr/bin/python3 sees it) and
-  # the pthread OpenBLAS that makes its matrix products fast
-  python3-torch libopenblas0-pthread
 )
-# `--chromium` is still accepted (chromium is in the default list now).
+# tests: the GoogleTest executables (tests/), the optional kernel benchmark, the sqlite3
+# shell and git the test scripts call.
+TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+# chromium: the chromium browser backend (envs/browser/chromium-*) and its `chromium` tests.
+CHROMIUM=(chromium)
+# fuzz: the libFuzzer targets under ASan/UBSan (scripts/fuzz.sh, scripts/fuzz-envs.sh).
+FUZZ=(clang libclang-rt-14-dev)
+# slurm: the single-node Slurm cluster of the `slurm` test (scripts/slurm/local-cluster.sh).
+SLURM=(slurmctld slurmd slurm-client munge)
+# train: PyTorch for scripts/train/ (the `train` tests; Debian's /usr/bin/python3 sees it) and
+# the pthread OpenBLAS that makes its matrix products fast.
+TRAIN=(python3-torch libopenblas0-pthread)
+
+PACKAGES=()
+add_group() {
+  case "$1" in
+    demo|build) PACKAGES+=("${BUILD[@]}") ;;
+    test|all) PACKAGES+=("${BUILD[@]}" "${TESTS[@]}" "${CHROMIUM[@]}" "${FUZZ[@]}" "${SLURM[@]}" "${TRAIN[@]}") ;;
+    tests) PACKAGES+=("${TESTS[@]}") ;;
+    chromium|--chromium) PACKAGES+=("${CHROMIUM[@]}") ;;
+    fuzz) PACKAGES+=("${FUZZ[@]}") ;;
+    slurm|--slurm) PACKAGES+=("${SLURM[@]}") ;;
+    train) PACKAGES+=("${TRAIN[@]}") ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "[setup] unknown profile or group '$1' (demo, test, all; build, tests, chromium, fuzz, slurm, train)" >&2
+       exit 2 ;;
+  esac
+}
+if [ $# -eq 0 ]; then
+  add_group all
+else
+  for g in "$@"; do add_group "$g"; done
+fi
+# Each package once, in the order first named.
+mapfile -t PACKAGES < <(printf '%s\n' "${PACKAGES[@]}" | awk '!seen[$0]++')
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -13,7 +13,7 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-60}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kvarena-ccache}"
 export CCACHE_BASEDIR="$ROOT"  # absolute paths under the checkout hash as relative: clones share hits
 
-bash scripts/setup.sh
+bash scripts/setup.sh test  # every package its tests need (the default profile, all)
 
 echo "[test] configure $BUILD_DIR" >&2
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVARENA_BUILD_TESTS=ON >/dev/null
