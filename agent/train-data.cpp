@@ -21,6 +21,7 @@
 #include "oracle-agent.h"
 #include "page-element.h"
 #include "server/env-server.h"
+#include "splitmix64.h"
 #include "tokenizer.h"
 #include "train-rename.h"
 #include "train-retarget.h"
@@ -32,13 +33,6 @@ namespace kvarena {
 namespace {
 
 namespace fs = std::filesystem;
-
-uint64_t mix(uint64_t x) {  // splitmix64
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // Long-horizon tasks name facts to carry (kvarena.memory): each becomes the note of the
 // reply to the first action of the plan step after the one that brought it on screen (a
@@ -112,17 +106,17 @@ std::vector<trajectory> oracle_trajectories(uint64_t site_seed, int jobs, int64_
 }
 
 std::string five_digits(uint64_t& st) {
-  st = mix(st);
+  st = splitmix64(st);
   return std::to_string(10000 + st % 90000);
 }
 
 // Filler of about `words` words: the bench's sentence generator or a site page's text.
 std::string filler(uint64_t& st, int64_t words, const std::vector<std::string>& pages) {
-  st = mix(st);
+  st = splitmix64(st);
   if (pages.empty() || st % 2 == 0) return niah_filler_text(words, 1000000 + st % 1000000000);
   std::string out;
   while (true) {
-    st = mix(st);
+    st = splitmix64(st);
     const std::string& p = pages[st % pages.size()];
     out += p + "\n";
     if (static_cast<int64_t>(std::count(out.begin(), out.end(), ' ')) >= words) break;
@@ -178,11 +172,12 @@ train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, c
     std::string code;
   };
   train_dataset d{"niah", {}};
-  uint64_t st = mix(seed ^ 0x6E696168ull);
+  uint64_t st = splitmix64(seed ^ 0x6E696168ull);
   for (int64_t i = 0; i < n; ++i) {
-    st = mix(st + static_cast<uint64_t>(i));
+    st = splitmix64(st + static_cast<uint64_t>(i));
     const size_t first_phrasing = st % k_n_phrasings;
-    const int64_t words = 64 + static_cast<int64_t>(mix(st) % static_cast<uint64_t>(std::max<int64_t>(1, max_words - 64)));
+    const int64_t words =
+        64 + static_cast<int64_t>(splitmix64(st) % static_cast<uint64_t>(std::max<int64_t>(1, max_words - 64)));
     const int64_t hay_tokens = max_tokens * words / std::max<int64_t>(1, max_words);
     const std::string hay = cut_to_tokens(filler(st, words, pages), tok, std::max<int64_t>(32, hay_tokens));
     auto between_words = [&](uint64_t r) {
@@ -192,16 +187,16 @@ train_dataset niah_documents_from(uint64_t seed, int64_t n, int64_t max_words, c
     };
     std::vector<needle> needles;
     needles.push_back({0, first_phrasing, five_digits(st)});
-    st = mix(st);
+    st = splitmix64(st);
     needles[0].at = between_words(st);
     if (max_needles > 1) {
-      uint64_t more = mix(st ^ 0x6D6F7265ull);
+      uint64_t more = splitmix64(st ^ 0x6D6F7265ull);
       const int64_t k = 1 + static_cast<int64_t>(more % static_cast<uint64_t>(max_needles));
       for (int64_t j = 1; j < k; ++j) {
         std::string code;
         do code = five_digits(more);
         while (std::any_of(needles.begin(), needles.end(), [&](const needle& x) { return x.code == code; }));
-        more = mix(more);
+        more = splitmix64(more);
         needles.push_back({between_words(more), (first_phrasing + static_cast<size_t>(j)) % k_n_phrasings, code});
       }
     }
@@ -294,12 +289,12 @@ std::vector<train_sequence> render_cropped_steps(const trajectory& tr, uint64_t 
                                                  int64_t max_obs_tokens) {
   trajectory cropped = tr;
   std::vector<char> keep(tr.steps.size(), 0);
-  uint64_t st = mix(seed ^ 0x63726F70ull);
+  uint64_t st = splitmix64(seed ^ 0x63726F70ull);
   for (size_t i = 0; i < tr.steps.size(); ++i) {
     if (!tr.steps[i].note.empty()) continue;  // its fact may be off the cut: not a crop step
     const agent_action a = extract_agent_action(compact_reply(tr.steps[i].action));
     if (!a.ok() || a.parsed.act.element_id < 0) continue;
-    st = mix(st + i);
+    st = splitmix64(st + i);
     const uint64_t span = static_cast<uint64_t>(k_crop_lines_most - k_crop_lines_least + 1);
     const int64_t before = k_crop_lines_least + static_cast<int64_t>(st % span),
                   after = k_crop_lines_least + static_cast<int64_t>((st >> 20) % span);
@@ -322,9 +317,9 @@ train_dataset niah_documents(uint64_t seed, int64_t n, int64_t max_words, int64_
 train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t max_queries) {
   if (max_queries < 1) throw std::invalid_argument("train-data: queries per kv document must be >= 1");
   train_dataset d{"kv", {}};
-  uint64_t st = mix(seed ^ 0x6B76ull);
+  uint64_t st = splitmix64(seed ^ 0x6B76ull);
   for (int64_t i = 0; i < n; ++i) {
-    st = mix(st + static_cast<uint64_t>(i));
+    st = splitmix64(st + static_cast<uint64_t>(i));
     const int64_t pairs = 4 + static_cast<int64_t>(st % static_cast<uint64_t>(std::max<int64_t>(1, max_pairs - 4)));
     std::vector<std::pair<std::string, std::string>> kv;
     std::set<std::string> keys;
@@ -334,15 +329,15 @@ train_dataset kv_documents(uint64_t seed, int64_t n, int64_t max_pairs, int64_t 
     }
     std::string text = "Records:\n";
     for (const auto& [k, v] : kv) text += "key " + k + ": value " + v + "\n";
-    st = mix(st);
+    st = splitmix64(st);
     // The first query as with one query; more (max_queries > 1) from a stream of their own,
     // distinct keys, so max_queries 1 gives the same documents as before it existed.
     std::vector<size_t> asked = {static_cast<size_t>(st % kv.size())};
     if (max_queries > 1) {
-      uint64_t more = mix(st ^ 0x6D6F7265ull);
+      uint64_t more = splitmix64(st ^ 0x6D6F7265ull);
       const size_t k = std::min(kv.size(), static_cast<size_t>(1 + more % static_cast<uint64_t>(max_queries)));
       while (asked.size() < k) {
-        more = mix(more);
+        more = splitmix64(more);
         const size_t j = static_cast<size_t>(more % kv.size());
         if (std::find(asked.begin(), asked.end(), j) == asked.end()) asked.push_back(j);
       }
@@ -359,7 +354,7 @@ train_dataset lookup_documents(const std::vector<std::string>& pages, uint64_t s
   if (max_queries < 1) throw std::invalid_argument("train-data: queries per lookup document must be >= 1");
   static const std::regex k_element(R"(^\t*\[(\d+)\] ([A-Za-z]+) '(.+)'.*$)");
   train_dataset d{"lookup", {}};
-  uint64_t st = mix(seed ^ 0x6C6F6F6Bull);
+  uint64_t st = splitmix64(seed ^ 0x6C6F6F6Bull);
   for (const std::string& page : pages) {
     struct element {
       std::string id, role, name;
@@ -381,10 +376,10 @@ train_dataset lookup_documents(const std::vector<std::string>& pages, uint64_t s
     for (size_t j = 0; j < els.size(); ++j)
       if (seen[{els[j].role, els[j].name}] == 1) unique.push_back(j);
     if (unique.empty()) continue;
-    st = mix(st);
+    st = splitmix64(st);
     const size_t k = std::min(unique.size(), static_cast<size_t>(1 + st % static_cast<uint64_t>(max_queries)));
     for (size_t j = 0; j < k; ++j) {  // a partial Fisher-Yates shuffle: k distinct elements
-      st = mix(st);
+      st = splitmix64(st);
       std::swap(unique[j], unique[j + static_cast<size_t>(st % (unique.size() - j))]);
     }
     std::vector<std::pair<std::string, std::string>> qa;
@@ -446,21 +441,23 @@ train_data_summary write_train_data(const train_data_options& opt) {
         last.sequences.push_back(std::move(q));
       for (train_sequence& q : render_trajectory(tr, history_mode::full, opt.tok, opt.max_obs_tokens))
         full.sequences.push_back(std::move(q));
-      for (train_sequence& q : render_cropped_steps(tr, opt.seed ^ mix(s * 1000003 + crop.sequences.size()), opt.tok,
-                                                    opt.max_obs_tokens))
+      for (train_sequence& q : render_cropped_steps(tr, opt.seed ^ splitmix64(s * 1000003 + crop.sequences.size()),
+                                                    opt.tok, opt.max_obs_tokens))
         crop.sequences.push_back(std::move(q));
       if (opt.renamed.copies > 0)
-        for (train_sequence& q : render_renamed_steps(tr, words, opt.seed ^ mix(s * 7919 + renamed.sequences.size()),
-                                                      opt.renamed, opt.tok, opt.max_obs_tokens))
+        for (train_sequence& q :
+             render_renamed_steps(tr, words, opt.seed ^ splitmix64(s * 7919 + renamed.sequences.size()), opt.renamed,
+                                  opt.tok, opt.max_obs_tokens))
           renamed.sequences.push_back(std::move(q));
       if (opt.retarget > 0)
         for (train_sequence& q : render_retargeted_steps(tr, opt.retarget, opt.retarget_crop,
-                                                         opt.seed ^ mix(s * 4099 + retarget.sequences.size()), opt.tok,
-                                                         opt.max_obs_tokens, &retarget_intents))
+                                                         opt.seed ^ splitmix64(s * 4099 + retarget.sequences.size()),
+                                                         opt.tok, opt.max_obs_tokens, &retarget_intents))
           retarget.sequences.push_back(std::move(q));
       if (opt.revalued > 0)
-        for (train_sequence& q : render_revalued_steps(tr, opt.revalued, opt.seed ^ mix(s * 6151 + revalued.sequences.size()),
-                                                       opt.tok, opt.max_obs_tokens))
+        for (train_sequence& q :
+             render_revalued_steps(tr, opt.revalued, opt.seed ^ splitmix64(s * 6151 + revalued.sequences.size()),
+                                   opt.tok, opt.max_obs_tokens))
           revalued.sequences.push_back(std::move(q));
       for (const seen_step& st : tr.steps)
         if (pages_seen.insert(st.observation).second) pages.push_back(st.observation);

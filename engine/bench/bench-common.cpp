@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "engine-error.h"
+#include "splitmix64.h"
 #include "tokenizer.h"
 
 namespace kvarena {
@@ -34,19 +35,13 @@ std::optional<float> policy_confidence_threshold(const kv_policy_spec& p) {
 
 std::vector<int32_t> seeded_prompt_tokens(const tokenizer& tok, int64_t n_vocab, int64_t n, uint64_t seed) {
   if (n_vocab < 2) throw engine_error("benchmark prompt: the vocabulary has fewer than 2 tokens");
-  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 0xD1B54A32D192ED03ull;
-  auto next = [&]() {  // splitmix64
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
+  splitmix64_stream rng{seed * k_splitmix64_gamma + 0xD1B54A32D192ED03ull};
   const int64_t V = std::min<int64_t>(n_vocab, tok.n_vocab());
   std::vector<int32_t> out;
   out.reserve(size_t(std::max<int64_t>(n, 0)));
   int64_t tries = 0;
   while (int64_t(out.size()) < n) {
-    const int32_t id = int32_t(next() % uint64_t(V));
+    const int32_t id = int32_t(rng.next() % uint64_t(V));
     if (++tries > 1000 * (n + 10))
       throw engine_error("benchmark prompt: the vocabulary has (almost) only control tokens");
     if (tok.is_control(id) || id == tok.eos_id() || id == tok.bos_id()) continue;

@@ -10,18 +10,12 @@
 #include "engine-error.h"
 #include "process-memory.h"
 #include "sampler.h"
+#include "splitmix64.h"
 #include "tokenizer.h"
 
 namespace kvarena {
 
 namespace {
-
-uint64_t mix64(uint64_t z) {  // splitmix64 finaliser
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 const char* const kSubjects[] = {"The old lighthouse", "A quiet river", "The village baker", "Every market stall",
                                  "The northern forest", "A small wooden boat", "The city library",
@@ -40,7 +34,7 @@ const char* const kColours[] = {"green", "blue", "yellow", "red", "silver", "bro
 
 template <size_t N>
 const char* pick(const char* const (&a)[N], uint64_t& st) {
-  st = mix64(st);
+  st = splitmix64(st);
   return a[st % N];
 }
 
@@ -53,12 +47,12 @@ std::string fmt_depth(double d) {
 }  // namespace
 
 std::string niah_filler_text(int64_t n_words, uint64_t seed) {
-  uint64_t st = mix64(seed ^ 0x6E696168ull);  // "niah"
+  uint64_t st = splitmix64(seed ^ 0x6E696168ull);  // "niah"
   std::string out;
   int64_t words = 0;
   while (words < n_words) {
     std::string s = std::string(pick(kSubjects, st)) + " " + pick(kVerbs, st) + " " + pick(kPlaces, st);
-    if (mix64(st) % 2) s += std::string(" ") + pick(kTails, st);
+    if (splitmix64(st) % 2) s += std::string(" ") + pick(kTails, st);
     s += std::string(", and the sky is ") + pick(kColours, st) + ". ";
     for (char c : s) words += c == ' ';
     out += s;
@@ -68,11 +62,11 @@ std::string niah_filler_text(int64_t n_words, uint64_t seed) {
 
 std::string niah_code(uint64_t seed, int64_t length, double depth, int64_t trial) {
   if (trial < 0) throw engine_error("bench niah: trial " + std::to_string(trial) + " < 0");
-  const uint64_t cell = mix64(uint64_t(length) * 1000003ull + uint64_t(std::llround(depth * 1e6)));
+  const uint64_t cell = splitmix64(uint64_t(length) * 1000003ull + uint64_t(std::llround(depth * 1e6)));
   std::vector<unsigned> codes;  // trials 0 .. trial, distinct
   for (uint64_t draw = 0; int64_t(codes.size()) <= trial; ++draw) {
     // draw 0 is the single-needle bench's code (seed ^ cell); later draws mix the draw in.
-    const uint64_t z = mix64(seed ^ (cell + draw * 0xA24BAED4963EE407ull));
+    const uint64_t z = splitmix64(seed ^ (cell + draw * 0xA24BAED4963EE407ull));
     const unsigned code = unsigned(10000 + z % 90000);  // five digits, no leading zero
     if (std::find(codes.begin(), codes.end(), code) == codes.end()) codes.push_back(code);
   }

@@ -12,6 +12,7 @@
 
 #include "engine-error.h"
 #include "gguf-writer.h"
+#include "splitmix64.h"
 
 namespace kvarena {
 
@@ -88,18 +89,6 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   if (!(s.norm_eps > 0) || !std::isfinite(s.norm_eps)) bad_spec("norm_eps must be > 0");
 }
 
-// splitmix64 (Steele, Lea, Flood 2014): a full-period 64-bit generator; one stream per
-// tensor so a tensor's values do not depend on which other tensors exist.
-struct splitmix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
-
 uint64_t fnv1a64(const std::string& s) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
@@ -129,7 +118,7 @@ class uniform_stream {
   }
 
  private:
-  splitmix64 rng_;
+  splitmix64_stream rng_;  // one stream per tensor: its values do not depend on which other tensors exist
   float mean_;
   double step_;
 };
