@@ -144,7 +144,7 @@ def long_tables(after, before):
                   "| policy | before | after | retained (after) | KV vs full (after) |", "|---|---|---|---|---|"]
         for pol, x in runs["after"].items():
             def cell(y):
-                if not y:
+                if not y or not y.get("items"):
                     return "—"
                 k, n = y["successes"], y["items"]
                 lo, hi = wilson(k, n)
