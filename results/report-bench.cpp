@@ -116,7 +116,7 @@ void fill_group(bench_group& g, const std::vector<const bench_result_row*>& rows
     g.columns = {"policy", "accuracy", "correct per length", "KV peak", "KV/full"};
     g.plot_value = "NIAH accuracy";
   } else if (g.bench == "confidence-kl") {
-    g.columns = {"policy", "pearson r", "samples", "confidence mean", "KL mean"};
+    g.columns = {"policy", "pearson r", "spearman", "samples", "confidence mean", "KL mean"};
   } else {
     g.columns = {"policy"};
     g.columns.insert(g.columns.end(), generic.begin(), generic.end());
@@ -141,7 +141,8 @@ void fill_group(bench_group& g, const std::vector<const bench_result_row*>& rows
       cells.insert(cells.end(), {fmt("%.3f", acc), per_length(m), format_bytes(kv), ratio(kv, full_kv)});
       if (!std::isnan(acc) && !std::isnan(kv)) g.points.push_back({series_of(spec), spec, kv, acc});
     } else if (g.bench == "confidence-kl") {
-      cells.insert(cells.end(), {fmt("%.3f", num(m, "pearson_r")), fmt("%.0f", num(m, "n_samples")),
+      cells.insert(cells.end(), {fmt("%.3f", num(m, "pearson_r")), fmt("%.3f", num(m, "spearman_r")),
+                                 fmt("%.0f", num(m, "n_samples")),
                                  fmt("%.4f", num(m, "confidence_mean")), fmt("%.4f", num(m, "kl_mean"))});
     } else {
       for (const auto& k : generic) {

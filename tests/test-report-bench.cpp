@@ -65,7 +65,8 @@ std::string make_file(const std::string& name) {
                                   {{"spec", "window@512t"}, {"accuracy", 0.25}, {"peak_kv_logical_bytes", 1 * MiB},
                                    {"grid", grid({true, false, false, false})}}),
                               row("confidence-kl", "full", json::object(), {{"every", 8}},
-                                  {{"spec", "full"}, {"pearson_r", -0.5}, {"n_samples", 40}, {"confidence_mean", 0.8},
+                                  {{"spec", "full"}, {"pearson_r", -0.5}, {"spearman_r", -0.25}, {"n_samples", 40},
+                                   {"confidence_mean", 0.8},
                                    {"kl_mean", 0.25}})});
   return path;
 }
@@ -98,7 +99,7 @@ TEST(ReportBench, GroupsAndRatiosAreTheHandComputedOnes) {
   EXPECT_EQ(n.rows[1], (std::vector<std::string>{"window@512t", "0.250", "1024: 1/2  2048: 0/2", "1.0 MiB", "0.250"}));
 
   const bench_group& k = b.groups[3];
-  EXPECT_EQ(k.rows[0], (std::vector<std::string>{"full", "-0.500", "40", "0.8000", "0.2500"}));
+  EXPECT_EQ(k.rows[0], (std::vector<std::string>{"full", "-0.500", "-0.250", "40", "0.8000", "0.2500"}));
 }
 
 TEST(ReportBench, TextJsonAndHtmlCarryTheTables) {
