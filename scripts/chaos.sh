@@ -2,8 +2,8 @@
 # chaos.sh: fault injection against `kvarena run` and `kvarena env-server`, each case a test
 # of what a user loses, with its figures printed as a table (the README keeps a copy).
 #
-#   scripts/chaos.sh            full mode, by hand (~25 minutes on 2 cores)
-#   scripts/chaos.sh --short    CI mode (< 3 minutes on 2 cores; ctest: chaos-short)
+#   scripts/chaos.sh            full mode, by hand (~13 minutes on 2 cores)
+#   scripts/chaos.sh --short    CI mode (~2 minutes on 2 cores; ctest: chaos-short)
 #   KVARENA=build-x/kvarena scripts/chaos.sh --short --keep    (--keep: leave the work folder)
 #   scripts/chaos.sh --short --only=chromium-kill,soak          (some cases only)
 #
