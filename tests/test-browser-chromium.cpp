@@ -451,12 +451,14 @@ std::optional<std::set<std::string>> socket_inodes_of(int pid) {
 }
 
 // What `ss -ltnp` would show: no TCP port owned by any process of a running Chromium
-// session (DevTools goes over --remote-debugging-pipe).
+// session: DevTools goes over --remote-debugging-pipe, and the listening sockets of the
+// kvarena that started it (the env API, the sites: here the test server, open before
+// Chromium starts) are not inherited.
 TEST(ChromiumProcess, ListensOnNoTcpPort) {
   SKIP_WITHOUT_CHROMIUM();
+  test_server server(site);
   chromium_process p(chromium_options{});
   chromium_browser b(std::shared_ptr<chromium_process>(&p, [](chromium_process*) {}));
-  test_server server(site);
   ASSERT_TRUE(b.go_to(server.url("/dir/index.html")).ok());  // renderers up, a page loaded
   EXPECT_NE(b.observe().text.find("Page two"), std::string::npos);
   std::vector<int> pids = processes_with(p.user_data_dir());

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +52,17 @@ std::vector<std::string> default_args(const std::string& user_data_dir) {
   };
   if (geteuid() == 0) args.push_back("--no-sandbox");  // the sandbox refuses to run as root
   return args;
+}
+
+// Closes every descriptor from `first` up (in the forked child: async-signal-safe).
+void close_from(int first) {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, static_cast<unsigned>(first), ~0u, 0u) == 0) return;
+#endif
+  rlimit lim{};
+  long max_fd = getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY ? static_cast<long>(lim.rlim_cur)
+                                                                                       : 65536;
+  for (long fd = first; fd < max_fd; ++fd) close(static_cast<int>(fd));
 }
 
 // A pipe whose two ends are close-on-exec descriptors numbered 10 or more (so the child can
@@ -130,6 +143,10 @@ chromium_process::chromium_process(const chromium_options& opt) {
     // --remote-debugging-pipe: Chromium reads commands on fd 3 and writes on fd 4 (dup2
     // clears close-on-exec on the copies; the originals, 10 and up, close at exec).
     if (dup2(to_chromium[0], 3) < 0 || dup2(from_chromium[1], 4) < 0) _exit(127);
+    // Nothing else of kvarena's: its listening sockets (the env API, the sites), client
+    // connections and files are not Chromium's to hold (`ss -ltnp` would list the ports
+    // as Chromium's too, and they would outlive a kvarena whose Chromium lingers).
+    close_from(5);
     execv(opt.executable.c_str(), argv.data());
     _exit(127);
   }
