@@ -29,6 +29,7 @@ struct env_server_args {
   uint64_t seed = 1;
   int threads = 8;
   int max_sessions = 256;
+  int max_connections = 512;
   double idle_timeout_s = 1800;
   std::string token;  // --token, else KVARENA_ENV_TOKEN
   eval_flags eval;
@@ -51,6 +52,7 @@ int run_env_server(const env_server_args& a) {
   opt.http.host = a.host;
   opt.http.port = static_cast<uint16_t>(a.port);
   opt.http.threads = a.threads;
+  opt.http.max_connections = static_cast<size_t>(a.max_connections);
   opt.sites.external_url = a.sites_url;
   opt.sites.seed = a.seed;
   opt.sites.site_urls = parse_site_flags(a.eval.sites);
@@ -104,6 +106,9 @@ void add_env_server_command(CLI::App& app, command_fn& run) {
   sub->add_option("-t,--threads", a->threads, "Request threads (a step blocks one while its page loads)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--max-sessions", a->max_sessions, "Sessions open at once at most")->check(CLI::PositiveNumber);
+  sub->add_option("--max-connections", a->max_connections,
+                  "Connections open at once at most; one more is answered 503 and closed")
+      ->check(CLI::Range(1, 1000000));
   sub->add_option("--idle-timeout", a->idle_timeout_s, "Seconds after which an untouched session is closed (0 = never)")
       ->check(CLI::NonNegativeNumber);
   add_eval_flags(sub, a->eval);

@@ -17,8 +17,15 @@
 #include <fstream>
 #include <string>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +60,9 @@ class FileUrlSite : public ::testing::Test {
       if (req.path == "/blank-link")
         return sites::http_response::html("<a href='/' target='_blank'>Elsewhere</a>");
       if (req.path == "/big") return sites::http_response::text(std::string(3000, 'x'));
+      if (req.path.rfind("/mib/", 0) == 0)  // a 1 MiB page: /mib/<n>
+        return sites::http_response::html("<html><head><title>MiB " + req.path.substr(5) + "</title></head><body><p>" +
+                                          std::string(1u << 20, 'm') + "</p></body></html>");
       if (req.path == "/to-file") return sites::http_response::redirect(secret_, 302);
       return sites::http_response::html("<p>home</p>");
     });
@@ -312,6 +322,114 @@ TEST_F(FileUrlSite, TextBrowserTabsAreBounded) {
   ASSERT_TRUE(b.go_to(url("/blank-link")).ok());
   EXPECT_TRUE(b.click(id_on(b, "link 'Elsewhere'")).ok());
   EXPECT_EQ(b.tab_count(), k_max_tabs);
+}
+
+// Bytes per session: the history all tabs hold is capped; the oldest history goes first,
+// and a page that cannot fit beside the pages the tabs show is an action error.
+TEST_F(FileUrlSite, TextBrowserSessionBytesAreBounded) {
+  text_browser_options o;
+  o.max_session_bytes = (7u << 20) / 2;  // 3.5 MiB: three 1 MiB pages, not four
+  text_browser b(o);
+  for (int i = 1; i <= 10; ++i) ASSERT_TRUE(b.go_to(url("/mib/" + std::to_string(i))).ok()) << i;
+  EXPECT_LE(b.session_bytes(), o.max_session_bytes);
+  EXPECT_EQ(b.current_url(), url("/mib/10"));
+  int backs = 0;
+  while (b.go_back().ok()) ++backs;
+  EXPECT_EQ(backs, 2) << "the history keeps what fits, the newest";
+  EXPECT_EQ(b.current_url(), url("/mib/8"));
+
+  // Other tabs' history goes too, never a page a tab shows.
+  ASSERT_TRUE(b.new_tab().ok());
+  ASSERT_TRUE(b.go_to(url("/mib/11")).ok());
+  ASSERT_TRUE(b.new_tab().ok());
+  ASSERT_TRUE(b.go_to(url("/mib/12")).ok());
+  EXPECT_LE(b.session_bytes(), o.max_session_bytes);
+  ASSERT_TRUE(b.new_tab().ok());
+  browser_result r = b.go_to(url("/mib/13"));  // a fourth page shown at once: refused
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("more than its limit of 3.5 MiB"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("close_tab"), std::string::npos) << r.error;
+  EXPECT_EQ(b.current_url(), "about:blank") << "the tab is unchanged";
+  EXPECT_LE(b.session_bytes(), o.max_session_bytes);
+  ASSERT_TRUE(b.tab_focus(0).ok());
+  EXPECT_EQ(b.current_url(), url("/mib/8")) << "a page a tab shows is kept";
+}
+
+// At session creation: start URLs whose pages do not fit are a 422, not a 502.
+TEST_F(FileUrlSite, EnvServerRefusesStartPagesOverTheSessionBytesWith422) {
+  env_server_options opt;
+  opt.browser.max_session_bytes = (7u << 20) / 2;
+  env_server server(opt);
+  server.start();
+  std::string start = url("/mib/1");
+  for (int i = 2; i <= 4; ++i) start += " |AND| " + url("/mib/" + std::to_string(i));
+  sites::http_request req;
+  req.method = "POST";
+  req.path = "/v1/sessions";
+  req.body = nlohmann::json{{"task", classifieds_task(start)}}.dump();
+  sites::http_response res = server.handle(req);
+  EXPECT_EQ(res.status, 422) << res.body;
+  EXPECT_NE(res.body.find("limit of 3.5 MiB"), std::string::npos) << res.body;
+  EXPECT_EQ(server.session_count(), 0u);
+}
+
+// A TCP connection to 127.0.0.1:port (-1 when it cannot connect).
+int connect_loopback(uint16_t port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `request` on `fd` and reads until the server closes or 5 s pass; closes fd.
+std::string exchange(int fd, const std::string& request) {
+  (void)!::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string out;
+  char buf[4096];
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) continue;
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// Connections per server: idle connections cannot take every slot unnoticed; one past
+// max_connections gets 503 with Retry-After in the API's JSON shape, and a slot freed is
+// usable again.
+TEST(EnvServerConnections, OnePastTheLimitIs503) {
+  env_server_options opt;
+  opt.http.max_connections = 2;
+  env_server server(opt);
+  server.start();
+  const std::string health = "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  int idle1 = connect_loopback(server.port()), idle2 = connect_loopback(server.port());
+  ASSERT_GE(idle1, 0);
+  ASSERT_GE(idle2, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both accepted
+  std::string refused = exchange(connect_loopback(server.port()), health);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\"error\""), std::string::npos) << refused;
+  EXPECT_NE(refused.find("2 connections open"), std::string::npos) << refused;
+  close(idle1);
+  std::string ok;
+  for (int i = 0; i < 50 && ok.rfind("HTTP/1.1 200", 0) != 0; ++i) {  // the slot frees once the server sees the close
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ok = exchange(connect_loopback(server.port()), health);
+  }
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
+  close(idle2);
 }
 
 TEST_F(HardenedServer, BearerTokenIsRequired) {

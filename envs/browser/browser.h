@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,21 @@ inline std::string too_many_tabs_error() {
   return "cannot open another tab: " + std::to_string(k_max_tabs) +
          " tabs are open, the most a session may have; close one with close_tab first";
 }
+
+// A page that would take a session past its bytes limit (text_browser_options::
+// max_session_bytes) beside the pages its tabs show: an action error (422 at session start).
+inline std::string too_many_bytes_error(size_t page_bytes, size_t kept_bytes, size_t limit_bytes) {
+  auto mib = [](size_t b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(b) / (1 << 20));
+    std::string t = buf;
+    if (t.size() > 2 && t.compare(t.size() - 2, 2, ".0") == 0) t.resize(t.size() - 2);
+    return t + " MiB";
+  };
+  return "cannot show this page (" + mib(page_bytes) + "): with the pages the other tabs show, this session would hold " +
+         mib(kept_bytes) + ", more than its limit of " + mib(limit_bytes) + "; close tabs with close_tab first";
+}
+inline bool is_too_many_bytes_error(const std::string& error) { return error.rfind("cannot show this page (", 0) == 0; }
 
 class browser {
  public:

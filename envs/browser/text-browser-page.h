@@ -23,6 +23,7 @@ struct text_browser::page {
   const GumboNode* focused = nullptr;  // nullptr: the document has focus
   bool select_all = false;             // Control+a in the focused field: next type replaces
   int top_line = 0;                    // the viewport's first tree line
+  size_t bytes = 0;                    // what it counts against max_session_bytes (its HTML)
 };
 
 struct text_browser::tab {

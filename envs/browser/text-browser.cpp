@@ -88,6 +88,7 @@ std::unique_ptr<text_browser::page> text_browser::make_page(const std::string& u
   auto p = std::make_unique<page>();
   p->url = url;
   p->status = status;
+  p->bytes = html.size() + url.size();
   p->doc = std::make_unique<html_document>(std::move(html));
   p->state = std::make_unique<form_state>(*p->doc);
   return p;
@@ -114,20 +115,57 @@ void text_browser::scroll_to_fragment(page& p) const {
   }
 }
 
+size_t text_browser::held_bytes() const {
+  size_t total = 0;
+  for (const auto& t : tabs_)
+    for (const auto& p : t->history) total += p->bytes;
+  return total;
+}
+
+std::string text_browser::room_for(size_t bytes, bool in_new_tab) const {
+  size_t kept = bytes;  // the pages that stay current: every tab's but the one navigating
+  for (int i = 0; i < tab_count(); ++i)
+    if (in_new_tab || i != current_) kept += tabs_[i]->history[tabs_[i]->index]->bytes;
+  if (kept <= options_.max_session_bytes) return "";
+  return too_many_bytes_error(bytes, kept, options_.max_session_bytes);
+}
+
 void text_browser::push_page(std::unique_ptr<page> p, bool in_new_tab) {
   if (in_new_tab) {
     tabs_.push_back(std::make_unique<tab>());
     current_ = static_cast<int>(tabs_.size()) - 1;
     tabs_.back()->history.push_back(std::move(p));
-    return;
+  } else {
+    tab& t = *tabs_[current_];
+    t.history.resize(t.index + 1);  // a new page drops the forward entries
+    t.history.push_back(std::move(p));
+    t.index = static_cast<int>(t.history.size()) - 1;
+    while (static_cast<int>(t.history.size()) > std::max(1, options_.max_history)) {
+      t.history.erase(t.history.begin());
+      --t.index;
+    }
   }
-  tab& t = *tabs_[current_];
-  t.history.resize(t.index + 1);  // a new page drops the forward entries
-  t.history.push_back(std::move(p));
-  t.index = static_cast<int>(t.history.size()) - 1;
-  while (static_cast<int>(t.history.size()) > std::max(1, options_.max_history)) {
-    t.history.erase(t.history.begin());
-    --t.index;
+  // Over max_session_bytes: drop history that no tab shows, from the tab holding the most,
+  // its oldest back entry first, then its forward entries (room_for made sure this ends).
+  size_t total = held_bytes();
+  while (total > options_.max_session_bytes) {
+    tab* victim = nullptr;
+    size_t most = 0;
+    for (auto& t : tabs_) {
+      size_t spare = 0;
+      for (int i = 0; i < static_cast<int>(t->history.size()); ++i)
+        if (i != t->index) spare += t->history[i]->bytes;
+      if (spare > most) most = spare, victim = t.get();
+    }
+    if (!victim) break;
+    if (victim->index > 0) {
+      total -= victim->history.front()->bytes;
+      victim->history.erase(victim->history.begin());
+      --victim->index;
+    } else {
+      total -= victim->history.back()->bytes;
+      victim->history.pop_back();
+    }
   }
 }
 
@@ -148,6 +186,7 @@ browser_result text_browser::navigate(const http_request& request, bool in_new_t
   std::string fragment = url_fragment(request.url);
   if (!fragment.empty() && final_url.find('#') == std::string::npos) final_url += "#" + fragment;
   std::unique_ptr<page> p = make_page(final_url, res.status, res.content_type, res.body);
+  if (std::string why = room_for(p->bytes, in_new_tab); !why.empty()) return {why, ""};
   scroll_to_fragment(*p);
   push_page(std::move(p), in_new_tab);
   browser_result r;

@@ -38,6 +38,10 @@ struct text_browser_options {
   int viewport_height_px = 2048;  // VWA's viewport is 1280x2048
   int line_height_px = 16;        // estimated height of one printed tree line
   int max_history = 50;           // pages kept per tab (oldest dropped)
+  // The pages all tabs hold together, history included (bytes of their HTML): past it the
+  // oldest history goes first (other tabs' too, never a tab's current page); a page that
+  // would not fit beside every tab's current page is refused with an action error.
+  size_t max_session_bytes = 64u << 20;
 };
 
 class text_browser final : public browser {
@@ -74,6 +78,7 @@ class text_browser final : public browser {
 
   int tab_count() const { return static_cast<int>(tabs_.size()); }
   int current_tab() const { return current_; }
+  size_t session_bytes() const { return held_bytes(); }  // what max_session_bytes bounds
   int viewport_lines() const;
   const html_document& document() const;  // the current page's parsed HTML
   http_client& http() { return http_; }   // the cookie jar (e.g. to log in before a task)
@@ -90,6 +95,9 @@ class text_browser final : public browser {
   browser_result navigate(const http_request& request, bool in_new_tab);
   browser_result load_url(const std::string& url, bool in_new_tab);
   void push_page(std::unique_ptr<page> p, bool in_new_tab);
+  // "" when a page of `bytes` fits beside the pages that stay current; else the error.
+  std::string room_for(size_t bytes, bool in_new_tab) const;
+  size_t held_bytes() const;
   std::unique_ptr<page> make_page(const std::string& url, long status,
                                   const std::string& content_type, const std::string& body);
   void scroll_to_fragment(page& p) const;

@@ -69,6 +69,8 @@ void env_session::start(const std::vector<env_login>& logins) {
   for (size_t i = 0; i < urls.size(); ++i) {
     if (i > 0) browser_->get().new_tab();
     browser_result r = browser_->get().go_to(urls[i]);
+    if (!r.ok() && is_too_many_bytes_error(r.error))  // the task asks too much, the site is fine
+      throw env_api_error(422, "the task's start_url pages do not fit in a session: " + r.error);
     if (!r.ok())
       throw env_api_error(502, "cannot open the task's start_url " +
                                    (urls.size() > 1 ? "(tab " + std::to_string(i) + ") " : std::string()) + urls[i] +

@@ -7,6 +7,7 @@
 #include "http-server.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <optional>
@@ -66,17 +67,36 @@ std::optional<std::string> to_http_request(const http::request<http::string_body
   return std::nullopt;
 }
 
+// The connections a server has open; each session holds a count for its lifetime.
+struct connection_count {
+  std::atomic<size_t> open{0};
+};
+
 class http_session : public std::enable_shared_from_this<http_session> {
  public:
-  http_session(tcp::socket&& socket, const http_server::handler_fn& handler, const http_server_options& opt)
-      : stream_(std::move(socket)), handler_(handler), opt_(opt) {}
+  // `count` null: a connection past max_connections, answered 503 and closed.
+  http_session(tcp::socket&& socket, const http_server::handler_fn& handler, const http_server_options& opt,
+               std::shared_ptr<connection_count> count)
+      : stream_(std::move(socket)), handler_(handler), opt_(opt), count_(std::move(count)) {}
+  ~http_session() {
+    if (count_) --count_->open;
+  }
 
   void run() {
     // The socket was accepted on this connection's strand; start there.
+    if (!count_)
+      return net::dispatch(stream_.get_executor(), beast::bind_front_handler(&http_session::refuse, shared_from_this()));
     net::dispatch(stream_.get_executor(), beast::bind_front_handler(&http_session::do_read, shared_from_this()));
   }
 
  private:
+  void refuse() {
+    http_response r = own_error(503, "this server has " + std::to_string(opt_.max_connections) +
+                                         " connections open, the most it takes; retry shortly, or reuse a connection");
+    r.add_header("Retry-After", "1");
+    send(std::move(r), false, false, 11);
+  }
+
   void do_read() {
     parser_.emplace();
     parser_->body_limit(opt_.body_limit_bytes);
@@ -215,6 +235,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   size_t drained_bytes_ = 0;
   const http_server::handler_fn& handler_;
   const http_server_options& opt_;
+  std::shared_ptr<connection_count> count_;
 };
 
 class http_listener : public std::enable_shared_from_this<http_listener> {
@@ -239,6 +260,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
   }
 
   uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  size_t connections() const { return count_->open.load(); }
 
   void run() { do_accept(); }
 
@@ -251,7 +273,12 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
   void on_accept(beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted) return;
     if (!ec) {
-      std::make_shared<http_session>(std::move(socket), handler_, opt_)->run();
+      std::shared_ptr<connection_count> slot = count_;
+      if (opt_.max_connections && count_->open.fetch_add(1) >= opt_.max_connections) {
+        --count_->open;
+        slot = nullptr;  // over the limit: 503
+      }
+      std::make_shared<http_session>(std::move(socket), handler_, opt_, std::move(slot))->run();
       return do_accept();
     }
     // Out of file descriptors and the like: retry shortly instead of spinning.
@@ -267,6 +294,7 @@ class http_listener : public std::enable_shared_from_this<http_listener> {
   net::steady_timer retry_timer_;
   const http_server::handler_fn& handler_;
   const http_server_options& opt_;
+  std::shared_ptr<connection_count> count_ = std::make_shared<connection_count>();
 };
 
 }  // namespace
@@ -314,6 +342,7 @@ void http_server::stop() {
 bool http_server::running() const { return impl_->ioc != nullptr; }
 
 uint16_t http_server::port() const { return impl_->port; }
+size_t http_server::connections() const { return impl_->listener ? impl_->listener->connections() : 0; }
 
 std::string http_server::base_url() const {
   std::string host = impl_->opt.host;

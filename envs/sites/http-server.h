@@ -6,7 +6,8 @@
 //   - bodies over `body_limit_bytes` -> 413, headers over `header_limit_bytes` -> 431,
 //     malformed requests and unsafe targets ("/../etc/passwd", "%2e%2e", encoded '/')
 //     -> 400, each with a short HTML body, before the handler runs;
-//   - HEAD is answered as GET without the body; a handler that throws -> 500.
+//   - HEAD is answered as GET without the body; a handler that throws -> 500;
+//   - at most `max_connections` open at once: one more gets 503 and is closed.
 // The handler is called concurrently from `threads` threads and must be thread-safe.
 // Not here: routing (http-router.h) and the sites (site-server.h).
 #pragma once
@@ -32,6 +33,10 @@ struct http_server_options {
   // throwing handler 500): a short HTML page by default, the env API's JSON error shape
   // ({"error": {"code", "message"}}) when set.
   bool json_errors = false;
+  // Connections open at once at most (0: no limit). One past it is answered 503 with
+  // Retry-After and closed without reading its request, so idle or slow clients cannot
+  // hold every descriptor and thread of the server.
+  size_t max_connections = 512;
 };
 
 class http_server {
@@ -51,6 +56,7 @@ class http_server {
 
   bool running() const;
   uint16_t port() const;         // the bound port (after start)
+  size_t connections() const;    // open now (refused ones not counted)
   std::string base_url() const;  // "http://127.0.0.1:8080" (127.0.0.1 when bound to 0.0.0.0)
 
  private:
