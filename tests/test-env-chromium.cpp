@@ -2,8 +2,9 @@
 // the text and chromium observations of the same site pages list the same interactive
 // elements with the same names; a logged-in session; logging in on a site given by URL
 // through its form in the page; an action; Set-of-Marks screenshots;
-// Chromium killed mid-session (an error observation, then a new session works); and
-// chromium asked for where it is not installed (HTTP 400). Label `chromium`: the tests that
+// Chromium killed mid-session (an error observation, then a new session works); a task's
+// scripts refused outside its sites' origins; and chromium asked for where it is not
+// installed (HTTP 400). Label `chromium`: the tests that
 // need /usr/bin/chromium skip with a reason without it.
 #include <set>
 
@@ -197,6 +198,54 @@ TEST_F(EnvServerTest, ChromiumKilledMidSessionGivesAnErrorObservationAndTheNextS
   env_created c = client_.create_session(classifieds_task(k_string_eval), with_browser("chromium"));
   EXPECT_NE(find_id(c.observation.text, "link", "All listings"), -1) << c.observation.text;
   EXPECT_NE(server_->chromium()->pid(), killed) << "a fresh Chromium";
+  client_.close(c.session_id);
+}
+
+// A task's scripts (prep actions, JavaScript locators) run only on its sites' origins: on a
+// page of another origin they are refused with a note naming the page and the origins
+// allowed, and nothing of theirs runs there; on the task's site they run as before.
+TEST_F(EnvServerTest, TaskScriptsRunOnlyOnTheOriginsOfItsSites) {
+  SKIP_WITHOUT_CHROMIUM();
+  std::atomic<int> ran{0};
+  sites::http_server foreign({}, [&ran](const sites::http_request& req) {
+    if (req.path == "/ran") {
+      ++ran;
+      return sites::http_response::text("ran");
+    }
+    return sites::http_response::html("<html><head><title>Foreign</title></head><body><h1>Foreign</h1></body></html>");
+  });
+  foreign.start();
+  const std::string foreign_page = foreign.base_url() + "/page";
+  nlohmann::json t = parse_json(classifieds_task(k_string_eval));
+  t["eval"] = {{"eval_types", {"program_html"}},
+               {"reference_answers", nullptr},
+               {"reference_url", ""},
+               {"program_html",
+                {{{"url", foreign_page},
+                  {"locator", "document.querySelector('h1').outerText"},
+                  {"prep_actions", {"fetch('/ran').then(r => r.text())"}},
+                  {"required_contents", {{"must_include", {"Foreign"}}}}},
+                 {{"url", "__CLASSIFIEDS__/category/cars"},
+                  {"locator", "document.location.pathname.split('/').pop()"},
+                  {"prep_actions", {"document.title"}},
+                  {"required_contents", {{"must_include", {"cars"}}}}}}}};
+  env_created c = client_.create_session(t.dump(), with_browser("chromium"));
+  const std::string site_origin = c.observation.url.substr(0, c.observation.url.find('/', 8));
+  eval_result e = client_.evaluate(c.session_id, std::string(""));
+  ASSERT_EQ(e.evaluators.size(), 1u) << to_json_text(e);
+  const std::string detail = e.evaluators[0].detail;
+  EXPECT_NE(detail.find("target 0: "), std::string::npos) << detail;
+  EXPECT_EQ(e.score, 0.0) << "the foreign page's locator gave \"\": " << to_json_text(e);
+  EXPECT_EQ(ran.load(), 0) << "a prep action ran on a page outside the task's sites";
+  std::string notes;
+  for (const std::string& n : e.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("target 0: prep action"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("refused to run the task's JavaScript on " + foreign_page), std::string::npos) << notes;
+  EXPECT_NE(notes.find("target 0: locator"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("run only on the origins of its sites (" + site_origin + ")"), std::string::npos) << notes;
+  EXPECT_EQ(notes.find("target 1"), std::string::npos) << "the site's own page runs them: " << notes;
+  EXPECT_NE(detail.find("target 0: must_include: missing"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("target 1: must_include: all 1 found"), std::string::npos) << detail;
   client_.close(c.session_id);
 }
 

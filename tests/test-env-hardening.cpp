@@ -31,6 +31,7 @@
 
 #include "browser/chromium-cleanup.h"
 #include "browser/text-browser.h"
+#include "browser/url-util.h"
 #include "client/env-client.h"
 #include "common/http-call.h"
 #include "common/url-policy.h"
@@ -97,6 +98,19 @@ TEST(UrlPolicy, HttpOnlyUnlessFileUrlsAreAllowed) {
             "cannot open 'file:///etc/passwd': only http:// and https:// URLs are opened; file:// URLs and local "
             "paths need --allow-file-urls");
   EXPECT_STREQ(curl_protocols(false), "http,https");
+}
+
+TEST(UrlOrigin, SchemeHostAndPortOfHttpUrlsOnly) {
+  EXPECT_EQ(url_origin("http://127.0.0.1:9980/t-1/classifieds?x=1#f"), "http://127.0.0.1:9980");
+  EXPECT_EQ(url_origin("HTTP://User:pw@Example.COM:80/x"), "http://example.com");
+  EXPECT_EQ(url_origin("https://example.com:443"), "https://example.com");
+  EXPECT_EQ(url_origin("https://example.com:8443/"), "https://example.com:8443");
+  EXPECT_EQ(url_origin("http://[::1]:8080/"), "http://[::1]:8080");
+  EXPECT_EQ(url_origin("http://[::1]/"), "http://[::1]");
+  EXPECT_EQ(url_origin("about:blank"), "");
+  EXPECT_EQ(url_origin("file:///etc/passwd"), "");
+  EXPECT_EQ(url_origin("data:text/html,<b>x</b>"), "");
+  EXPECT_EQ(url_origin("/relative"), "");
 }
 
 TEST_F(FileUrlSite, TextBrowserRefusesFileUrlsEverywhere) {

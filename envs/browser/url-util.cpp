@@ -200,6 +200,21 @@ std::optional<std::string> resolve_url(std::string_view base_in, std::string_vie
 
 std::string url_scheme(std::string_view url) { return parse_url(clean_input(url)).scheme; }
 
+std::string url_origin(std::string_view url) {
+  url_parts u = parse_url(clean_input(url));
+  if ((u.scheme != "http" && u.scheme != "https") || !u.has_authority) return "";
+  std::string host = u.authority.substr(u.authority.rfind('@') == std::string::npos ? 0 : u.authority.rfind('@') + 1);
+  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const size_t colon = host.rfind(':');
+  if (colon != std::string::npos && host.find(']', colon) == std::string::npos) {  // a port, not IPv6's ':'
+    const std::string port = host.substr(colon + 1);
+    if (port.empty() || (u.scheme == "http" && port == "80") || (u.scheme == "https" && port == "443"))
+      host.resize(colon);
+  }
+  if (host.empty()) return "";
+  return u.scheme + "://" + host;
+}
+
 std::string url_without_fragment(std::string_view url) {
   size_t hash = url.find('#');
   return std::string(url.substr(0, hash));

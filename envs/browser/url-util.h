@@ -37,6 +37,11 @@ std::string format_url(const url_parts& u);
 // they are: the caller decides which schemes it follows.
 std::optional<std::string> resolve_url(std::string_view base, std::string_view ref);
 
+// The origin of an http(s) URL as "scheme://host[:port]" (lowercase, no userinfo, the
+// scheme's default port left out: "http://127.0.0.1:9980"); "" for any other URL (about:,
+// data:, file: have no origin a task's site could share).
+std::string url_origin(std::string_view url);
+
 // The lowercase scheme of an absolute URL ("http"), "" for a relative reference.
 std::string url_scheme(std::string_view url);
 std::string url_without_fragment(std::string_view url);

@@ -62,9 +62,15 @@ bool call_helper(const func_call& call, page_probe& page, const eval_helper_regi
   return true;
 }
 
-std::optional<std::string> eval_js(page_probe& page, const std::string& locator) {
+// The locator's value; nullopt when it throws or fails (a refusal's message is noted).
+std::optional<std::string> eval_js(page_probe& page, const std::string& locator, size_t index, judge_context& jc) {
   try {
     return page.eval_locator(locator);
+  } catch (const std::exception& e) {
+    if (jc.notes)
+      jc.notes->push_back("program_html target " + std::to_string(index) + ": locator " + quote_for_detail(locator) +
+                          " not run: " + message_snippet(e.what(), 300));
+    return std::nullopt;
   } catch (...) {
     return std::nullopt;
   }
@@ -133,10 +139,10 @@ double score_target(const program_html_target& t, size_t index, page_probe& page
       break;
     case locator_kind::query_selector:
     case locator_kind::javascript:
-      selected = eval_js(page, t.locator).value_or("");
+      selected = eval_js(page, t.locator, index, jc).value_or("");
       break;
     case locator_kind::lambda_js: {
-      auto r = eval_js(page, t.locator);
+      auto r = eval_js(page, t.locator, index, jc);
       if (!r || r->empty()) return finish(0, "lambda locator found nothing (the page is wrong)");
       selected = *r;
       break;

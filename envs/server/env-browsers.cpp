@@ -30,7 +30,9 @@ class text_session_browser final : public session_browser {
     *final_url = res.final_url;
     return true;
   }
-  std::unique_ptr<page_probe> probe() override { return std::make_unique<text_browser_probe>(b_); }
+  std::unique_ptr<page_probe> probe(const std::set<std::string>&) override {  // runs no script
+    return std::make_unique<text_browser_probe>(b_);
+  }
   bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
     return form_login(b_.http(), base_url, account, err);
   }
@@ -52,7 +54,9 @@ class chromium_session_browser final : public session_browser {
                  std::string* error) override {
     return b_.post_form(url, body, status, final_url, error);
   }
-  std::unique_ptr<page_probe> probe() override { return std::make_unique<chromium_browser_probe>(b_); }
+  std::unique_ptr<page_probe> probe(const std::set<std::string>& script_origins) override {
+    return std::make_unique<chromium_browser_probe>(b_, script_origins);
+  }
   bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
     return form_login_in_page(b_, base_url, account, err);
   }

@@ -6,6 +6,7 @@
 // Thread-safe.
 #pragma once
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,9 @@ class session_browser {
   // site cannot be reached. *status and *final_url describe the answer.
   virtual bool post_form(const std::string& url, const std::string& body, long* status, std::string* final_url,
                          std::string* error) = 0;
-  virtual std::unique_ptr<page_probe> probe() = 0;
+  // The evaluators' view of the page; `script_origins`: where the task's JavaScript
+  // (prep actions, locators) may run (the origins of its sites; backends that run scripts).
+  virtual std::unique_ptr<page_probe> probe(const std::set<std::string>& script_origins) = 0;
   // Logs in on a site given by URL through its own login form (site-login.h), so the
   // session cookie lands in this browser; false with *err saying what failed.
   virtual bool site_login(const std::string& base_url, const site_account& account, std::string* err) = 0;

@@ -4,6 +4,7 @@
 #include <boost/beast/core/detail/base64.hpp>
 
 #include "browser/browser-act.h"
+#include "browser/url-util.h"
 #include "eval/action-parse.h"
 #include "eval/eval-image.h"
 #include "server/site-login.h"
@@ -139,7 +140,13 @@ env_step_result env_session::step(const std::string& action_text) {
 
 eval_result env_session::evaluate(const std::optional<std::string>& answer) {
   touch();
-  std::unique_ptr<page_probe> probe = browser_->probe();
+  std::set<std::string> script_origins;  // the task's scripts run on its sites only
+  for (const std::string& site : task_.sites) {
+    auto url = lease_.urls.find(site);
+    if (url == lease_.urls.end()) continue;
+    if (std::string origin = url_origin(url->second); !origin.empty()) script_origins.insert(origin);
+  }
+  std::unique_ptr<page_probe> probe = browser_->probe(script_origins);
   eval_inputs in;
   in.answer = answer ? *answer : answer_.value_or("");
   in.page = probe.get();
