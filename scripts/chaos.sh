@@ -56,7 +56,7 @@ MODEL="$ROOT/models/kvarena-agent.gguf"
 [ -f "$MODEL" ] || { echo "chaos.sh: needs $MODEL" >&2; exit 77; }
 
 if [ "$MODE" = short ]; then
-  KILLS=5 KILL_LIMIT=3 ENV_LIMIT=3 CHROME_LIMIT=4 CHROME_KILLS=1 SOAK_SESSIONS=16 SOAK_S=20 CREATIONS=2000
+  KILLS=5 KILL_LIMIT=4 ENV_LIMIT=4 CHROME_LIMIT=4 CHROME_KILLS=1 SOAK_SESSIONS=16 SOAK_S=20 CREATIONS=2000
 else
   KILLS=20 KILL_LIMIT=12 ENV_LIMIT=12 CHROME_LIMIT=12 CHROME_KILLS=3 SOAK_SESSIONS=64 SOAK_S=600 CREATIONS=10000
 fi
@@ -356,6 +356,9 @@ jget() {  # jget JSON KEY: the value, JSON text unless a string or a number
   "$PY" -c 'import json,sys; v=json.loads(sys.argv[1])[sys.argv[2]]; print(v if isinstance(v, (str, int, float)) else json.dumps(v, separators=(",", ":")))' "$@"
 }
 stop_pid() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+healthy() {  # healthy URL SECONDS: GET /v1/health answers 200
+  "$PY" -c 'import sys, urllib.request; sys.exit(urllib.request.urlopen(sys.argv[1] + "/v1/health", timeout=float(sys.argv[2])).status != 200)' "$1" "$2" > /dev/null 2>&1
+}
 
 # start_env_server PORT LOG [ARGS]: a `kvarena env-server` in the background; sets ENV_PID and
 # ENV_URL once it answers /v1/health (PORT 0: a free one).
@@ -368,7 +371,7 @@ start_env_server() {
   local i
   for i in $(seq 1 100); do
     ENV_URL="$(head -n1 "$logf.out" 2>/dev/null)"
-    if [ -n "$ENV_URL" ] && curl -fsS -m 2 "$ENV_URL/v1/health" >/dev/null 2>&1; then return 0; fi
+    if [ -n "$ENV_URL" ] && healthy "$ENV_URL" 2; then return 0; fi
     kill -0 "$ENV_PID" 2>/dev/null || return 1
     sleep 0.1
   done
@@ -540,13 +543,14 @@ case_env_restart() {
   "$KVARENA" run "${args[@]}" --out "$db" > /dev/null 2> "$dir/run.log" &
   pid=$!
   PIDS+=("$pid")
-  for i in $(seq 1 600); do
+  # The kill: 50-350 ms after the first row, so items are left in every mode.
+  for i in $(seq 1 1200); do
     n0=$(chaospy count "$db")
-    [ "${n0:-0}" -ge 2 ] && break
+    [ "${n0:-0}" -ge 1 ] && break
     kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
+    sleep 0.05
   done
-  sleep "0.$((1 + RANDOM % 9))"
+  sleep "$(printf '0.%03d' $((50 + RANDOM % 300)))"
   n0=$(chaospy count "$db")
   stop_pid "$ENV_PID"
   # Down for 1.5 s: longer than the client's retries (100 + 200 ms) so the items in flight
@@ -586,7 +590,7 @@ case_soak() {
   if ! start_env_server 0 "$dir/server.log" --threads 8; then record soak FAIL "the env server did not start"; return; fi
   out="$(chaospy soak "$ENV_URL" "$SUITE" "$SOAK_S" "$SOAK_SESSIONS" "$ENV_PID" 2> "$dir/client.log")"
   local alive=no
-  kill -0 "$ENV_PID" 2>/dev/null && curl -fsS -m 5 "$ENV_URL/v1/health" > /dev/null 2>&1 && alive=yes
+  kill -0 "$ENV_PID" 2>/dev/null && healthy "$ENV_URL" 5 && alive=yes
   stop_pid "$ENV_PID"
   if [ -z "$out" ]; then record soak FAIL "the client printed nothing ($(tail -n2 "$dir/client.log" | tr '\n' ' '))"; return; fi
   local steps p50 p99 errors warm endr growth secs creates aerr
@@ -611,7 +615,7 @@ case_creations() {
   if ! start_env_server 0 "$dir/server.log" --threads 8 --max-sessions 256; then record creations FAIL "the env server did not start"; return; fi
   out="$(chaospy creations "$ENV_URL" "$SUITE" "$CREATIONS" 16 "$ENV_PID" 2> "$dir/client.log")"
   local alive=no
-  kill -0 "$ENV_PID" 2>/dev/null && curl -fsS -m 5 "$ENV_URL/v1/health" > /dev/null 2>&1 && alive=yes
+  kill -0 "$ENV_PID" 2>/dev/null && healthy "$ENV_URL" 5 && alive=yes
   stop_pid "$ENV_PID"
   if [ -z "$out" ]; then record creations FAIL "the client printed nothing ($(tail -n2 "$dir/client.log" | tr '\n' ' '))"; return; fi
   local codes created r0 rfull rend rdel bad churn
