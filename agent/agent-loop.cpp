@@ -98,6 +98,35 @@ class episode_runner {
   const std::string& phase() const { return phase_; }
 
  private:
+  // What the loop carries from one step to the next.
+  struct step_state {
+    env_observation obs;                        // the page the next step sees
+    std::optional<agent_action> prev;           // the previous step's action
+    std::optional<std::string> prev_env_error;  // and the env's complaint about it
+  };
+  // One step's prompt: the observation as shown to the model, and the tokens to append.
+  struct step_input {
+    truncated_observation shown;
+    std::vector<int32_t> prompt;
+  };
+
+  // run()'s stages, in order. The env session (its first observation), then the model's.
+  env_observation open_env_session();
+  void start_model_session();
+  // Per step: the answer when the episode ends before the step (early stop, timeout) ...
+  std::optional<std::string> stop_before_step(const early_stop_rules& rules);
+  // ... the prompt ...
+  step_input prompt_step(const step_state& st, const url_view& urls);
+  // ... the answer when it does not fit the context (throws at step 1: nothing ran) ...
+  std::optional<std::string> context_full(int step, const step_input& in);
+  // ... the reply and its action, recorded ...
+  agent_action model_step(int step, const step_input& in, const url_view& urls, early_stop_rules& rules,
+                          const env_observation& obs);
+  // ... and the action sent to the env: the answer when the episode ends with it.
+  std::optional<std::string> env_step(int step, agent_action a, const url_view& urls, step_state& st);
+  // At the end, the env's verdict on the answer.
+  void evaluate(const std::string& answer);
+
   std::vector<int32_t> step_prompt(const prompt_text& p);
   bool timed_out() const {
     return cfg_.max_episode_s > 0 && ms_since(t0_) > cfg_.max_episode_s * 1000.0;
@@ -119,6 +148,8 @@ class episode_runner {
   std::string phase_ = "start";
   kv_meter meter_;                     // before session_: the session's callback points here
   std::unique_ptr<sequence> session_;  // the model's sequence on mc_.backend
+  std::optional<sampler> sampler_;
+  generate_options generate_;          // the step's token limit and stop strings
   std::unique_ptr<env_session_guard> env_session_;
   std::unique_ptr<agent_conversation> conv_;
 };
@@ -127,139 +158,174 @@ std::string step_phase(int step, const char* what) {
   return "step " + std::to_string(step + 1) + " " + what;
 }
 
+// The step's row: what the model was shown and replied, the action, the KV figures after it.
+step_record make_step_record(int step, const std::string& url, const env_observation& obs,
+                             const truncated_observation& shown, size_t prompt_tokens, const generate_result& g,
+                             const step_kv& kv, const agent_action& a) {
+  step_record rec;
+  rec.index = step;
+  rec.url = url;
+  rec.output = g.text;
+  rec.action = a.text;
+  rec.parsed = a.ok();
+  if (!a.ok()) rec.action_error = a.parsed.error;
+  if (!a.answer_error.empty())
+    rec.action_error = "stop [[" + std::to_string(a.answer_element) + "]]: " + a.answer_error;
+  rec.observation = shown.text;
+  rec.screenshot_png = base64_decode(obs.screenshot_png_base64);
+  rec.obs_tokens = shown.n_tokens;
+  rec.obs_truncated = shown.truncated;
+  rec.prompt_tokens = static_cast<int64_t>(prompt_tokens);
+  rec.generated_tokens = static_cast<int64_t>(g.tokens.size());
+  rec.gen_stop = g.stop_reason;
+  rec.kv_tokens = kv.kv_tokens;
+  rec.seq_len = kv.seq_len;
+  rec.kv_bytes = kv.kv_bytes;
+  rec.kv_host_bytes = kv.kv_host_bytes;
+  rec.kv_logical_bytes = kv.kv_logical_bytes;
+  rec.process_bytes = process_rss_bytes();
+  rec.confidence = kv.confidence;
+  rec.budget = kv.budget;
+  rec.prefill_ms = g.prompt_ms;
+  rec.decode_ms = g.generate_ms;
+  rec.latency_ms = g.prompt_ms + g.generate_ms;
+  return rec;
+}
+
 std::vector<int32_t> episode_runner::step_prompt(const prompt_text& p) {
   if (p.first) session_->reset();
   return mc_.tok->encode(p.text, /*add_bos=*/p.first, /*parse_special=*/true);
 }
 
 void episode_runner::run() {
+  step_state st{open_env_session(), std::nullopt, std::nullopt};
+  start_model_session();
+  early_stop_rules rules(cfg_.early_stop);
+  const url_view urls(st.obs.url);  // the model sees one fixed origin, the env the real one
+  r_.final_url = urls.show(st.obs.url);
+  std::string answer;
+  for (int step = 0;; ++step) {
+    if (std::optional<std::string> end = stop_before_step(rules)) {
+      answer = std::move(*end);
+      break;
+    }
+    phase_ = step_phase(step, "prompt");
+    const step_input in = prompt_step(st, urls);
+    if (std::optional<std::string> end = context_full(step, in)) {
+      answer = std::move(*end);
+      break;
+    }
+    phase_ = step_phase(step, "model");
+    agent_action a = model_step(step, in, urls, rules, st.obs);
+    phase_ = step_phase(step, "env");
+    if (std::optional<std::string> end = env_step(step, std::move(a), urls, st)) {
+      answer = std::move(*end);
+      break;
+    }
+  }
+  evaluate(answer);
+}
+
+env_observation episode_runner::open_env_session() {
   phase_ = "create env session";
   env_create_options eo = cfg_.env;
   eo.early_stop = cfg_.early_stop;
   env_created created = env_call([&] { return env_.create_session(task_, eo); });
   env_session_ = std::make_unique<env_session_guard>(env_, created.session_id);
-  const std::string& id = env_session_->id();
   if (std::optional<std::string> why = browser_gone(std::nullopt, created.observation)) throw std::runtime_error(*why);
+  return std::move(created.observation);
+}
 
+void episode_runner::start_model_session() {
   phase_ = "start model session";
   if (!mc_.llm || !mc_.tok) throw std::invalid_argument("model_context has no model or no tokenizer");
   session_options so = mc_.session;
   so.track_confidence = true;  // a step's confidence is a recorded column
   session_ = make_sequence(mc_.backend, *mc_.llm, so);
   session_->on_step([this](const kv_step_stats& s) { meter_.on_forward(s); });
-  sampler smp(mc_.sampling);
-  generate_options go;
-  go.max_tokens = cfg_.max_new_tokens;
-  go.stop = mc_.chat.stop_strings();
-  go.stop.insert(go.stop.end(), cfg_.stop.begin(), cfg_.stop.end());
+  sampler_.emplace(mc_.sampling);
+  generate_.max_tokens = cfg_.max_new_tokens;
+  generate_.stop = mc_.chat.stop_strings();
+  generate_.stop.insert(generate_.stop.end(), cfg_.stop.begin(), cfg_.stop.end());
   conv_ = std::make_unique<agent_conversation>(mc_.chat, cfg_.history, mc_.style, cfg_.n_examples);
+}
 
-  early_stop_rules rules(cfg_.early_stop);
-  env_observation obs = created.observation;
-  const url_view urls(obs.url);  // the model sees one fixed origin, the env the real one
-  std::optional<agent_action> prev;
-  std::optional<std::string> prev_env_error;
-  std::string answer;
-  r_.final_url = urls.show(obs.url);
-  for (int step = 0;; ++step) {
-    if (early_stop_decision d = rules.check(); d.stop) {
-      r_.end_reason = d.reason;
-      answer = early_stop_answer(d.reason);
-      break;
-    }
-    if (timed_out()) {
-      r_.status = "timeout";
-      r_.end_reason = "Timeout after " + std::to_string(cfg_.max_episode_s) + " s";
-      answer = early_stop_answer(r_.end_reason);
-      break;
-    }
-
-    phase_ = step_phase(step, "prompt");
-    truncated_observation shown = truncate_to_tokens(*mc_.tok, urls.show(obs.text), cfg_.max_obs_tokens);
-    const std::string prev_text = previous_action_text(prev ? &*prev : nullptr, prev_env_error);
-    const std::vector<int32_t> prompt =
-        step_prompt(conv_->next_prompt(shown.text, urls.show(obs.url), task_.intent, prev_text));
-    const int64_t need = session_->n_past() + static_cast<int64_t>(prompt.size()) + cfg_.max_new_tokens;
-    if (need > session_->n_ctx() && step == 0) {
-      // Nothing ran: the model cannot do this task with these settings; an error row, not
-      // a "done" row of zero steps that would count as the policy's failure.
-      throw std::runtime_error(
-          "the first prompt (" + std::to_string(prompt.size()) + " tokens, " + std::to_string(shown.n_tokens) +
-          " of them the observation) + max_new_tokens " + std::to_string(cfg_.max_new_tokens) +
-          " does not fit n_ctx " + std::to_string(session_->n_ctx()) +
-          ": raise --ctx (the model's context length is " + std::to_string(mc_.llm->config.n_ctx) +
-          ") or lower --max-obs-tokens (now " +
-          (cfg_.max_obs_tokens > 0 ? std::to_string(cfg_.max_obs_tokens) : std::string("0, no limit")) +
-          ") or --max-new-tokens");
-    }
-    if (need > session_->n_ctx()) {
-      r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
-                      std::to_string(prompt.size()) + " new + max_new_tokens " +
-                      std::to_string(cfg_.max_new_tokens) + " > n_ctx " + std::to_string(session_->n_ctx());
-      answer = early_stop_answer(r_.end_reason);
-      break;
-    }
-
-    phase_ = step_phase(step, "model");
-    meter_.begin_step(step);
-    generate_result g = generate(*session_, *mc_.tok, prompt, go, smp);
-    const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(prompt.size() + g.tokens.size()));
-    conv_->add_reply(g.text);
-    agent_action a = extract_agent_action(g.text, shown.text);
-    rules.record(a.parsed);
-
-    step_record rec;
-    rec.index = step;
-    rec.url = urls.show(obs.url);
-    rec.output = g.text;
-    rec.action = a.text;
-    rec.parsed = a.ok();
-    if (!a.ok()) rec.action_error = a.parsed.error;
-    if (!a.answer_error.empty())
-      rec.action_error = "stop [[" + std::to_string(a.answer_element) + "]]: " + a.answer_error;
-    rec.observation = shown.text;
-    rec.screenshot_png = base64_decode(obs.screenshot_png_base64);
-    rec.obs_tokens = shown.n_tokens;
-    rec.obs_truncated = shown.truncated;
-    rec.prompt_tokens = static_cast<int64_t>(prompt.size());
-    rec.generated_tokens = static_cast<int64_t>(g.tokens.size());
-    rec.gen_stop = g.stop_reason;
-    rec.kv_tokens = kv.kv_tokens;
-    rec.seq_len = kv.seq_len;
-    rec.kv_bytes = kv.kv_bytes;
-    rec.kv_host_bytes = kv.kv_host_bytes;
-    rec.kv_logical_bytes = kv.kv_logical_bytes;
-    rec.process_bytes = process_rss_bytes();
-    rec.confidence = kv.confidence;
-    rec.budget = kv.budget;
-    rec.prefill_ms = g.prompt_ms;
-    rec.decode_ms = g.generate_ms;
-    rec.latency_ms = g.prompt_ms + g.generate_ms;
-    r_.step_records.push_back(rec);
-
-    phase_ = step_phase(step, "env");
-    const auto te = clk::now();
-    env_step_result er = env_call([&] { return env_.step(id, urls.real(a.env_text)); });
-    step_record& done = r_.step_records.back();
-    done.env_ms = ms_since(te);
-    if (a.ok() && er.action_error) done.action_error = er.action_error;
-    r_.steps = step + 1;
-    prev = std::move(a);
-    prev_env_error = er.action_error;
-    if (std::optional<std::string> why = browser_gone(er.action_error, er.observation))
-      throw std::runtime_error(*why);
-    obs = std::move(er.observation);
-    r_.final_url = urls.show(obs.url);
-    if (er.done || prev->parsed.act.kind == action_kind::stop) {
-      r_.end_reason = er.reason.value_or("stop");
-      answer = er.answer.value_or(prev->parsed.act.answer);
-      break;
-    }
+std::optional<std::string> episode_runner::stop_before_step(const early_stop_rules& rules) {
+  if (early_stop_decision d = rules.check(); d.stop) {
+    r_.end_reason = d.reason;
+    return early_stop_answer(d.reason);
   }
+  if (timed_out()) {
+    r_.status = "timeout";
+    r_.end_reason = "Timeout after " + std::to_string(cfg_.max_episode_s) + " s";
+    return early_stop_answer(r_.end_reason);
+  }
+  return std::nullopt;
+}
 
+episode_runner::step_input episode_runner::prompt_step(const step_state& st, const url_view& urls) {
+  step_input in{truncate_to_tokens(*mc_.tok, urls.show(st.obs.text), cfg_.max_obs_tokens), {}};
+  const std::string prev_text = previous_action_text(st.prev ? &*st.prev : nullptr, st.prev_env_error);
+  in.prompt = step_prompt(conv_->next_prompt(in.shown.text, urls.show(st.obs.url), task_.intent, prev_text));
+  return in;
+}
+
+std::optional<std::string> episode_runner::context_full(int step, const step_input& in) {
+  const int64_t need = session_->n_past() + static_cast<int64_t>(in.prompt.size()) + cfg_.max_new_tokens;
+  if (need <= session_->n_ctx()) return std::nullopt;
+  if (step == 0) {
+    // Nothing ran: the model cannot do this task with these settings; an error row, not
+    // a "done" row of zero steps that would count as the policy's failure.
+    throw std::runtime_error(
+        "the first prompt (" + std::to_string(in.prompt.size()) + " tokens, " + std::to_string(in.shown.n_tokens) +
+        " of them the observation) + max_new_tokens " + std::to_string(cfg_.max_new_tokens) +
+        " does not fit n_ctx " + std::to_string(session_->n_ctx()) +
+        ": raise --ctx (the model's context length is " + std::to_string(mc_.llm->config.n_ctx) +
+        ") or lower --max-obs-tokens (now " +
+        (cfg_.max_obs_tokens > 0 ? std::to_string(cfg_.max_obs_tokens) : std::string("0, no limit")) +
+        ") or --max-new-tokens");
+  }
+  r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
+                  std::to_string(in.prompt.size()) + " new + max_new_tokens " + std::to_string(cfg_.max_new_tokens) +
+                  " > n_ctx " + std::to_string(session_->n_ctx());
+  return early_stop_answer(r_.end_reason);
+}
+
+agent_action episode_runner::model_step(int step, const step_input& in, const url_view& urls,
+                                        early_stop_rules& rules, const env_observation& obs) {
+  meter_.begin_step(step);
+  generate_result g = generate(*session_, *mc_.tok, in.prompt, generate_, *sampler_);
+  const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(in.prompt.size() + g.tokens.size()));
+  conv_->add_reply(g.text);
+  agent_action a = extract_agent_action(g.text, in.shown.text);
+  rules.record(a.parsed);
+  r_.step_records.push_back(make_step_record(step, urls.show(obs.url), obs, in.shown, in.prompt.size(), g, kv, a));
+  return a;
+}
+
+std::optional<std::string> episode_runner::env_step(int step, agent_action a, const url_view& urls, step_state& st) {
+  const auto te = clk::now();
+  env_step_result er = env_call([&] { return env_.step(env_session_->id(), urls.real(a.env_text)); });
+  step_record& done = r_.step_records.back();
+  done.env_ms = ms_since(te);
+  if (a.ok() && er.action_error) done.action_error = er.action_error;
+  r_.steps = step + 1;
+  st.prev = std::move(a);
+  st.prev_env_error = er.action_error;
+  if (std::optional<std::string> why = browser_gone(er.action_error, er.observation)) throw std::runtime_error(*why);
+  st.obs = std::move(er.observation);
+  r_.final_url = urls.show(st.obs.url);
+  if (er.done || st.prev->parsed.act.kind == action_kind::stop) {
+    r_.end_reason = er.reason.value_or("stop");
+    return er.answer.value_or(st.prev->parsed.act.answer);
+  }
+  return std::nullopt;
+}
+
+void episode_runner::evaluate(const std::string& answer) {
   phase_ = "evaluate";
   r_.answer = answer;
-  r_.evaluation = env_call([&] { return env_.evaluate(id, answer); });
+  r_.evaluation = env_call([&] { return env_.evaluate(env_session_->id(), answer); });
   r_.score = r_.evaluation.score;
   r_.success = r_.evaluation.success;
   if (r_.status != "timeout") r_.status = "done";
