@@ -39,6 +39,9 @@
 // text is written (corpus.txt, the tokenizer trainer's input); with one, observations are
 // cut to max_obs_tokens as the agent cuts them, and every dataset is written as token
 // files (train-tokens.h) plus manifest.json and samples.txt (a few sequences to read).
+//
+// The stages (collect, render, documents, output) are in files of their own, named in
+// train-data-stages.h and agent/README.md; write_train_data (train-data.cpp) runs them.
 #pragma once
 #include <cstdint>
 #include <functional>
