@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# fuzz-envs.sh SECONDS: builds the envs fuzz targets (tests/fuzz-envs: the action grammar
-# and the task loader + evaluators) with clang under libFuzzer + ASan + UBSan in
-# build-fuzz/ (shared with scripts/fuzz.sh), and runs each for SECONDS (default 60) from the seed corpus in
-# tests/fuzz-envs/seeds. Exits non-zero when a target crashes or a sanitizer reports;
-# the reproducer is left in build-fuzz/artifacts/ and its path printed.
+# fuzz-envs.sh SECONDS: builds the envs fuzz targets (tests/fuzz-envs: the action grammar,
+# the task loader + evaluators, and the env API's request bodies through the whole env
+# server) with clang under libFuzzer + ASan + UBSan in build-fuzz/ (shared with
+# scripts/fuzz.sh), and runs them from the seed corpus in tests/fuzz-envs/seeds for
+# 2 x SECONDS in all (default 60: the budget of the two targets it had before the third),
+# split evenly between the targets. Exits non-zero when a target crashes or a sanitizer
+# reports; the reproducer is left in build-fuzz/artifacts/ and its path printed.
 #   scripts/fuzz-envs.sh 60
 #   FUZZ_ENVS_BUILD_DIR=... JOBS=... scripts/fuzz-envs.sh 300
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-SECONDS_EACH="${1:-60}"
+SECONDS_BUDGET=$(( ${1:-60} * 2 ))
 BUILD_DIR="${FUZZ_ENVS_BUILD_DIR:-build-fuzz}"  # the tree scripts/fuzz.sh configures the same way
 JOBS="${JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kvarena-ccache}"
@@ -20,25 +22,30 @@ done
 
 # Inside the whole project when tests/CMakeLists.txt adds fuzz-envs (KVARENA_FUZZ=ON);
 # until then the folder configures on its own.
+TARGETS=(action-parse:action task-load:task)
 if grep -q 'add_subdirectory(fuzz-envs)' tests/CMakeLists.txt && [ -f tests/fuzz/CMakeLists.txt ]; then
   SRC=.
   EXTRA=(-DKVARENA_FUZZ=ON -DKVARENA_BUILD_TESTS=ON)
   BIN="$BUILD_DIR/tests/fuzz-envs"
+  TARGETS+=(env-api:env-api)  # needs the envs library: only inside the project
 else
   SRC=tests/fuzz-envs
   EXTRA=()
   BIN="$BUILD_DIR"
 fi
+SECONDS_EACH=$(( SECONDS_BUDGET / ${#TARGETS[@]} ))
 
 echo "[fuzz-envs] configure $BUILD_DIR (clang, from $SRC)" >&2
 CC=clang CXX=clang++ cmake -S "$SRC" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "${EXTRA[@]}" >/dev/null
 echo "[fuzz-envs] build (-j$JOBS)" >&2
-cmake --build "$BUILD_DIR" --target fuzz-action-parse fuzz-task-load -j "$JOBS"
+names=()
+for target in "${TARGETS[@]}"; do names+=("fuzz-${target%%:*}"); done
+cmake --build "$BUILD_DIR" --target "${names[@]}" -j "$JOBS"
 
 mkdir -p "$BUILD_DIR/artifacts"
 status=0
-for target in action-parse:action task-load:task; do
+for target in "${TARGETS[@]}"; do
   name="fuzz-${target%%:*}"
   seeds="${target##*:}"
   corpus="$BUILD_DIR/corpus-$seeds"  # new inputs go here, never into the source tree

@@ -296,6 +296,29 @@ TEST_F(HardenedServer, NumericFieldsAreRangeChecked) {
   EXPECT_EQ(truncate_observation(std::string(9, 'x'), 2), std::string(8, 'x'));
 }
 
+// Found by fuzz-env-api: a number past a double in a body was an uncaught out_of_range
+// from the JSON parser (500 "internal error"); it is a 400 like any other bad JSON.
+TEST_F(HardenedServer, NumbersPastADoubleAre400) {
+  const std::string huge = "5555E555555555555555555555";
+  sites::http_response r = call("POST", "/v1/sessions", R"({"task": )" + huge + "}");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(message(r).find("not valid JSON"), std::string::npos) << message(r);
+  r = call("POST", "/v1/sessions", create_body({{"max_obs_tokens", 10}}));
+  ASSERT_EQ(r.status, 201) << r.body;
+  const std::string id = nlohmann::json::parse(r.body)["session_id"];
+  EXPECT_EQ(call("POST", "/v1/sessions/" + id + "/step", R"({"action": "scroll [down]", "x": 1e999999})").status, 400);
+  EXPECT_EQ(call("POST", "/v1/sessions/" + id + "/evaluate", R"({"answer": "x", "n": -1E400})").status, 400);
+  EXPECT_EQ(call("DELETE", "/v1/sessions/" + id, "").status, 200);
+  env_create_request cr;
+  cr.task_json = R"({"task_id": 1e99999})";
+  try {
+    (void)to_json_text(cr);
+    ADD_FAILURE() << "a task with a number past a double was written";
+  } catch (const env_api_error& e) {
+    EXPECT_EQ(e.status(), 400) << e.what();
+  }
+}
+
 TEST_F(HardenedServer, TabsAreBounded) {
   std::string many = "__CLASSIFIEDS__";
   for (int i = 1; i < k_max_tabs + 1; ++i) many += " |AND| __CLASSIFIEDS__";

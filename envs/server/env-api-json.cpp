@@ -45,7 +45,7 @@ json parse_object(std::string_view text, bool empty_ok = false) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range 406: a number past a double
     throw env_api_error(400, std::string("the body is not valid JSON: ") + e.what() +
                                  " (send one JSON object, UTF-8, with Content-Type: application/json)");
   }
@@ -158,7 +158,7 @@ std::string to_json_text(const env_create_request& r) {
   json task;
   try {
     task = json::parse(r.task_json);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // out_of_range 406 (a number past a double) too
     throw env_api_error(400, std::string("the task is not valid JSON: ") + e.what());
   }
   if (!task.is_object()) throw env_api_error(400, std::string("the task must be one JSON object, not ") + type_name(task));
