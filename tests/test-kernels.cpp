@@ -39,6 +39,7 @@ size_t type_row_bytes(ggml_type t, int64_t n) {
     case ggml_type::bf16: return size_t(n) * 2;
     case ggml_type::q8_0: return size_t(n / 32) * 34;
     case ggml_type::q4_0: return size_t(n / 32) * 18;
+    default: break;  // the K-quants: test-kquant.cpp
   }
   return 0;
 }
@@ -50,6 +51,7 @@ const char* type_name(ggml_type t) {
     case ggml_type::bf16: return "bf16";
     case ggml_type::q8_0: return "q8_0";
     case ggml_type::q4_0: return "q4_0";
+    default: break;
   }
   return "?";
 }
