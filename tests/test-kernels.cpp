@@ -102,6 +102,8 @@ test_weights random_weights(ggml_type t, int64_t in, int64_t out, std::mt19937& 
           for (int i = 0; i < 16; ++i) blk[2 + i] = uint8_t(rng());
         }
         break;
+      default:
+        ADD_FAILURE() << "random_weights: no generator for this type (the K-quants: test-kquant.cpp)";
     }
   }
   w.view.name = std::string("test.") + type_name(t);
