@@ -220,6 +220,24 @@ void cpu::quantize_q8k(const float* x, block_q8k* xq, int64_t n) {
   }
 }
 
+// The matrix-vector drivers' loop: output rows split over the pool, in chunks of ~64 KB of
+// weights, each chunk multiplied by every group of up to `group` tokens while it is still in
+// L2 (the weights come from memory once for all the tokens): f(c0, c1, t0, nt) does rows
+// [c0, c1) for tokens [t0, t0 + nt).
+template <class F>
+void for_row_chunks(thread_pool& pool, int64_t macs, const cpu::weights& cw, int64_t n_tok, int64_t group, F&& f) {
+  const int64_t chunk = std::max<int64_t>(4, int64_t(65536 / cw.row_bytes) / 4 * 4);
+  auto rows_job = [&](int ith, int nth) {
+    int64_t r0, r1;
+    split_rows(cw.out, 16, ith, nth, r0, r1);
+    for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
+      const int64_t c1 = std::min(r1, c0 + chunk);
+      for (int64_t t0 = 0; t0 < n_tok; t0 += group) f(c0, c1, t0, int(std::min<int64_t>(group, n_tok - t0)));
+    }
+  };
+  run_split(pool, macs, rows_job);
+}
+
 void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_tok, float* y) {
   const cpu::weights cw = weights_of(w, "matmul");
   const kernel_table& k = active();
@@ -237,19 +255,9 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
     const int64_t nb = in / 256;
     cpu::block_q8k* xq = tls_xq.get<cpu::block_q8k>(size_t(n_tok * nb));
     for (int64_t t = 0; t < n_tok; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
-    const int64_t chunk = std::max<int64_t>(4, int64_t(65536 / cw.row_bytes) / 4 * 4);
-    auto rows_job = [&](int ith, int nth) {
-      int64_t r0, r1;
-      split_rows(out, 16, ith, nth, r0, r1);
-      for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
-        const int64_t c1 = std::min(r1, c0 + chunk);
-        for (int64_t t0 = 0; t0 < n_tok; t0 += cpu::kq_max_tokens) {
-          const int nt = int(std::min<int64_t>(cpu::kq_max_tokens, n_tok - t0));
-          k.matvec_k(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
-        }
-      }
-    };
-    run_split(pool, macs, rows_job);
+    for_row_chunks(pool, macs, cw, n_tok, cpu::kq_max_tokens, [&](int64_t c0, int64_t c1, int64_t t0, int nt) {
+      k.matvec_k(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
+    });
     return;
   }
   if (n_tok < gemm_min_tokens) {
@@ -259,21 +267,10 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
       xq = tls_xq.get<cpu::block_q8x>(size_t(n_tok * nb));
       for (int64_t t = 0; t < n_tok; ++t) k.quantize_q8x(x + t * in, xq + t * nb, in);
     }
-    // Rows in chunks of ~64 KB, each multiplied by every group of up to 4 tokens while it is
-    // still in L2: the weights come from memory once for all the tokens.
-    const int64_t chunk = std::max<int64_t>(4, int64_t(65536 / cw.row_bytes) / 4 * 4);
-    auto rows_job = [&](int ith, int nth) {
-      int64_t r0, r1;
-      split_rows(out, 16, ith, nth, r0, r1);
-      for (int64_t c0 = r0; c0 < r1; c0 += chunk) {
-        const int64_t c1 = std::min(r1, c0 + chunk);
-        for (int64_t t0 = 0; t0 < n_tok; t0 += cpu::small_batch_max_tokens) {
-          const int nt = int(std::min<int64_t>(cpu::small_batch_max_tokens, n_tok - t0));
-          k.matvec(cw, x + t0 * in, in, xq ? xq + t0 * nb : nullptr, nt, c0, c1, y + t0 * out, out);
-        }
-      }
-    };
-    run_split(pool, macs, rows_job);
+    for_row_chunks(pool, macs, cw, n_tok, cpu::small_batch_max_tokens,
+                   [&](int64_t c0, int64_t c1, int64_t t0, int nt) {
+                     k.matvec(cw, x + t0 * in, in, xq ? xq + t0 * nb : nullptr, nt, c0, c1, y + t0 * out, out);
+                   });
     return;
   }
 
