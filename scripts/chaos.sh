@@ -200,6 +200,15 @@ def create_body(task):
     return {"task": task, "browser": "text",
             "early_stop": {"max_steps": 100000, "parse_failures": 100000, "repeated_actions": 100000}}
 
+def rss_kib(pid):  # resident KiB of the process (0 once it is gone)
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"): return int(line.split()[1])
+    except OSError:
+        return 0
+    return 0
+
 def pct(xs, q):
     if not xs: return float("nan")
     xs = sorted(xs)
@@ -216,13 +225,6 @@ def cmd_soak(url, suite, seconds, sessions, pid):
     t0 = time.time()
     warm_at = t0 + min(60.0, seconds * 0.25)
     rss = {}
-    def rss_now():
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("VmRSS:"): return int(line.split()[1])
-        except OSError:
-            return 0
     def bump(code):
         with lock: codes[code] = codes.get(code, 0) + 1
     def client(k):
@@ -269,11 +271,11 @@ def cmd_soak(url, suite, seconds, sessions, pid):
     peak = 0
     while any(t.is_alive() for t in threads):
         time.sleep(0.5)
-        r = rss_now()
+        r = rss_kib(pid)
         peak = max(peak, r)
         if "warm" not in rss and time.time() >= warm_at: rss["warm"] = r
     for t in threads: t.join()
-    rss["end"] = rss_now()
+    rss["end"] = rss_kib(pid)
     out = dict(counts, seconds=round(time.time() - t0, 1), p50_ms=round(pct(lat, 0.5), 1),
                p99_ms=round(pct(lat, 0.99), 1), errors=len(errors), codes=codes,
                rss_warm_kib=rss.get("warm", 0), rss_end_kib=rss["end"], rss_peak_kib=peak,
@@ -286,13 +288,6 @@ def cmd_creations(url, suite, n, threads, pid):
     point, the status codes."""
     tasks = load_tasks(suite)
     n, threads, pid = int(n), int(threads), int(pid)
-    def rss_now():
-        try:
-            with open("/proc/%d/status" % pid) as f:
-                for line in f:
-                    if line.startswith("VmRSS:"): return int(line.split()[1])
-        except OSError:
-            return 0
     lock = threading.Lock()
     codes, ids = {}, []
     nxt = [0]
@@ -306,20 +301,20 @@ def cmd_creations(url, suite, n, threads, pid):
             with lock:
                 codes[st] = codes.get(st, 0) + 1
                 if st == 201: ids.append(j["session_id"])
-    rss0 = rss_now()
+    rss0 = rss_kib(pid)
     t0 = time.time()
     ts = [threading.Thread(target=creator, args=(k,)) for k in range(threads)]
     for t in ts: t.start()
     for t in ts: t.join()
     fill_s = time.time() - t0
-    rss_full = rss_now()
+    rss_full = rss_kib(pid)
     c = Client(url)
     hst, health = c.call("GET", "/v1/health")
     deleted = 0
     for sid in ids:
         st, _ = c.call("DELETE", "/v1/sessions/%s" % sid)
         deleted += st == 200
-    rss_deleted = rss_now()
+    rss_deleted = rss_kib(pid)
     churn_codes = {}
     def churner(k):
         cc = Client(url)
@@ -340,7 +335,7 @@ def cmd_creations(url, suite, n, threads, pid):
                       "max_sessions": (health or {}).get("max_sessions"), "health": hst,
                       "churn_codes": churn_codes, "health_after": hst2,
                       "sessions_after": (health2 or {}).get("sessions"),
-                      "rss_start_kib": rss0, "rss_full_kib": rss_full, "rss_deleted_kib": rss_deleted, "rss_end_kib": rss_now()}))
+                      "rss_start_kib": rss0, "rss_full_kib": rss_full, "rss_deleted_kib": rss_deleted, "rss_end_kib": rss_kib(pid)}))
 
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
