@@ -1,5 +1,5 @@
 // cmd-train-data.cpp: `kvarena train-data`: the training data of the project's agent model
-// (agent/train-data.h). Without --tokenizer it writes DIR/corpus.txt, the tokenizer
+// (datagen/train-data.h). Without --tokenizer it writes DIR/corpus.txt, the tokenizer
 // trainer's input; with one, DIR/tokens/* (train-tokens.h), DIR/manifest.json (what was
 // generated, from what) and DIR/samples.txt.
 //   kvarena train-data --out DIR --seed 0 --site-seeds 2-41 [--tokenizer DIR/tokenizer.gguf]

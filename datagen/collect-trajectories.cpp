@@ -1,4 +1,4 @@
-// train-trajectories.cpp: collect, the first stage of the training data (train-data.h,
+// collect-trajectories.cpp: collect, the first stage of the training data (train-data.h,
 // train-data-stages.h): the scripted oracle (tasks/oracle-agent.h) runs every task the
 // generator makes for a site content seed, on an in-process env server of that content, and
 // each step is recorded as the model would see it (observation, URL and action through

@@ -1,4 +1,4 @@
-// train-crop.cpp: agent-crop's steps (train-data.h crop_observation, render_cropped_steps):
+// crop-around-element.cpp: agent-crop's steps (train-data.h crop_observation, render_cropped_steps):
 // a step whose action names an element on its page, with the observation cut to its header
 // and a few lines either side of that element's line (k_crop_lines_least..k_crop_lines_most,
 // drawn per step from the seed), rendered as history mode last with the same reply: more

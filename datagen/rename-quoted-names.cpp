@@ -1,5 +1,5 @@
-// train-rename.cpp: see train-rename.h.
-#include "train-rename.h"
+// rename-quoted-names.cpp: see rename-quoted-names.h.
+#include "rename-quoted-names.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-// train-rename.h: the agent-renamed training set (train-data.h). An oracle trajectory whose
+// rename-quoted-names.h: the agent-renamed training set (train-data.h). An oracle trajectory whose
 // objective quotes names ("Add "Dreamweave Microfiber Bed Sheet Set, Gray" to my cart.") is
 // rewritten into a world where each quoted thing is called something new: the name's words
 // are swapped for other words seen on the sites, in the objective, on every page, in the URLs

@@ -1,4 +1,4 @@
-// train-render.cpp: render, the stage that turns an oracle trajectory into the agent's
+// render-sequences.cpp: render, the stage that turns an oracle trajectory into the agent's
 // training sequences (train-data.h render_trajectory): the same conversation code the agent
 // runs (conversation.h, ChatML, the compact prompt style), one sequence per step (history
 // last) or per episode (full), each reply and its end marker the loss targets. A stop whose

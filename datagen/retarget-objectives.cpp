@@ -1,5 +1,5 @@
-// train-retarget.cpp: see train-retarget.h.
-#include "train-retarget.h"
+// retarget-objectives.cpp: see retarget-objectives.h.
+#include "retarget-objectives.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include "agent-action.h"
 #include "conversation.h"
 #include "sites/seed-data.h"
-#include "train-rename.h"
+#include "rename-quoted-names.h"
 
 namespace kvarena {
 

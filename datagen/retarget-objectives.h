@@ -1,4 +1,4 @@
-// train-retarget.h: the agent-retarget training set (train-data.h). A step whose action picks
+// retarget-objectives.h: the agent-retarget training set (train-data.h). A step whose action picks
 // an element the objective names ("Open the Auto Parts category" -> click [69] on
 // "[69] link 'Auto Parts'"; "Show me all Books listings" -> type [58] [Books] [0] into the
 // category combobox, whose option 'Books' it is) is rendered again with the objective naming

@@ -1,4 +1,4 @@
-// train-documents.cpp: the retrieval documents of the training data (train-data.h,
+// retrieval-documents.cpp: the retrieval documents of the training data (train-data.h,
 // train-data-stages.h), deterministic for a seed; each a context, then questions each
 // followed by its answer (a loss target):
 //   niah    needle-in-a-haystack: a haystack of the bench's filler sentences (other seeds

@@ -1,12 +1,12 @@
-// train-revalue.cpp: see train-revalue.h.
-#include "train-revalue.h"
+// revalue-noted-numbers.cpp: see revalue-noted-numbers.h.
+#include "revalue-noted-numbers.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "page-element.h"
 #include "sites/seed-data.h"
-#include "train-rename.h"
+#include "rename-quoted-names.h"
 
 namespace kvarena {
 namespace {

@@ -1,4 +1,4 @@
-// train-revalue.h: the agent-revalued training set (train-data.h). A long-horizon
+// revalue-noted-numbers.h: the agent-revalued training set (train-data.h). A long-horizon
 // trajectory notes a fact (a price, a rating) and later types it ("NOTE [84]" on the
 // product page, then `type [59] [23.99]` into a listing's price field). The site content
 // draws such values from small sets, so a model can type a typical price and be right

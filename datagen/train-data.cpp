@@ -10,10 +10,10 @@
 
 #include "generator/generate.h"
 #include "splitmix64.h"
+#include "rename-quoted-names.h"
+#include "retarget-objectives.h"
+#include "revalue-noted-numbers.h"
 #include "train-data-stages.h"
-#include "train-rename.h"
-#include "train-retarget.h"
-#include "train-revalue.h"
 
 namespace kvarena {
 namespace {

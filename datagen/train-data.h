@@ -14,17 +14,17 @@
 //                           same reply): more practice per token at reading an element's
 //                           id and copying names from the objective
 //   agent-renamed           (renamed_copies > 0) the steps of agent-last whose objective quotes
-//                           names, in worlds where those names are new (train-rename.h): the
+//                           names, in worlds where those names are new (rename-quoted-names.h): the
 //                           name can only be copied from the objective, not recalled
 //   agent-retarget          (retarget > 0) the steps of agent-last that pick an element the
 //                           objective names, again with the objective naming a sibling on the
-//                           same page and the action picking it (train-retarget.h): only the
+//                           same page and the action picking it (retarget-objectives.h): only the
 //                           objective tells the variants apart; its made-up objectives
 //                           are listed in retarget-objectives.txt (one per line) for the
 //                           evaluation's seen / unseen split
 //   agent-revalued          (revalued > 0) the note step and the steps that type the noted
 //                           number, of long-horizon trajectories whose note is copied later,
-//                           with that number made random everywhere (train-revalue.h): it
+//                           with that number made random everywhere (revalue-noted-numbers.h): it
 //                           can only be copied from the note, not recalled
 //   niah                    needle-in-a-haystack documents (several needle phrasings,
 //                           filler from seeds the bench does not use), 256..max_doc_tokens;
@@ -41,7 +41,7 @@
 // files (train-tokens.h) plus manifest.json and samples.txt (a few sequences to read).
 //
 // The stages (collect, render, documents, output) are in files of their own, named in
-// train-data-stages.h and agent/README.md; write_train_data (train-data.cpp) runs them.
+// train-data-stages.h and datagen/README.md; write_train_data (train-data.cpp) runs them.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -88,7 +88,7 @@ struct train_dataset {
 // its element: agent-crop always, agent-renamed by default.
 constexpr int64_t k_crop_lines_least = 2, k_crop_lines_most = 24;
 
-// agent-renamed's knobs (train-rename.h). The defaults are round 8's data.
+// agent-renamed's knobs (rename-quoted-names.h). The defaults are round 8's data.
 struct rename_options {
   int copies = 0;           // > 0: this many renamings per trajectory whose objective quotes names
   double crop_share = 0.5;  // share of its steps with the page cut around the acted-on element

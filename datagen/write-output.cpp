@@ -1,4 +1,4 @@
-// train-data-output.cpp: output, the last stage of the training data (train-data.h,
+// write-output.cpp: output, the last stage of the training data (train-data.h,
 // train-data-stages.h): the datasets into the output folder. retarget-objectives.txt lists
 // the objectives agent-retarget made up (the evaluation splits success by them); then either
 // corpus.txt, every sequence's text one a line (no tokenizer: the tokenizer trainer's input),

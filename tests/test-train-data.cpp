@@ -1,4 +1,4 @@
-// test-train-data.cpp: the agent model's training data (agent/train-data.h): trajectories
+// test-train-data.cpp: the agent model's training data (datagen/train-data.h): trajectories
 // rendered in the compact style by the agent's conversation code, with the replies and
 // their end markers as targets; NIAH and key-value documents; the token files.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// test-train-rename.cpp: the agent-renamed training set (agent/train-rename.h): quoted names
+// test-train-rename.cpp: the agent-renamed training set (datagen/rename-quoted-names.h): quoted names
 // found in objectives, new names that keep a name's shape, and a trajectory rewritten so the
 // new name stands everywhere the old one stood (typed, form-encoded, as a forum slug). The
 // expected strings are written out by hand.
@@ -10,7 +10,7 @@
 #include <regex>
 #include <set>
 
-#include "train-rename.h"
+#include "rename-quoted-names.h"
 
 namespace kvarena {
 namespace {

@@ -1,4 +1,4 @@
-// test-train-retarget.cpp: the agent-retarget training set (agent/train-retarget.h): a page's
+// test-train-retarget.cpp: the agent-retarget training set (datagen/retarget-objectives.h): a page's
 // lines read into depth, id, role and name; an element's siblings (same role and depth, same
 // container); a step that picks an element the objective names, rendered again with the
 // objective naming a sibling and the action picking it (pages and expected variants written
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "train-data-on-seed.h"
-#include "train-retarget.h"
+#include "retarget-objectives.h"
 
 namespace kvarena {
 namespace {

@@ -1,4 +1,4 @@
-// test-train-revalue.cpp: the agent-revalued training set (agent/train-revalue.h): a note's
+// test-train-revalue.cpp: the agent-revalued training set (datagen/revalue-noted-numbers.h): a note's
 // first number; a random number of the same shape; a hand-made long-horizon trajectory
 // (note a rating by element, later type it) rendered with the number made new everywhere,
 // its expected prompts and replies written out by hand; trajectories with nothing to copy.
@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "train-revalue.h"
+#include "revalue-noted-numbers.h"
 
 namespace kvarena {
 namespace {
