@@ -1,5 +1,5 @@
-// model-forward-llama.cpp: the llama-family forward pass (llama, qwen2): RMSNorm, Q/K/V
-// (qwen2: with biases), RoPE (adjacent pairs; qwen2: NEOX halves), GQA attention over the
+// model-forward-llama.cpp: the llama-family forward pass (llama, qwen2, qwen3): RMSNorm, Q/K/V
+// (qwen2: with biases; qwen3: RMSNorm of each q and k head before RoPE), RoPE (adjacent pairs; qwen2: NEOX halves), GQA attention over the
 // KV cache, SwiGLU FFN, tied or separate output. Matches llama.cpp's graph for these
 // architectures, including skipping the work the requested logits do not need.
 #include <cmath>
@@ -31,6 +31,10 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     ops.add_bias(q, D, L.bq, n, D);
     ops.add_bias(k, KV, L.bk, n, KV);
     ops.add_bias(v, KV, L.bv, n, KV);
+    if (L.q_norm) {  // qwen3: each head of q and k RMS-normalised (in place), as llama.cpp
+      ops.rmsnorm(q, L.q_norm, q, n * c.n_heads, c.head_dim, c.norm_eps);
+      ops.rmsnorm(k, L.k_norm, k, n * c.n_kv_heads, c.head_dim, c.norm_eps);
+    }
     ops.rope(q, D, k, KV, n, c, pos0, st.rope_cs.data());
     detail::store_kv(st, l, k, v, KV);
     const int64_t r0 = detail::first_attention_row(st, last_layer, mode, n);

@@ -1,7 +1,7 @@
 // model-forward.h: the forward pass. forward() runs a chunk of n tokens at positions
 // [pos0, pos0 + n) through the model, appending their keys/values to the KV cache and
 // writing logits for the last token, for every token, or none (a prefill chunk that is not
-// the last). One file per architecture: model-forward-llama.cpp (llama, qwen2),
+// the last). One file per architecture: model-forward-llama.cpp (llama, qwen2, qwen3),
 // model-forward-gpt2.cpp. forward_state holds everything a sequence needs between calls
 // (KV cache: kv_runtime, thread pool, scratch sized once for the largest chunk), so a decode step
 // allocates nothing. Not here: sampling, tokens -> text, chunking (session does those).

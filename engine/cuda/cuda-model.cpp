@@ -48,6 +48,10 @@ void upload_vec_f32(const tensor_view& t, float* dst) {
 }  // namespace
 
 void check_cuda_model_config(const model_config& c) {
+  // The CUDA layer has no per-head q/k norm: refuse rather than run without it.
+  if (c.arch == model_arch::qwen3)
+    throw engine_error("cuda: architecture qwen3 (per-head q/k RMSNorm) is not supported by the CUDA backend yet; "
+                       "use --backend cpu");
   // The CUDA RoPE kernel has no scaling terms: refuse rather than run unscaled.
   if (c.rope_scaled())
     throw engine_error(std::string("cuda: RoPE scaling (") +

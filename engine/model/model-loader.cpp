@@ -1,5 +1,5 @@
 // model-loader.cpp: turns a GGUF file into a `model`: reads the config keys of the
-// architecture (llama, qwen2, gpt2), finds every tensor and checks its type and shape
+// architecture (llama, qwen2, qwen3, gpt2), finds every tensor and checks its type and shape
 // against the config, so the forward pass can trust every view it is handed. Weights stay
 // in the memory map; only 1-D tensors stored in a non-F32 type are converted (the norm and
 // bias kernels take F32). load_model() picks GGUF or llama2.c by the file's magic.
@@ -145,7 +145,7 @@ void read_config(const gguf_file& f, model_config& c) {
     c.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     c.rope_dims = f.get_int(a + "rope.dimension_count").value_or(c.head_dim);
     c.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
-    c.rope_neox = c.arch == model_arch::qwen2;
+    c.rope_neox = c.arch == model_arch::qwen2 || c.arch == model_arch::qwen3;  // llama.cpp's NEOX archs
     if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
       f.fail("rope.dimension_count " + std::to_string(c.rope_dims) +
              " must be even and in [2, head_dim = " + std::to_string(c.head_dim) + "]");
@@ -170,6 +170,11 @@ void bind_llama(tensor_binder& b, model& m) {
     L.bq = b.vec(blk(l, "attn_q.bias"), d, need_bias);
     L.bk = b.vec(blk(l, "attn_k.bias"), kv, need_bias);
     L.bv = b.vec(blk(l, "attn_v.bias"), kv, need_bias);
+    // qwen3: RMSNorm of each head of q and k (after the projections, before RoPE).
+    if (c.arch == model_arch::qwen3) {
+      L.q_norm = b.vec(blk(l, "attn_q_norm.weight"), c.head_dim);
+      L.k_norm = b.vec(blk(l, "attn_k_norm.weight"), c.head_dim);
+    }
     L.wo = b.matrix(blk(l, "attn_output.weight"), d, d);
     L.ffn_norm = b.vec(blk(l, "ffn_norm.weight"), d);
     L.w_gate = b.matrix(blk(l, "ffn_gate.weight"), d, ff);
@@ -212,10 +217,12 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
     m->config.arch = model_arch::llama;
   } else if (arch == "qwen2") {
     m->config.arch = model_arch::qwen2;
+  } else if (arch == "qwen3") {
+    m->config.arch = model_arch::qwen3;
   } else if (arch == "gpt2") {
     m->config.arch = model_arch::gpt2;
   } else {
-    f.fail("unsupported architecture '" + arch + "' (supported: llama, qwen2, gpt2)");
+    f.fail("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3, gpt2)");
   }
   model_config& c = m->config;
   read_config(f, c);

@@ -11,6 +11,7 @@ const char* model_arch_name(model_arch a) {
     case model_arch::llama: return "llama";
     case model_arch::qwen2: return "qwen2";
     case model_arch::gpt2: return "gpt2";
+    case model_arch::qwen3: return "qwen3";
   }
   return "unknown";
 }
@@ -29,7 +30,7 @@ size_t model::weight_bytes() const {
   count(output);
   for (const auto& l : layers) {
     for (const tensor_view* t : {&l.attn_norm, &l.attn_norm_b, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk,
-                                 &l.bv, &l.wqkv, &l.bqkv, &l.wo, &l.bo, &l.ffn_norm, &l.ffn_norm_b,
+                                 &l.bv, &l.q_norm, &l.k_norm, &l.wqkv, &l.bqkv, &l.wo, &l.bo, &l.ffn_norm, &l.ffn_norm_b,
                                  &l.w_gate, &l.w_up, &l.b_up, &l.w_down, &l.b_down}) {
       count(*t);
     }

@@ -14,7 +14,7 @@ namespace kvarena {
 
 class gguf_file;
 
-enum class model_arch { llama, qwen2, gpt2 };
+enum class model_arch { llama, qwen2, gpt2, qwen3 };
 const char* model_arch_name(model_arch a);
 
 struct model_config {
@@ -30,7 +30,7 @@ struct model_config {
   int64_t rope_dims = 0;   // llama: rotated dims per head (<= head_dim)
   float rope_freq_base = 10000.0f;
   // How RoPE pairs dims: false = adjacent (x[2i], x[2i+1]) as llama GGUFs store Q/K;
-  // true = halves (x[i], x[i + rope_dims/2]), llama.cpp's "NEOX" mode, used for qwen2.
+  // true = halves (x[i], x[i + rope_dims/2]), llama.cpp's "NEOX" mode, used for qwen2, qwen3.
   bool rope_neox = false;
   // RoPE scaling, as llama.cpp applies it: pair j of position p turns by
   //   theta_j = p * rope_freq_scale * base^(-2j/rope_dims) / rope_freq_factors[j].
@@ -50,6 +50,7 @@ struct layer_weights {
   tensor_view attn_norm, attn_norm_b;  // {dim}; _b: gpt2 LayerNorm bias
   tensor_view wq, wk, wv;              // llama: {dim, dim}, {dim, kv_dim}, {dim, kv_dim}
   tensor_view bq, bk, bv;              // qwen2 biases {dim}, {kv_dim}, {kv_dim}
+  tensor_view q_norm, k_norm;          // qwen3: per-head RMSNorm weights {head_dim}
   tensor_view wqkv, bqkv;              // gpt2 fused: {dim, 3*dim}, {3*dim}
   tensor_view wo, bo;                  // {dim, dim}; bo: gpt2
   tensor_view ffn_norm, ffn_norm_b;    // {dim}
