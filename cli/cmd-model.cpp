@@ -1,6 +1,9 @@
 // cmd-model.cpp: `kvarena model random ...` writes a random-weight GGUF model of any
 // shape (see engine/model/model-random.h); `kvarena model info M` prints a model's config and a
-// summary of its tensors. Both print one JSON object on stdout.
+// summary of its tensors. Both print one JSON object on stdout. `kvarena model check M` says
+// whether kvarena can run a GGUF file (architecture, tensor types, context, RoPE scaling,
+// chat template, tokenizer) without reading its weights: "supported", or one line per reason
+// and exit 1.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +19,7 @@
 #include "gguf-reader.h"
 #include "model-random.h"
 #include "model.h"
+#include "tokenizer.h"
 
 namespace kvarena::cli {
 
@@ -33,6 +37,10 @@ struct random_args {
 struct info_args {
   std::string path;
   bool tensors = false;
+};
+
+struct check_args {
+  std::string path;
 };
 
 int run_random(random_args a) {
@@ -143,6 +151,69 @@ int run_info(const info_args& a) {
   return 0;
 }
 
+// `model check`: what the file is, then "supported" or each reason why not. Reads the
+// header, metadata and tensor table only (the loader binds views into the memory map and
+// converts a few 1-D norm vectors; no matrix is read).
+int run_check(const check_args& a) {
+  std::vector<std::string> reasons;
+  auto line = [](const std::string& k, const std::string& v) { std::printf("%-14s %s\n", (k + ":").c_str(), v.c_str()); };
+  line("file", a.path);
+  std::shared_ptr<const gguf_file> f;
+  try {
+    f = std::make_shared<const gguf_file>(a.path);
+  } catch (const engine_error& e) {
+    // Not a readable GGUF (or a tensor type the reader does not know): nothing more to check.
+    std::printf("not supported: %s\n", e.what());
+    return 1;
+  }
+  const std::string arch = f->get_string("general.architecture").value_or("");
+  const bool arch_ok = arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gpt2";
+  line("architecture", arch.empty() ? "(none)" : arch);
+  if (!arch_ok)
+    reasons.push_back("architecture '" + arch + "' is not supported (supported: llama, qwen2, qwen3, gpt2)");
+
+  std::map<std::string, int64_t> types;
+  for (const tensor_view& t : f->tensors()) types[ggml_traits(t.type).name] += 1;
+  std::string tl;
+  for (const auto& [n, c] : types) tl += (tl.empty() ? "" : ", ") + n + " x" + std::to_string(c);
+  line("tensor types", tl.empty() ? "(no tensors)" : tl);
+
+  const std::string ap = arch + ".";
+  const auto ctx = f->get_int(ap + "context_length");
+  line("context", ctx ? std::to_string(*ctx) : "(missing " + ap + "context_length)");
+  const std::string scaling = f->get_string(ap + "rope.scaling.type").value_or("");
+  const auto factor = f->get_float(ap + "rope.scaling.factor");
+  std::string rope = scaling.empty() ? (factor ? "linear (type absent)" : "none") : scaling;
+  if (factor) rope += ", factor " + std::to_string(*factor);
+  if (f->find_tensor("rope_freqs.weight")) rope += "; Llama 3 rope_freqs.weight";
+  line("rope scaling", rope);
+
+  // Config and tensors (names, shapes, types, scaling keys) as the loader checks them.
+  if (arch_ok) {
+    try {
+      load_model_gguf(f);
+    } catch (const engine_error& e) {
+      reasons.push_back(e.what());
+    }
+  }
+  const auto tmpl = f->get_string("tokenizer.chat_template");
+  line("chat template", tmpl ? "present (" + std::to_string(tmpl->size()) + " bytes)" : "none (raw prompts only)");
+  const std::string tok_model = f->get_string("tokenizer.ggml.model").value_or("(none)");
+  const std::string pre = f->get_string("tokenizer.ggml.pre").value_or("");
+  line("tokenizer", tok_model + (pre.empty() ? "" : ", pre " + pre));
+  try {
+    tokenizer::from_gguf(*f);
+  } catch (const engine_error& e) {
+    reasons.push_back(e.what());
+  }
+  if (reasons.empty()) {
+    std::printf("supported\n");
+    return 0;
+  }
+  for (const std::string& r : reasons) std::printf("not supported: %s\n", r.c_str());
+  return 1;
+}
+
 }  // namespace
 
 void add_model_command(CLI::App& app, command_fn& run) {
@@ -181,6 +252,13 @@ void add_model_command(CLI::App& app, command_fn& run) {
   info->add_option("model", ia->path, "GGUF file or llama2.c checkpoint")->required();
   info->add_flag("--tensors", ia->tensors, "Also list every tensor");
   info->callback([&run, ia] { run = [ia] { return run_info(*ia); }; });
+
+  auto ca = std::make_shared<check_args>();
+  auto* check = model_cmd->add_subcommand(
+      "check", "Say whether kvarena can run a GGUF file, without reading its weights: architecture, tensor types, "
+               "context, RoPE scaling, chat template, tokenizer; prints 'supported' or each reason (exit 1)");
+  check->add_option("model", ca->path, "GGUF file")->required();
+  check->callback([&run, ca] { run = [ca] { return run_check(*ca); }; });
 }
 
 }  // namespace kvarena::cli

@@ -10,11 +10,15 @@
 //    every position, against llama.cpp; the same run without the q/k norm must be far off
 //    (so the test sees the norm).
 //  - Every registered KV policy runs a session on the file (budgets small enough to evict).
+//  - `kvarena model check`: "supported" for the qwen3 file (exit 0); for the same file with
+//    general.architecture patched to 'mamba', and for a YaRN-scaled file, the reason (exit 1).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sys/wait.h>
 #include <string>
 #include <vector>
 
@@ -215,6 +219,63 @@ TEST(Qwen3, EveryKvPolicyRuns) {
     std::printf("[qwen3] policy %-10s ran: %lld tokens, max |logit| %.3g\n", name.c_str(),
                 static_cast<long long>(s.n_past()), worst);
   }
+}
+
+// Runs `kvarena model check PATH`: (exit status, stdout).
+std::pair<int, std::string> model_check(const std::string& path) {
+  const std::string cmd = std::string(KVARENA_BIN) + " model check '" + path + "' 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return {-1, ""};
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+TEST(ModelCheck, Qwen3FileIsSupported) {
+  const auto [rc, out] = model_check(test::fixture_path(k_model));
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("architecture:  qwen3"), std::string::npos) << out;
+  EXPECT_NE(out.find("tensor types:  f32 x25"), std::string::npos) << out;
+  EXPECT_NE(out.find("context:       256"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nsupported\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("not supported"), std::string::npos) << out;
+}
+
+TEST(ModelCheck, UnknownArchitectureIsOneReasonAndExit1) {
+  // The fixture with general.architecture's value (the first "qwen3" string) renamed.
+  std::string data = test::read_file(test::fixture_path(k_model));
+  const std::string from = std::string("\x05\0\0\0\0\0\0\0qwen3", 13);
+  const size_t at = data.find(from);
+  ASSERT_NE(at, std::string::npos);
+  data.replace(at + 8, 5, "mamba");
+  const std::string path = (test::temp_dir("check-mamba") / "mamba.gguf").string();
+  std::ofstream(path, std::ios::binary) << data;
+  const auto [rc, out] = model_check(path);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("not supported: architecture 'mamba' is not supported"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\nsupported\n"), std::string::npos) << out;
+}
+
+TEST(ModelCheck, YarnScalingIsAReason) {
+  const std::string path = (test::temp_dir("check-yarn") / "yarn.gguf").string();
+  gguf_writer w;
+  w.set_string("general.architecture", "llama");
+  w.set_u32("llama.context_length", 128);
+  w.set_u32("llama.embedding_length", 64);
+  w.set_u32("llama.block_count", 1);
+  w.set_u32("llama.feed_forward_length", 128);
+  w.set_u32("llama.attention.head_count", 1);
+  w.set_string("llama.rope.scaling.type", "yarn");
+  w.set_f32("llama.rope.scaling.factor", 4.0f);
+  w.write(path);
+  const auto [rc, out] = model_check(path);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("rope scaling:  yarn"), std::string::npos) << out;
+  EXPECT_NE(out.find("RoPE scaling type 'yarn'"), std::string::npos) << out;
+  EXPECT_NE(out.find("tokenizer.ggml.model"), std::string::npos) << out;  // no vocabulary: a second reason
 }
 
 }  // namespace
