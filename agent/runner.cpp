@@ -18,6 +18,7 @@
 #include "runner-progress.h"
 #include "runner-record.h"
 #include "server/env-server.h"
+#include "task-verdict.h"
 
 namespace kvarena {
 
@@ -194,6 +195,7 @@ suite_runner::suite_runner(runner_config cfg) : cfg_(std::move(cfg)) {
   if (cfg_.threads < 1) throw std::invalid_argument("--threads must be at least 1");
   if (cfg_.output.file.empty() || cfg_.output.name.empty()) throw std::invalid_argument("no results file or run name");
   tasks_ = load_suite(cfg_.suite, cfg_.limit);
+  refuse_tasks_needing_real_sites();
   std::vector<std::string> ids, labels;
   for (const task& t : tasks_) ids.push_back(std::to_string(t.task_id));
   for (const run_policy& p : cfg_.policies) labels.push_back(p.label);
@@ -207,6 +209,29 @@ suite_runner::suite_runner(runner_config cfg) : cfg_(std::move(cfg)) {
   results::writer_options wo;
   wo.created_by = std::string("kvarena ") + k_kvarena_version;
   writer_ = std::make_unique<results::results_writer>(cfg_.output.file, wo);
+}
+
+// Another project's tasks (no kvarena extension) on a site served locally refer to that
+// project's site content: every policy would score 0 without a word. Refused up front with
+// the sites to give (tasks/task-verdict.h: needs_real_site).
+void suite_runner::refuse_tasks_needing_real_sites() const {
+  if (cfg_.local_sites_for_real_tasks) return;
+  std::set<std::string> given;
+  for (const auto& [name, url] : cfg_.agent_cfg.env.sites) given.insert(name);
+  std::set<std::string> sites;
+  int64_t n = 0;
+  for (const task& t : tasks_) {
+    const std::vector<std::string> need = tasks::sites_needing_real_site(t, given);
+    n += !need.empty();
+    sites.insert(need.begin(), need.end());
+  }
+  if (n == 0) return;
+  std::string flags;
+  for (const std::string& s : sites) flags += " --site " + s + "=URL";
+  throw std::invalid_argument(std::to_string(n) + " of " + std::to_string(tasks_.size()) +
+                              " tasks are VisualWebArena/WebArena tasks on sites served locally, whose content is "
+                              "not theirs (needs_real_site): give" + flags +
+                              ", or --local-sites-for-real-tasks to run them here anyway");
 }
 
 suite_runner::~suite_runner() = default;

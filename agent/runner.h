@@ -91,6 +91,9 @@ struct runner_config {
   std::shared_ptr<fuzzy_judge> judge;  // fuzzy_match judge of the in-process env server (no env_url)
   std::string vqa_url;                 // its page_image_query eval_vqa endpoint
   bool allow_file_urls = false;        // its sessions may open file:// URLs (--allow-file-urls)
+  // Run VisualWebArena/WebArena tasks on the local sites although they refer to that
+  // project's own site content (--local-sites-for-real-tasks); otherwise refused up front.
+  bool local_sites_for_real_tasks = false;
   std::optional<shard_spec> shard;     // nullopt: every item
   run_output output;                   // results file and run name (resolve_run_output)
   bool resume = false;
@@ -144,6 +147,9 @@ class suite_runner {
   runner_summary run(const model* llm, const tokenizer* tok, const runner_hooks& hooks);
 
  private:
+  // Throws std::invalid_argument for VisualWebArena/WebArena tasks on sites served locally
+  // (needs_real_site) unless local_sites_for_real_tasks.
+  void refuse_tasks_needing_real_sites() const;
   // run()'s stages, in order. The model side every item shares (none for the oracle),
   // resolving the observation budget and history mode into cfg_.agent_cfg.
   model_context resolve_model(const model* llm, const tokenizer* tok);

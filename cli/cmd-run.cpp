@@ -50,6 +50,7 @@ constexpr int k_exit_items_failed = 4;
 
 struct run_args {
   eval_flags eval;  // --judge-url / --judge-model / --site NAME=URL (eval-flags.h)
+  bool local_sites_for_real_tasks = false;  // run VWA/WebArena tasks on the local sites anyway
   std::string suite;
   std::string agent = "model";
   std::string model;
@@ -215,6 +216,7 @@ runner_config make_config(const run_args& a) {
   if (a.eval.allow_file_urls && !a.env_url.empty())
     throw usage_error("--allow-file-urls is the env server's: with --env-url give it to `kvarena env-server`");
   c.allow_file_urls = a.eval.allow_file_urls;
+  c.local_sites_for_real_tasks = a.local_sites_for_real_tasks || !a.env_url.empty();  // a server's sites: its own
   c.env.tries = a.env_tries;
   c.env.backoff_ms = a.env_backoff_ms;
   c.env.total_timeout_ms = a.env_timeout_ms;
@@ -351,6 +353,10 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--env-url", a->env_url, "An env server to use (default: start one with in-process sites); "
                   "$KVARENA_ENV_TOKEN is sent as its bearer token when set")->group(eg);
   add_eval_flags(sub, a->eval, eg);
+  sub->add_flag("--local-sites-for-real-tasks", a->local_sites_for_real_tasks,
+                "Run VisualWebArena/WebArena tasks (no kvarena extension) on kvarena's local sites anyway: they "
+                "refer to that project's site content, so they are refused without --site NAME=URL or this flag")
+      ->group(eg);
   sub->add_option("--browser", a->browser, "Browser of every env session: text, or chromium (headless Chromium: "
                                            "JavaScript locators and prep_actions run for real)")
       ->capture_default_str()->check(CLI::IsMember({"text", "chromium"}))->group(eg);

@@ -97,6 +97,7 @@ struct validate_args {
   std::vector<std::string> dirs;
   bool require_oracle = false;
   bool json = false;
+  bool local_sites_for_real_tasks = false;
   std::string browser = "text";
   eval_flags eval;  // what the run would have: a judge, a VQA endpoint, site URLs
 };
@@ -118,6 +119,7 @@ int run_validate(const validate_args& a) {
     o.vqa = !a.eval.vqa_url.empty();
     o.chromium = a.browser == "chromium";
     for (const auto& [name, url] : parse_site_flags(a.eval.sites)) o.site_urls.insert(name);
+    o.local_sites_for_real_tasks = a.local_sites_for_real_tasks;
     std::map<std::string, std::vector<std::string>> refused;  // origin -> the loader's messages
     for (const std::string& e : s.errors) refused[origin_of(e)].push_back(e.substr(std::min(e.size(), origin_of(e).size() + 2)));
     std::map<tasks::verdict_kind, int> count;
@@ -305,6 +307,10 @@ void add_tasks_command(CLI::App& app, command_fn& run) {
       ->check(CLI::IsMember({"text", "chromium"}))
       ->capture_default_str();
   add_eval_flags(val, va->eval, "What the run would have");
+  val->add_flag("--local-sites-for-real-tasks", va->local_sites_for_real_tasks,
+                "VisualWebArena/WebArena tasks (no kvarena extension) on kvarena's local sites are judged as "
+                "runnable (without it: cannot_run, needs_real_site)")
+      ->group("What the run would have");
   val->callback([&run, va] { run = [va] { return run_validate(*va); }; });
 
   auto* evs = tasks_cmd->add_subcommand("evaluators", "What the evaluators support (eval types, keys, locators, helpers)");

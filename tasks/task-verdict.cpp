@@ -52,6 +52,14 @@ void add_image_query_reasons(const task_eval& e, const verdict_options& o, colle
 
 }  // namespace
 
+std::vector<std::string> sites_needing_real_site(const task& t, const std::set<std::string>& site_urls) {
+  std::vector<std::string> out;
+  if (!t.kvarena.empty()) return out;  // kvarena's own tasks are written for its sites
+  for (const std::string& s : t.sites)
+    if (local_site(s) && !site_urls.count(s)) out.push_back(s);
+  return out;
+}
+
 const char* verdict_name(verdict_kind k) {
   switch (k) {
     case verdict_kind::full: return "full";
@@ -73,6 +81,12 @@ task_verdict verdict_for(const task& t, const std::string& origin, const verdict
     if (!local_site(s) && !o.site_urls.count(s))
       c.add(verdict_kind::cannot_run, "site '" + s + "': not one of kvarena's sites (classifieds, shopping, reddit); "
                                       "runs with the real site's URL (--site " + s + "=URL)");
+  if (!o.local_sites_for_real_tasks)
+    for (const std::string& s : sites_needing_real_site(t, o.site_urls))
+      c.add(verdict_kind::cannot_run, "needs_real_site '" + s + "': a VisualWebArena/WebArena task refers to that "
+                                      "project's own site content (its ids, URLs and answers), which kvarena's local '" +
+                                      s + "' does not hold: run it against the real site (--site " + s +
+                                      "=URL), or --local-sites-for-real-tasks to run it here anyway");
   // Tabs and pages of sites not in `sites` (VWA opens them without logging in).
   std::vector<std::string> texts = {t.start_url, t.eval.reference_url.value_or("")};
   if (t.eval.program_html)

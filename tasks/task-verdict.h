@@ -6,7 +6,11 @@
 //               (kvarena env-server --sites-url classifieds=URL,...)
 //   degraded    it runs, but a part is scored differently from VisualWebArena (each named)
 //   cannot_run  it needs what was not configured (each reason says what would make it run:
-//               --site NAME=URL, --judge-url / --judge-model, --vqa-url, --browser chromium)
+//               --site NAME=URL, --judge-url / --judge-model, --vqa-url, --browser chromium);
+//               among them a VisualWebArena/WebArena task (no kvarena extension) on a site
+//               kvarena serves locally: its ids, URLs and answers are that project's site
+//               content, which the local site does not hold (--site NAME=URL, or
+//               --local-sites-for-real-tasks to run it here anyway)
 // A task that does not load is `refused` (the loader's errors; the CLI's business).
 // With require_oracle (the project's own suites, CI) a missing or broken oracle plan, a
 // non-local site or a placeholder of another task's site are refusals, as check_suite says.
@@ -41,7 +45,12 @@ struct verdict_options {
   bool vqa = false;                 // --vqa-url: eval_vqa runs
   bool chromium = false;            // --browser chromium: JavaScript locators, prep_actions
   std::set<std::string> site_urls;  // --site NAME=URL: sites served elsewhere
+  bool local_sites_for_real_tasks = false;  // --local-sites-for-real-tasks: run them on local sites
 };
+
+// The sites of task t that need the real site: t is another project's task (no kvarena
+// extension) and the site is one kvarena serves locally with no --site URL for it.
+std::vector<std::string> sites_needing_real_site(const task& t, const std::set<std::string>& site_urls);
 
 // The worst class of any reason decides. origin: for refusal messages ("file.json[3]").
 task_verdict verdict_for(const task& t, const std::string& origin, const verdict_options& o);

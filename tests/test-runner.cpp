@@ -444,6 +444,28 @@ TEST_F(Runner, OtherSchemaVersionIsRefusedBeforeAnyWork) {
   EXPECT_EQ(test::read_file(db), bytes);
 }
 
+TEST_F(Runner, VwaTasksOnTheLocalSitesAreRefusedUnlessAskedFor) {
+  // A real VisualWebArena task (no kvarena extension) names classifieds: its ids and answers
+  // are VWA's content, which the local classifieds does not hold. Refused before any work,
+  // with the flag that runs it; --local-sites-for-real-tasks runs it anyway (the oracle has no
+  // plan for it: an error row, exit 4, but it ran).
+  const std::string suite_dir = *dir_ + "/vwa-raw";
+  fs::create_directories(suite_dir);
+  std::ofstream(suite_dir + "/0.json") << R"({"task_id": 0, "sites": ["classifieds"], "require_login": false,
+    "storage_state": null, "start_url": "__CLASSIFIEDS__", "intent": "Find me the cheapest blue kayak",
+    "require_reset": false, "eval": {"eval_types": ["url_match"], "reference_answers": null,
+    "reference_url": "__CLASSIFIEDS__/index.php?page=item&id=4799", "program_html": [], "string_note": ""}})";
+  const std::string args = "run --suite " + suite_dir + " --agent oracle --out " + *dir_ + "/vwa-raw.sqlite";
+  run_result r = run(args);
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "1 of 1 tasks are VisualWebArena/WebArena tasks on sites served locally")) << r.err;
+  EXPECT_TRUE(contains(r.err, "--site classifieds=URL")) << r.err;
+  EXPECT_FALSE(fs::exists(*dir_ + "/vwa-raw.sqlite"));
+  r = run(args + " --local-sites-for-real-tasks");
+  EXPECT_NE(r.rc, 1) << r.err;
+  EXPECT_TRUE(fs::exists(*dir_ + "/vwa-raw.sqlite"));
+}
+
 TEST_F(Runner, BadFlagsFailWithClearMessages) {
   const std::string s = "run --suite " + suite() + " --model /nonexistent.gguf ";
   const std::string out = " --out " + *dir_ + "/bad.sqlite";

@@ -29,11 +29,18 @@ std::string raw_task(int id, const std::string& extra = "", const std::string& e
          "}";
 }
 
+// What a VWA task runs against: its own site by URL (--site classifieds=URL), as VWA does.
+verdict_options real_sites() {
+  verdict_options o;
+  o.site_urls = {"classifieds"};
+  return o;
+}
+
 task_verdict verdict(const std::string& json, bool require_oracle = false) {
   task_suite s = parse_tasks(json, "t.raw.json[0]");
   EXPECT_TRUE(s.ok()) << (s.errors.empty() ? "" : s.errors[0]);
   if (s.tasks.empty()) return {verdict_kind::refused, {}};
-  tasks::verdict_options vo;
+  tasks::verdict_options vo = real_sites();
   vo.require_oracle = require_oracle;
   return verdict_for(s.tasks[0], s.origins[0], vo);
 }
@@ -44,7 +51,7 @@ std::string texts(const task_verdict& v) {
   return s;
 }
 
-TEST(TaskVerdict, AStringMatchTaskOnAKvarenaSiteRunsFully) {
+TEST(TaskVerdict, AStringMatchTaskOnItsRealSiteRunsFully) {
   const task_verdict v = verdict(raw_task(1));
   EXPECT_EQ(v.kind, verdict_kind::full) << texts(v);
   EXPECT_TRUE(v.reasons.empty());
@@ -57,6 +64,21 @@ task_verdict verdict_with(const std::string& json, const verdict_options& o) {
   return verdict_for(s.tasks[0], s.origins[0], o);
 }
 
+TEST(TaskVerdict, AVwaTaskOnALocalSiteNeedsTheRealSite) {
+  // VWA's task refers to VWA's classifieds content (its ids, answers): on kvarena's local
+  // classifieds it would score 0 for every policy. cannot_run, naming the flag that runs it.
+  const task_verdict v = verdict_with(raw_task(1), verdict_options{});
+  EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
+  ASSERT_EQ(v.reasons.size(), 1u) << texts(v);
+  EXPECT_NE(v.reasons[0].text.find("needs_real_site 'classifieds'"), std::string::npos) << texts(v);
+  EXPECT_NE(v.reasons[0].text.find("--site classifieds=URL"), std::string::npos) << texts(v);
+  verdict_options anyway;
+  anyway.local_sites_for_real_tasks = true;  // asked for: judged on the local site
+  EXPECT_EQ(verdict_with(raw_task(1), anyway).kind, verdict_kind::full);
+  // A task written for kvarena's sites (its extension present) is not another project's.
+  EXPECT_EQ(verdict_with(raw_task(1, R"("kvarena": {"note": "ours"},)"), verdict_options{}).kind, verdict_kind::full);
+}
+
 TEST(TaskVerdict, WhatEachPartNeedsAndWhatMakesItRun) {
   // fuzzy_match N/A: an LLM judge, as VWA; with one configured it runs fully.
   const std::string na = raw_task(2, "", R"({"eval_types": ["string_match"], "reference_answers": {"fuzzy_match": "N/A"},
@@ -65,7 +87,7 @@ TEST(TaskVerdict, WhatEachPartNeedsAndWhatMakesItRun) {
   EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
   EXPECT_NE(texts(v).find("needs an LLM judge, as VisualWebArena scores it: give --judge-url URL"), std::string::npos)
       << texts(v);
-  verdict_options with_judge;
+  verdict_options with_judge = real_sites();
   with_judge.judge = true;
   EXPECT_EQ(verdict_with(na, with_judge).kind, verdict_kind::full);
   // Every VWA helper exists; a lambda: locator needs Chromium.
@@ -78,7 +100,7 @@ TEST(TaskVerdict, WhatEachPartNeedsAndWhatMakesItRun) {
   EXPECT_EQ(v.kind, verdict_kind::cannot_run) << texts(v);
   ASSERT_EQ(v.reasons.size(), 1u) << texts(v);
   EXPECT_NE(v.reasons[0].text.find("needs --browser chromium"), std::string::npos) << texts(v);
-  verdict_options chromium;
+  verdict_options chromium = real_sites();
   chromium.chromium = true;
   EXPECT_EQ(verdict_with(js, chromium).kind, verdict_kind::full);
   // An unknown helper is still named.
@@ -105,7 +127,7 @@ TEST(TaskVerdict, CannotRunSaysWhatItNeeds) {
   EXPECT_NE(v.reasons[2].text.find("--judge-model"), std::string::npos);
   verdict_options all;
   all.judge = all.vqa = true;
-  all.site_urls = {"wikipedia"};
+  all.site_urls = {"classifieds", "wikipedia"};
   EXPECT_EQ(verdict_with(json, all).kind, verdict_kind::full) << texts(verdict_with(json, all));
   // A second tab on a site not in `sites` needs that site's URL too.
   std::string tabs = raw_task(7);
@@ -141,17 +163,26 @@ TEST(TaskVerdict, ValidateCommandSummaryJsonAndExitStatus) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   };
   std::string out;
+  // On the local classifieds: both are another project's tasks on a site whose content is not theirs.
   EXPECT_EQ(run(ok_file, &out), 0);
+  EXPECT_NE(out.find("2 tasks: 0 run fully, 0 degraded, 2 cannot run, 0 refused (1 warnings)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("needs_real_site 'classifieds'"), std::string::npos) << out;
+  EXPECT_EQ(run("--local-sites-for-real-tasks " + ok_file, &out), 0);
   EXPECT_NE(out.find("2 tasks: 1 run fully, 0 degraded, 1 cannot run, 0 refused (1 warnings)"), std::string::npos)
       << out;
-  EXPECT_EQ(run("--judge-url http://127.0.0.1:9/v1 " + ok_file, &out), 0);  // a judge makes it run
+  const std::string site = "--site classifieds=http://127.0.0.1:9 ";  // VWA's own classifieds, by URL
+  EXPECT_EQ(run(site + ok_file, &out), 0);
+  EXPECT_NE(out.find("2 tasks: 1 run fully, 0 degraded, 1 cannot run, 0 refused (1 warnings)"), std::string::npos)
+      << out;
+  EXPECT_EQ(run(site + "--judge-url http://127.0.0.1:9/v1 " + ok_file, &out), 0);  // a judge makes it run
   EXPECT_NE(out.find("2 tasks: 2 run fully, 0 degraded, 0 cannot run, 0 refused (1 warnings)"), std::string::npos)
       << out;
-  EXPECT_EQ(run("--json " + ok_file, &out), 0);
+  EXPECT_EQ(run(site + "--json " + ok_file, &out), 0);
   EXPECT_NE(out.find(R"("task_id":1,"verdict":"full","reasons":[])"), std::string::npos) << out;
   EXPECT_NE(out.find(R"("task_id":2,"verdict":"cannot_run")"), std::string::npos) << out;
   EXPECT_EQ(run("--site nowhere=http://x " + ok_file, &out), 2);  // a usage error names the valid sites
-  EXPECT_EQ(run(bad_file, &out), 1);
+  EXPECT_EQ(run(site + bad_file, &out), 1);
   EXPECT_NE(out.find("2 tasks: 1 run fully, 0 degraded, 0 cannot run, 1 refused"), std::string::npos) << out;
   EXPECT_EQ(run("--require-oracle " + ok_file, &out), 1);  // no oracle plans
 }
