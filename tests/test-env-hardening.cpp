@@ -537,7 +537,9 @@ TEST(ChromiumCleanup, StaleSweepSkipsOddNamesAndOtherUsersDirectories) {
   for (const auto& d : {mine, huge, theirs, target}) std::filesystem::create_directories(d / "Default");
   std::filesystem::create_directory_symlink(target, link);
   const bool root = geteuid() == 0;
-  if (root) ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);  // nobody's
+  if (root) {
+    ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);  // nobody's
+  }
 
   int removed = -1;
   EXPECT_NO_THROW(removed = remove_stale_chromium_dirs(dir.string()));
@@ -546,7 +548,9 @@ TEST(ChromiumCleanup, StaleSweepSkipsOddNamesAndOtherUsersDirectories) {
   EXPECT_TRUE(std::filesystem::exists(huge)) << "no pid: skipped";
   EXPECT_TRUE(std::filesystem::exists(target / "Default")) << "a symlink is not followed";
   EXPECT_TRUE(std::filesystem::is_symlink(link));
-  if (root) EXPECT_TRUE(std::filesystem::exists(theirs)) << "another user's: not ours to remove";
+  if (root) {
+    EXPECT_TRUE(std::filesystem::exists(theirs)) << "another user's: not ours to remove";
+  }
 }
 
 }  // namespace

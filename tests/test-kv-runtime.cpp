@@ -370,40 +370,41 @@ TEST_P(KvRuntime, ScoresAfterAPromptDoNotDependOnTheChunking) {
   // once per token (decay^R and per-row weights); h2o: the plain sum.
   // The plain-loop path (reference: row-wise matmuls, attention in double) computes every
   // row alike whatever the chunk, so only the EMA's own arithmetic can differ: every score
-  // within 1e-5 relative. The
-  // optimised kernels sum in other orders per chunk size (h2o's plain sums differ by ~5e-6
-  // there), so the same check is looser; the old per-call EMA differed by orders more.
-  for (const bool reference : {true, false})
-  for (const std::string policy : {"confkv", "h2o"}) {
-    SCOPED_TRACE(policy + (reference ? " (reference)" : " (kernels)"));
-    std::vector<std::vector<float>> scores;
-    for (int64_t chunk : {1, 32, 512}) {
-      session_options so = opts(policy, chunk);
-      so.reference = reference;
-      so.kv.n_high = so.kv.n_low = 512, so.kv.heavy = so.kv.recent = 256;
-      session s(*m_, so);
-      s.append(prompt_);
-      scores.push_back(all_scores(s));
-    }
-    ASSERT_EQ(scores[0].size(), size_t(prompt_.size()) * m_->config.n_layers * m_->config.n_kv_heads);
-    double top = 0, worst = 0, worst_elem = 0;  // relative differences to the one-token calls
-    for (size_t c = 1; c < scores.size(); ++c) {
-      double diff2 = 0, norm2 = 0;
-      for (size_t i = 0; i < scores[0].size(); ++i) {
-        const double a = scores[0][i], b = scores[c][i];
-        top = std::max(top, std::fabs(a));
-        diff2 += (a - b) * (a - b), norm2 += a * a;
-        worst_elem = std::max(worst_elem, std::fabs(a - b) / std::max(std::fabs(a), 1e-30));
+  // within 1e-5 relative. The optimised kernels sum in other orders per chunk size (h2o's
+  // plain sums differ by ~5e-6 there), so the same check is looser; the old per-call EMA
+  // differed by orders more.
+  for (const bool reference : {true, false}) {
+    for (const std::string policy : {"confkv", "h2o"}) {
+      SCOPED_TRACE(policy + (reference ? " (reference)" : " (kernels)"));
+      std::vector<std::vector<float>> scores;
+      for (int64_t chunk : {1, 32, 512}) {
+        session_options so = opts(policy, chunk);
+        so.reference = reference;
+        so.kv.n_high = so.kv.n_low = 512, so.kv.heavy = so.kv.recent = 256;
+        session s(*m_, so);
+        s.append(prompt_);
+        scores.push_back(all_scores(s));
       }
-      worst = std::max(worst, std::sqrt(diff2 / norm2));
-    }
-    std::printf("%s%s scores, chunks 32 and 512 vs 1: relative L2 diff %.3g, largest of one score %.3g (max %.3g)\n",
-                policy.c_str(), reference ? " (reference)" : "", worst, worst_elem, top);
-    EXPECT_GT(top, 0.0);
-    if (reference) {
-      EXPECT_LT(worst_elem, 1e-5);  // every score, relative
-    } else {
-      EXPECT_LT(worst, 1e-4);  // the scores as a vector (the kernels' summation orders)
+      ASSERT_EQ(scores[0].size(), size_t(prompt_.size()) * m_->config.n_layers * m_->config.n_kv_heads);
+      double top = 0, worst = 0, worst_elem = 0;  // relative differences to the one-token calls
+      for (size_t c = 1; c < scores.size(); ++c) {
+        double diff2 = 0, norm2 = 0;
+        for (size_t i = 0; i < scores[0].size(); ++i) {
+          const double a = scores[0][i], b = scores[c][i];
+          top = std::max(top, std::fabs(a));
+          diff2 += (a - b) * (a - b), norm2 += a * a;
+          worst_elem = std::max(worst_elem, std::fabs(a - b) / std::max(std::fabs(a), 1e-30));
+        }
+        worst = std::max(worst, std::sqrt(diff2 / norm2));
+      }
+      std::printf("%s%s scores, chunks 32 and 512 vs 1: relative L2 diff %.3g, largest of one score %.3g (max %.3g)\n",
+                  policy.c_str(), reference ? " (reference)" : "", worst, worst_elem, top);
+      EXPECT_GT(top, 0.0);
+      if (reference) {
+        EXPECT_LT(worst_elem, 1e-5);  // every score, relative
+      } else {
+        EXPECT_LT(worst, 1e-4);  // the scores as a vector (the kernels' summation orders)
+      }
     }
   }
 }
@@ -434,7 +435,9 @@ TEST_P(KvRuntime, Int8ChunkAttendsToItsOwnRowsInFp16) {
     session s(*m_, so);
     s.append(prompt_);
     logits.emplace_back(s.logits(), s.logits() + s.n_vocab());
-    if (int8) EXPECT_GE(s.kv()->store().counts(0, 0).int8, 96) << "the old tokens went INT8 after the call";
+    if (int8) {
+      EXPECT_GE(s.kv()->store().counts(0, 0).int8, 96) << "the old tokens went INT8 after the call";
+    }
   }
   EXPECT_EQ(max_abs_diff(logits[0].data(), logits[1].data(), int64_t(logits[0].size())), 0.f);
 }
