@@ -266,7 +266,9 @@ TEST_F(CliBench, Niah) {
       const double depths[] = {0, 0.5, 1};
       EXPECT_DOUBLE_EQ(c["depth"].get<double>(), depths[(i / 3) % 3]);
       EXPECT_EQ(c["trial"], int64_t(i % 3));
-      if (i % 3) EXPECT_NE(c["code"], r["grid"][i - 1]["code"]) << "cell " << i / 3;
+      if (i % 3) {
+        EXPECT_NE(c["code"], r["grid"][i - 1]["code"]) << "cell " << i / 3;
+      }
       correct += c["correct"].get<bool>();
     }
     EXPECT_EQ(r["n_correct"], correct);
