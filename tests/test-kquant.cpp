@@ -32,6 +32,7 @@
 #include "gguf-writer.h"
 #include "model.h"
 #include "session.h"
+#include "llamacpp-logits-fixture.h"
 #include "test-util.h"
 
 namespace kvarena {
@@ -55,11 +56,9 @@ const dequant_fixture& dq_fixture() {
   return f;
 }
 
-// Restores the kernel variant picked at start when a test switches it.
-struct variant_guard {
-  std::string saved = cpu_kernel_variant();
-  ~variant_guard() { set_cpu_kernel_variant(saved); }
-};
+using variant_guard = test::kernel_variant_guard;
+using test::max_abs_diff;
+using test::session_logits;
 
 uint32_t float_bits(float f) {
   uint32_t u;
@@ -240,55 +239,16 @@ TEST(KQuant, RowsNotMultipleOf256Refused) {
 
 // ---- logits against llama.cpp --------------------------------------------------------
 
-struct kq_logits_fixture {
-  nlohmann::json header;
-  std::vector<float> logits;  // (n_positions, n_vocab), positions first_position..
-};
+using kq_logits_fixture = test::llamacpp_logits;
 
 kq_logits_fixture load_kq(const std::string& name) {
-  kq_logits_fixture f;
-  const std::string text = test::read_file(test::fixture_path("kq-" + name + ".json"));
-  if (text.empty()) throw engine_error("kq-" + name + ".json missing (tests/fixtures/make_kquant_fixtures.py)");
-  f.header = nlohmann::json::parse(text);
-  const std::string bin = test::read_file(test::fixture_path(f.header.at("logits_file").get<std::string>()));
-  const size_t n = f.header.at("n_positions").get<size_t>() * f.header.at("n_vocab").get<size_t>();
-  if (bin.size() != n * 4) throw engine_error("kq-" + name + ".bin: wrong size");
-  f.logits.resize(n);
-  std::memcpy(f.logits.data(), bin.data(), bin.size());
-  EXPECT_EQ(test::fnv1a64_file_hex(test::fixture_path("kq-" + name + ".gguf")),
-            f.header.at("model_fnv1a64").get<std::string>())
-      << "kq-" << name << ".gguf is not the file the logits were made from";
-  return f;
-}
-
-// Logits of positions [first, n) of `tokens`: prefill (one forward over all tokens: the
-// GEMM path) or decode (one token per forward: the matrix-vector path).
-std::vector<float> run_logits(const model& m, const std::vector<int32_t>& tokens, int64_t first, bool decode) {
-  session_options so;
-  so.all_logits = true;
-  so.n_ctx = int64_t(tokens.size());
-  if (decode) so.prefill_chunk = 1;
-  session s(m, so);
-  s.append(tokens);
-  const std::vector<float>& all = s.all_logits();
-  const int64_t V = m.config.n_vocab;
-  return std::vector<float>(all.begin() + first * V, all.begin() + int64_t(tokens.size()) * V);
+  return test::load_llamacpp_logits("kq-" + name, "kq-" + name + ".gguf", "make_kquant_fixtures.py");
 }
 
 double rms_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
   return std::sqrt(s / double(std::max<size_t>(1, a.size())));
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    const double e = std::fabs(double(a[i]) - double(b[i]));
-    m = std::max(m, e <= INFINITY ? e : INFINITY);
-  }
-  return m;
 }
 
 struct logits_case {
@@ -323,7 +283,7 @@ TEST_P(KQuantLogits, MatchLlamaCpp) {
   for (const std::string& v : cpu_kernel_variants_supported()) {
     set_cpu_kernel_variant(v);
     for (bool decode : {false, true}) {
-      const std::vector<float> got = run_logits(*m, tokens, 0, decode);
+      const std::vector<float> got = session_logits(*m, tokens, 0, decode);
       const double d = max_abs_diff(got, f.logits), r = rms_diff(got, f.logits);
       EXPECT_LE(d, c.tol) << c.name << " " << v << (decode ? " decode" : " prefill");
       EXPECT_LE(r, c.rms_tol) << c.name << " " << v << (decode ? " decode" : " prefill");
@@ -360,12 +320,12 @@ TEST(RopeScaling, Llama3FreqFactorsMatchLlamaCpp) {
   const auto tokens = f.header.at("tokens").get<std::vector<int32_t>>();
   const int64_t first = f.header.at("first_position").get<int64_t>();
   for (bool decode : {false, true}) {
-    const double d = max_abs_diff(run_logits(*m, tokens, first, decode), f.logits);
+    const double d = max_abs_diff(session_logits(*m, tokens, first, decode), f.logits);
     std::printf("[rope] llama3 rope_freqs %s: max |diff| vs llama.cpp = %.3g\n", decode ? "decode" : "prefill", d);
     EXPECT_LE(d, 2e-5) << (decode ? "decode" : "prefill");
   }
   m->config.rope_freq_factors.clear();  // the test must see a missing factor
-  const double without = max_abs_diff(run_logits(*m, tokens, first, false), f.logits);
+  const double without = max_abs_diff(session_logits(*m, tokens, first, false), f.logits);
   std::printf("[rope] without the factors: %.3g\n", without);
   EXPECT_GT(without, 1e-4);
 }
@@ -376,11 +336,11 @@ TEST(RopeScaling, LinearMatchesLlamaCpp) {
   EXPECT_EQ(m->config.rope_freq_scale, 0.25f);
   const auto tokens = f.header.at("tokens").get<std::vector<int32_t>>();
   const int64_t first = f.header.at("first_position").get<int64_t>();
-  const double d = max_abs_diff(run_logits(*m, tokens, first, false), f.logits);
+  const double d = max_abs_diff(session_logits(*m, tokens, first, false), f.logits);
   std::printf("[rope] linear x4: max |diff| vs llama.cpp = %.3g\n", d);
   EXPECT_LE(d, 2e-5);
   m->config.rope_freq_scale = 1.0f;
-  const double without = max_abs_diff(run_logits(*m, tokens, first, false), f.logits);
+  const double without = max_abs_diff(session_logits(*m, tokens, first, false), f.logits);
   std::printf("[rope] without the linear factor: %.3g\n", without);
   EXPECT_GT(without, 1e-4);
 }

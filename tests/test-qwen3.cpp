@@ -31,60 +31,30 @@
 #include "kv/kv-policy-registry.h"
 #include "model.h"
 #include "session.h"
+#include "llamacpp-logits-fixture.h"
 #include "test-util.h"
 
 namespace kvarena {
 namespace {
 
-struct variant_guard {
-  std::string saved = cpu_kernel_variant();
-  ~variant_guard() { set_cpu_kernel_variant(saved); }
-};
-
-struct qwen3_fixture {
-  nlohmann::json header;
-  std::vector<float> logits;  // (64, n_vocab)
-  std::vector<int32_t> tokens;
-};
+using variant_guard = test::kernel_variant_guard;
+using test::max_abs_diff;
 
 const std::string k_model = "qwen3-f32.gguf";
 
+struct qwen3_fixture : test::llamacpp_logits {
+  std::vector<int32_t> tokens;  // (64,) the sequence the logits are of
+};
+
 qwen3_fixture load_fixture() {
-  qwen3_fixture f;
-  const std::string text = test::read_file(test::fixture_path("qwen3-f32.json"));
-  if (text.empty()) throw engine_error("qwen3-f32.json missing (tests/fixtures/make_qwen3_fixture.py)");
-  f.header = nlohmann::json::parse(text);
-  const std::string bin = test::read_file(test::fixture_path(f.header.at("logits_file").get<std::string>()));
-  const size_t n = f.header.at("n_positions").get<size_t>() * f.header.at("n_vocab").get<size_t>();
-  if (bin.size() != n * 4) throw engine_error("qwen3-f32.bin: wrong size");
-  f.logits.resize(n);
-  std::memcpy(f.logits.data(), bin.data(), bin.size());
+  qwen3_fixture f{test::load_llamacpp_logits("qwen3-f32", k_model, "make_qwen3_fixture.py"), {}};
   f.tokens = f.header.at("tokens").get<std::vector<int32_t>>();
-  EXPECT_EQ(test::fnv1a64_file_hex(test::fixture_path(k_model)), f.header.at("model_fnv1a64").get<std::string>())
-      << k_model << " is not the file the logits were made from";
   return f;
 }
 
-// Logits at every position of `tokens`: prefill (one forward over all tokens: the GEMM
-// path) or decode (one token per forward: the matrix-vector path).
+// Logits at every position of `tokens`, by prefill or by decode.
 std::vector<float> run_logits(const model& m, const std::vector<int32_t>& tokens, bool decode) {
-  session_options so;
-  so.all_logits = true;
-  so.n_ctx = int64_t(tokens.size());
-  if (decode) so.prefill_chunk = 1;
-  session s(m, so);
-  s.append(tokens);
-  return s.all_logits();
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    const double e = std::fabs(double(a[i]) - double(b[i]));
-    m = std::max(m, e <= INFINITY ? e : INFINITY);
-  }
-  return m;
+  return test::session_logits(m, tokens, 0, decode);
 }
 
 double max_abs(const std::vector<float>& a) {

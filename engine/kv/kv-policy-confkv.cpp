@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kv-policy-registry.h"
+#include "splitmix64.h"
 
 namespace kvarena {
 
@@ -78,11 +79,8 @@ class kv_policy_confkv final : public kv_policy_topk {
   bool random_rank_;
   uint64_t rank_seed_;
   float random_priority(int64_t layer, int64_t head, int32_t pos) const {
-    uint64_t x = rank_seed_ ^ (uint64_t(layer) << 48) ^ (uint64_t(head) << 32) ^ uint64_t(uint32_t(pos));
-    x += 0x9E3779B97F4A7C15ull;  // splitmix64
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    x ^= x >> 31;
+    const uint64_t x =
+        splitmix64(rank_seed_ ^ (uint64_t(layer) << 48) ^ (uint64_t(head) << 32) ^ uint64_t(uint32_t(pos)));
     return float(x >> 40) / float(1ull << 24);
   }
 };

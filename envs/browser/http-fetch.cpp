@@ -4,36 +4,14 @@
 
 #include <curl/curl.h>
 
-#include <mutex>
 #include <stdexcept>
 
+#include "common/curl-body.h"
 #include "common/url-policy.h"
 #include "url-util.h"
 
 namespace kvarena {
 namespace {
-
-void global_init_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-struct body_sink {
-  std::string* body;
-  size_t limit;
-  bool overflow = false;
-};
-
-size_t write_body(char* data, size_t size, size_t count, void* user) {
-  auto* sink = static_cast<body_sink*>(user);
-  size_t n = size * count;
-  if (sink->body->size() + n > sink->limit) {
-    sink->overflow = true;
-    return 0;  // makes libcurl stop with CURLE_WRITE_ERROR
-  }
-  sink->body->append(data, n);
-  return n;
-}
 
 std::string host_of(const std::string& url) {
   url_parts u = parse_url(url);
@@ -88,7 +66,7 @@ std::string explain_failure(CURLcode rc, const http_request& req, const http_opt
 }  // namespace
 
 http_client::http_client(http_options options) : options_(std::move(options)) {
-  global_init_once();
+  curl_init_once();
   curl_ = curl_easy_init();
   if (!curl_) throw std::runtime_error("libcurl: curl_easy_init failed (out of memory?)");
   // Options that never change are set once; fetch() sets the per-request ones. The handle
@@ -106,7 +84,7 @@ http_client::http_client(http_options options) : options_(std::move(options)) {
   curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");  // whatever libcurl can decode
   curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(options_.max_body_bytes));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_body);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, curl_append_capped);
 }
 
 http_client::~http_client() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
@@ -114,7 +92,7 @@ http_client::~http_client() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
 http_response http_client::fetch(const http_request& req) {
   CURL* c = static_cast<CURL*>(curl_);
   http_response res;
-  body_sink sink{&res.body, options_.max_body_bytes};
+  curl_body_sink sink{&res.body, options_.max_body_bytes};
   char errbuf[CURL_ERROR_SIZE] = {0};
   if (req.method != "GET" && req.method != "POST") {
     res.error = "unsupported HTTP method '" + req.method + "' for " + req.url + ": use GET or POST";

@@ -1,39 +1,14 @@
 // http-call.cpp: see http-call.h.
 #include "common/http-call.h"
+#include "common/curl-body.h"
 #include "common/url-policy.h"
 
 #include <curl/curl.h>
 
-#include <mutex>
-
 namespace kvarena {
-namespace {
-
-struct body_sink {
-  std::string* body;
-  size_t limit;
-  bool overflow = false;
-};
-
-size_t append_body(char* data, size_t size, size_t n, void* user) {
-  auto* sink = static_cast<body_sink*>(user);
-  if (sink->body->size() + size * n > sink->limit) {
-    sink->overflow = true;
-    return 0;  // libcurl stops with CURLE_WRITE_ERROR
-  }
-  sink->body->append(data, size * n);
-  return size * n;
-}
-
-void init_curl_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-}  // namespace
 
 http_call_response http_call(const http_call_request& req) {
-  init_curl_once();
+  curl_init_once();
   http_call_response res;
   if (std::string why = refused_url_reason(req.url, false); !why.empty()) {
     res.error = why;
@@ -49,8 +24,8 @@ http_call_response http_call(const http_call_request& req) {
   char curl_error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(curl, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
-  body_sink sink{&res.body, req.max_body_bytes};
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_append_capped);
+  curl_body_sink sink{&res.body, req.max_body_bytes};
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, curl_protocols(false));
   curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, curl_protocols(false));

@@ -4,17 +4,18 @@
 #include <cctype>
 #include <cstdio>
 
+#include "splitmix64.h"
+
 namespace kvarena::sites {
 
-seed_rng::seed_rng(uint64_t seed, uint64_t stream) : state_(seed * 0x9E3779B97F4A7C15ull ^ (stream + 1) * 0xD1B54A32D192ED03ull) {
+seed_rng::seed_rng(uint64_t seed, uint64_t stream) : state_(seed * k_splitmix64_gamma ^ (stream + 1) * 0xD1B54A32D192ED03ull) {
   next();
 }
 
-uint64_t seed_rng::next() {  // splitmix64
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+uint64_t seed_rng::next() {  // splitmix64: the mix of the state before this step's increment
+  const uint64_t out = splitmix64(state_);
+  state_ += k_splitmix64_gamma;
+  return out;
 }
 
 size_t seed_rng::index(size_t n) {
