@@ -34,7 +34,7 @@
 #include "client/env-client.h"
 #include "episode-result.h"
 #include "eval/early-stop.h"
-#include "eval/task.h"
+#include "task/task.h"
 #include "model.h"
 #include "obs-truncate.h"
 #include "prompt.h"

@@ -34,7 +34,7 @@
 #include "eval/eval-judge.h"
 #include "bench/bench-common.h"
 #include "client/env-client.h"
-#include "eval/task.h"
+#include "task/task.h"
 #include "results-db.h"
 #include "runner-plan.h"
 #include "sampler.h"

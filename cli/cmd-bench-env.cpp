@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "bench-env.h"
-#include "browser/chromium-process.h"
+#include "browser/chromium/chromium-process.h"
 #include "cli-commands.h"
 
 namespace kvarena::cli {

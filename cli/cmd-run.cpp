@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "browser/chromium-cleanup.h"
-#include "browser/chromium-process.h"
+#include "browser/chromium/chromium-cleanup.h"
+#include "browser/chromium/chromium-process.h"
 #include "cli-commands.h"
 #include "eval-flags.h"
 #include "default-model.h"

@@ -37,7 +37,7 @@
 #include "generator/generate.h"
 #include "oracle-agent.h"
 #include "server/env-server.h"
-#include "sites/site-eval-helpers.h"
+#include "eval/vwa-helpers/site-eval-helpers.h"
 #include "suite-check.h"
 #include "task-verdict.h"
 

@@ -6,7 +6,7 @@
 #include <exception>
 #include <string>
 
-#include "browser/chromium-cleanup.h"
+#include "browser/chromium/chromium-cleanup.h"
 #include "cli-commands.h"
 #include "engine-error.h"
 #ifdef KVARENA_CUDA

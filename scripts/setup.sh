@@ -25,7 +25,7 @@ BUILD=(
 # tests: the GoogleTest executables (tests/), the optional kernel benchmark, the sqlite3
 # shell and git the test scripts call.
 TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
-# chromium: the chromium browser backend (envs/browser/chromium-*) and its `chromium` tests.
+# chromium: the chromium browser backend (envs/browser/chromium/) and its `chromium` tests.
 CHROMIUM=(chromium)
 # fuzz: the libFuzzer targets under ASan/UBSan (scripts/fuzz.sh, scripts/fuzz-envs.sh).
 FUZZ=(clang libclang-rt-14-dev)

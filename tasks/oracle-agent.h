@@ -17,7 +17,7 @@
 
 #include "client/env-client.h"
 #include "eval/eval-judge.h"
-#include "eval/task.h"
+#include "task/task.h"
 #include "oracle-plan.h"
 
 namespace kvarena {

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "browser/ax-print.h"
+#include "browser/common/ax-print.h"
 #include "common/text-encode.h"
 #include "eval/action-parse.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena::tasks {
 

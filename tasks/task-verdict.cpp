@@ -9,7 +9,7 @@
 #include "eval/eval-locator.h"
 #include "eval/evaluator.h"
 #include "eval/eval-text.h"
-#include "sites/site-eval-helpers.h"
+#include "eval/vwa-helpers/site-eval-helpers.h"
 #include "suite-check.h"
 
 namespace kvarena::tasks {

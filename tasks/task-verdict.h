@@ -14,13 +14,13 @@
 // A task that does not load is `refused` (the loader's errors; the CLI's business).
 // With require_oracle (the project's own suites, CI) a missing or broken oracle plan, a
 // non-local site or a placeholder of another task's site are refusals, as check_suite says.
-// Not here: loading (envs/eval/task.h), the oracle (oracle-agent.h).
+// Not here: loading (envs/task/task.h), the oracle (oracle-agent.h).
 #pragma once
 #include <set>
 #include <string>
 #include <vector>
 
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena::tasks {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "browser/chromium-process.h"
+#include "browser/chromium/chromium-process.h"
 
 #define SKIP_WITHOUT_CHROMIUM()          \
   if (!::kvarena::chromium_available()) \

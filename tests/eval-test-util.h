@@ -16,7 +16,7 @@
 #include "eval/eval-text.h"
 #include "eval/eval-url-match.h"
 #include "eval/evaluator.h"
-#include "eval/task.h"
+#include "task/task.h"
 
 using namespace kvarena;
 

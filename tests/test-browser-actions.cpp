@@ -4,11 +4,11 @@
 // for program_html).
 #include <gtest/gtest.h>
 
-#include "browser/ax-tree.h"
-#include "browser/browser-act.h"
-#include "browser/dom-text.h"
-#include "browser/html-document.h"
-#include "browser/text-browser-probe.h"
+#include "browser/common/ax-tree.h"
+#include "browser/common/browser-act.h"
+#include "browser/text/dom-text.h"
+#include "browser/text/html-document.h"
+#include "browser/text/text-browser-probe.h"
 #include "eval/action-parse.h"
 #include "test-browser-server.h"
 

@@ -1,4 +1,4 @@
-// test-browser-chromium.cpp: the chromium backend (envs/browser/chromium-*) on the loopback
+// test-browser-chromium.cpp: the chromium backend (envs/browser/chromium/) on the loopback
 // test site of the text-browser tests: the same interactive elements with the same names
 // as the text backend, actions (links, forms, selects, tabs, history, scrolling), the
 // evaluators' JavaScript, a page that never finishes loading, and no Chromium process left
@@ -14,10 +14,10 @@
 #include <set>
 #include <sstream>
 
-#include "browser/chromium-browser.h"
-#include "browser/chromium-cleanup.h"
-#include "browser/chromium-process.h"
-#include "browser/som-list.h"
+#include "browser/chromium/chromium-browser.h"
+#include "browser/chromium/chromium-cleanup.h"
+#include "browser/chromium/chromium-process.h"
+#include "browser/chromium/som-list.h"
 #include "chromium-test-util.h"
 #include "test-browser-server.h"
 

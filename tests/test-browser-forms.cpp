@@ -6,10 +6,10 @@
 
 #include <memory>
 
-#include "browser/css-select.h"
-#include "browser/form-state.h"
-#include "browser/form-submit.h"
-#include "browser/html-document.h"
+#include "browser/text/css-select.h"
+#include "browser/text/form-state.h"
+#include "browser/text/form-submit.h"
+#include "browser/text/html-document.h"
 #include "test-browser-server.h"
 
 namespace kvarena {

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <thread>
 
-#include "browser/http-fetch.h"
-#include "browser/url-util.h"
+#include "browser/text/http-fetch.h"
+#include "browser/common/url-util.h"
 #include "test-browser-server.h"
 
 namespace kvarena {

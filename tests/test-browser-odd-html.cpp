@@ -6,12 +6,12 @@
 #include <chrono>
 #include <cstdio>
 
-#include "browser/ax-print.h"
-#include "browser/ax-tree.h"
-#include "browser/css-select.h"
-#include "browser/dom-text.h"
-#include "browser/form-state.h"
-#include "browser/html-document.h"
+#include "browser/common/ax-print.h"
+#include "browser/common/ax-tree.h"
+#include "browser/text/css-select.h"
+#include "browser/text/dom-text.h"
+#include "browser/text/form-state.h"
+#include "browser/text/html-document.h"
 #include "test-browser-server.h"
 
 namespace kvarena {

@@ -3,9 +3,9 @@
 // error messages. No network.
 #include <gtest/gtest.h>
 
-#include "browser/css-select.h"
-#include "browser/dom-text.h"
-#include "browser/html-document.h"
+#include "browser/text/css-select.h"
+#include "browser/text/dom-text.h"
+#include "browser/text/html-document.h"
 #include "test-browser-util.h"
 
 namespace kvarena {

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "browser/text-browser.h"
-#include "browser/url-util.h"
+#include "browser/text/text-browser.h"
+#include "browser/common/url-util.h"
 #include "test-browser-util.h"
 
 namespace kvarena::browser_test {

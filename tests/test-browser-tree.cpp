@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <functional>
 
-#include "browser/ax-print.h"
-#include "browser/ax-tree.h"
-#include "browser/dom-text.h"
-#include "browser/form-state.h"
-#include "browser/html-document.h"
+#include "browser/common/ax-print.h"
+#include "browser/common/ax-tree.h"
+#include "browser/text/dom-text.h"
+#include "browser/text/form-state.h"
+#include "browser/text/html-document.h"
 #include "test-browser-util.h"
 
 namespace kvarena {

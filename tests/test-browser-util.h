@@ -10,10 +10,10 @@
 #include <sstream>
 #include <string>
 
-#include "browser/ax-print.h"
-#include "browser/ax-tree.h"
-#include "browser/form-state.h"
-#include "browser/html-document.h"
+#include "browser/common/ax-print.h"
+#include "browser/common/ax-tree.h"
+#include "browser/text/form-state.h"
+#include "browser/text/html-document.h"
 
 namespace kvarena::browser_test {
 

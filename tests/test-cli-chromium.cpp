@@ -1,6 +1,6 @@
 // test-cli-chromium.cpp: the kvarena binary with --browser chromium: killed, SIGTERM (and
 // SIGINT) in the middle of `kvarena tasks oracle --browser chromium` leave no Chromium
-// process and no /tmp/kvarena-chromium-<pid>-* profile (envs/browser/chromium-cleanup.h);
+// process and no /tmp/kvarena-chromium-<pid>-* profile (envs/browser/chromium/chromium-cleanup.h);
 // `kvarena bench env --browser chromium` measures both backends at 1 and 8 sessions in one
 // JSON; `kvarena run --observation som` stores every step's Set-of-Marks screenshot as a PNG
 // beside the results file (step_screenshots rows) and `report --html` shows them.
@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "browser/chromium-cleanup.h"
+#include "browser/chromium/chromium-cleanup.h"
 #include "chromium-test-util.h"
 #include "results-db.h"
 

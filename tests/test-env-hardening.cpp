@@ -29,9 +29,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "browser/chromium-cleanup.h"
-#include "browser/text-browser.h"
-#include "browser/url-util.h"
+#include "browser/chromium/chromium-cleanup.h"
+#include "browser/text/text-browser.h"
+#include "browser/common/url-util.h"
 #include "client/env-client.h"
 #include "common/http-call.h"
 #include "common/url-policy.h"

@@ -1,5 +1,5 @@
 // test-eval-helpers.cpp: the func: helpers of VisualWebArena's and WebArena's
-// helper_functions.py (envs/sites/site-helpers-vwa.h). Page helpers run on small pages in
+// helper_functions.py (envs/eval/vwa-helpers/site-helpers-vwa.h). Page helpers run on small pages in
 // the real sites' markup (Magento order and product pages, Postmill comments, GitLab
 // members); the REST helpers run against the local shopping site's API and against a fake
 // Magento (a local HTTP server answering the real endpoints' JSON shapes; Magento itself
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "browser/http-fetch.h"
+#include "browser/text/http-fetch.h"
 #include "eval/page-probe.h"
 #include "sites/http-server.h"
-#include "sites/site-eval-helpers.h"
+#include "eval/vwa-helpers/site-eval-helpers.h"
 #include "sites/site-server.h"
 #include "eval-test-util.h"
 

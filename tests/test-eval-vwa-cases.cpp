@@ -8,7 +8,7 @@
 
 #include "eval-test-util.h"
 #include "sites/http-server.h"
-#include "sites/site-eval-helpers.h"
+#include "eval/vwa-helpers/site-eval-helpers.h"
 
 namespace {
 

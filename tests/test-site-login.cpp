@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "browser/http-fetch.h"
+#include "browser/text/http-fetch.h"
 #include "server/site-login.h"
 #include "sites/http-server.h"
 

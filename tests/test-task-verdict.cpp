@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "eval/task.h"
+#include "task/task.h"
 #include "task-verdict.h"
 #include "test-util.h"
 

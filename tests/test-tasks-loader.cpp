@@ -1,4 +1,4 @@
-// test-tasks-loader.cpp: the task model (envs/eval/task.h): loading VWA-format task JSON
+// test-tasks-loader.cpp: the task model (envs/task/task.h): loading VWA-format task JSON
 // from text, files, arrays and folders; round trips that keep unknown fields; placeholder
 // substitution; and every validation message.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "eval/task.h"
+#include "task/task.h"
 #include "test-util.h"
 
 using namespace kvarena;

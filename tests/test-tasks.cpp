@@ -28,7 +28,7 @@
 #include "oracle-agent.h"
 #include "oracle-plan.h"
 #include "server/env-server.h"
-#include "sites/site-eval-helpers.h"
+#include "eval/vwa-helpers/site-eval-helpers.h"
 #include "suite-check.h"
 #include "test-browser-util.h"
 
@@ -170,7 +170,7 @@ TEST(OraclePlan, ShowsTextsWithBothQuoteKinds) {
   EXPECT_FALSE(observation_shows(obs, "5'7\""));
 }
 
-// ---- the func: helpers of the sites (envs/sites/site-eval-helpers.h) ----
+// ---- the func: helpers of the sites (envs/eval/vwa-helpers/site-eval-helpers.h) ----
 
 // Pages by URL; no JavaScript.
 class fake_page : public page_probe {

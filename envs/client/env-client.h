@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/task.h"
+#include "task/task.h"
 #include "server/env-api.h"
 
 namespace kvarena {

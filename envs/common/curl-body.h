@@ -1,6 +1,6 @@
 // curl-body.h: what every libcurl caller in envs shares: the one global init, and a body
 // sink that stops the transfer (CURLE_WRITE_ERROR) once a response would pass its byte cap.
-// Used by the text browser's fetch (browser/http-fetch.cpp) and the evaluator's HTTP calls
+// Used by the text browser's fetch (browser/text/http-fetch.cpp) and the evaluator's HTTP calls
 // (common/http-call.cpp).
 #pragma once
 #include <curl/curl.h>

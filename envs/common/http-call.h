@@ -1,6 +1,6 @@
 // http-call.h: one HTTP request with chosen headers over libcurl, for the evaluators'
 // calls to APIs (a site's REST API in the func: helpers, an OpenAI-compatible judge). Not
-// the browser's client (browser/http-fetch.h keeps cookies and follows a page's links);
+// the browser's client (browser/text/http-fetch.h keeps cookies and follows a page's links);
 // this one sends exactly the headers given, keeps nothing between calls, and is
 // thread-safe (one easy handle per call). http:// and https:// only (redirects too), and
 // the answer's body is capped at max_body_bytes: URLs come from task files and pages.

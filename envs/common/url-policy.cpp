@@ -1,7 +1,7 @@
 // url-policy.cpp: see url-policy.h.
 #include "common/url-policy.h"
 
-#include "browser/url-util.h"
+#include "browser/common/url-util.h"
 
 namespace kvarena {
 

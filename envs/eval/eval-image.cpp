@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "browser/css-select.h"
-#include "browser/html-document.h"
-#include "browser/url-util.h"
+#include "browser/text/css-select.h"
+#include "browser/text/html-document.h"
+#include "browser/common/url-util.h"
 #include "common/http-call.h"
 #include "common/url-policy.h"
 #include "eval/image-ssim.h"

@@ -16,7 +16,7 @@
 
 #include "eval/evaluator.h"
 #include "eval/page-probe.h"
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena {
 

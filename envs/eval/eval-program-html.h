@@ -14,7 +14,7 @@
 
 #include "eval/eval-string-match.h"
 #include "eval/page-probe.h"
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena {
 

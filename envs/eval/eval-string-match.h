@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "eval/eval-judge.h"
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena {
 

@@ -17,7 +17,7 @@
 
 #include "eval/eval-judge.h"
 #include "eval/page-probe.h"
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena {
 

@@ -2,10 +2,10 @@
 // env-browsers.h).
 #include "server/env-browsers.h"
 
-#include "browser/chromium-browser-probe.h"
-#include "browser/som-draw.h"
-#include "browser/som-list.h"
-#include "browser/text-browser-probe.h"
+#include "browser/chromium/chromium-browser-probe.h"
+#include "browser/chromium/som-draw.h"
+#include "browser/chromium/som-list.h"
+#include "browser/text/text-browser-probe.h"
 #include "server/env-api.h"
 
 namespace kvarena {

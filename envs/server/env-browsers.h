@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "browser/browser.h"
-#include "browser/chromium-browser.h"
-#include "browser/chromium-process.h"
-#include "browser/text-browser.h"
+#include "browser/common/browser.h"
+#include "browser/chromium/chromium-browser.h"
+#include "browser/chromium/chromium-process.h"
+#include "browser/text/text-browser.h"
 #include "eval/page-probe.h"
 #include "server/site-login.h"
 

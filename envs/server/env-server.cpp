@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <functional>
 
-#include "browser/url-util.h"
+#include "browser/common/url-util.h"
 #include "common/url-policy.h"
-#include "eval/task.h"
+#include "task/task.h"
 #include "server/env-api.h"
 #include "server/env-browsers.h"
 #include "server/env-session-table.h"

@@ -21,9 +21,9 @@
 #include <memory>
 #include <string>
 
-#include "browser/chromium-browser.h"
-#include "browser/chromium-process.h"
-#include "browser/text-browser.h"
+#include "browser/chromium/chromium-browser.h"
+#include "browser/chromium/chromium-process.h"
+#include "browser/text/text-browser.h"
 #include "eval/eval-judge.h"
 #include "server/env-sites.h"
 #include "sites/http-server.h"

@@ -3,14 +3,14 @@
 
 #include <boost/beast/core/detail/base64.hpp>
 
-#include "browser/browser-act.h"
-#include "browser/url-util.h"
+#include "browser/common/browser-act.h"
+#include "browser/common/url-util.h"
 #include "eval/action-parse.h"
 #include "eval/eval-image.h"
 #include "server/site-login.h"
 #include "sites/http-message.h"
 #include "sites/site-auth.h"
-#include "sites/site-eval-helpers.h"
+#include "eval/vwa-helpers/site-eval-helpers.h"
 
 namespace kvarena {
 

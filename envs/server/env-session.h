@@ -19,7 +19,7 @@
 #include "server/env-browsers.h"
 #include "eval/early-stop.h"
 #include "eval/evaluator.h"
-#include "eval/task.h"
+#include "task/task.h"
 #include "server/env-api.h"
 #include "server/env-sites.h"
 
@@ -69,7 +69,7 @@ class env_session {
   env_step_result step(const std::string& action_text);
   // Scores the episode on the current page with `answer`, or the stored stop / early-stop
   // answer when absent ("" when the episode has none), with the sites' func: helpers
-  // (sites/site-eval-helpers.h) and the deterministic fuzzy judge. program_html targets
+  // (eval/vwa-helpers/site-eval-helpers.h) and the deterministic fuzzy judge. program_html targets
   // may navigate the session's browser.
   eval_result evaluate(const std::optional<std::string>& answer);
   env_session_info info() const;

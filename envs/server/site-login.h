@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "browser/chromium-browser.h"
-#include "browser/http-fetch.h"
+#include "browser/chromium/chromium-browser.h"
+#include "browser/text/http-fetch.h"
 
 namespace kvarena {
 

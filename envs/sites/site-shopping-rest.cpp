@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "site-shopping.h"
-#include "site-helpers-vwa.h"
+#include "eval/vwa-helpers/site-helpers-vwa.h"
 
 namespace kvarena::sites {
 namespace {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "eval/task.h"
+#include "task/task.h"
 #include "oracle-plan.h"
 
 namespace kvarena::sites {

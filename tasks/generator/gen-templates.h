@@ -10,7 +10,7 @@ namespace kvarena::tasks::gen {
 
 void classifieds_templates(const site_data& data, std::vector<draft>& out);  // gen-classifieds.cpp
 void shopping_templates(const site_data& data, std::vector<draft>& out);     // gen-shopping.cpp
-void reddit_templates(const site_data& data, std::vector<draft>& out);       // gen-reddit.cpp
+void reddit_templates(const site_data& data, std::vector<draft>& out);       // gen-forum.cpp
 void multisite_templates(const site_data& data, std::vector<draft>& out);    // gen-multisite.cpp
 void long_horizon_templates(const site_data& data, std::vector<draft>& out); // gen-long-horizon.cpp
 

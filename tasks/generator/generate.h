@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "eval/task.h"
+#include "task/task.h"
 
 namespace kvarena::tasks {
 

@@ -1,4 +1,4 @@
-// fuzz-task-load.cpp: libFuzzer target for the task loader (envs/eval/task.h), which reads
+// fuzz-task-load.cpp: libFuzzer target for the task loader (envs/task/task.h), which reads
 // task JSON from files and from env API requests, and for the evaluators run on whatever
 // loaded. Checks, beyond "no crash, no sanitizer report":
 //   - every task that loads writes back to JSON that loads again, equal (round trip);
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "eval/evaluator.h"
-#include "eval/task.h"
+#include "task/task.h"
 
 using namespace kvarena;
 
