@@ -57,7 +57,12 @@ class parser {
     while (true) {
       const token& tk = cur();
       if (tk.t == tok::eof) {
-        if (!ends.empty()) fail("missing {% " + *ends.begin() + " %}");
+        if (!ends.empty()) {
+          std::string end = *ends.begin();
+          for (const std::string& e : ends)
+            if (e.rfind("end", 0) == 0) end = e;
+          fail("missing {% " + end + " %}");
+        }
         return out;
       }
       if (tk.t == tok::text) {
