@@ -48,20 +48,25 @@ chat_template chat_template::from_jinja(std::string_view jinja, std::string bos_
 
 namespace {
 
-std::string token_text(const model& m, const char* id_key) {
-  const auto id = m.gguf->get_int(id_key);
-  const std::vector<std::string>* tokens = m.gguf->get_string_array("tokenizer.ggml.tokens");
+std::string token_text(const gguf_file& f, const char* id_key) {
+  const auto id = f.get_int(id_key);
+  const std::vector<std::string>* tokens = f.get_string_array("tokenizer.ggml.tokens");
   if (!id || !tokens || *id < 0 || static_cast<size_t>(*id) >= tokens->size()) return "";
   return (*tokens)[static_cast<size_t>(*id)];
 }
 
 }  // namespace
 
+chat_template chat_template::for_gguf(const gguf_file& f) {
+  const std::string jinja = f.get_string("tokenizer.chat_template").value_or("");
+  if (jinja.empty()) return chat_template(chat_format::plain);
+  return from_jinja(jinja, token_text(f, "tokenizer.ggml.bos_token_id"), token_text(f, "tokenizer.ggml.eos_token_id"));
+}
+
 chat_template chat_template::for_model(const model& m, std::string_view name) {
   if (!name.empty() && name != "auto") return by_name(name);
-  const std::string jinja = gguf_chat_template(m);
-  if (jinja.empty()) return chat_template(chat_format::plain);
-  return from_jinja(jinja, token_text(m, "tokenizer.ggml.bos_token_id"), token_text(m, "tokenizer.ggml.eos_token_id"));
+  if (!m.gguf) return chat_template(chat_format::plain);
+  return for_gguf(*m.gguf);
 }
 
 std::string gguf_chat_template(const model& m) {

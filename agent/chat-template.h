@@ -30,6 +30,7 @@
 namespace kvarena {
 
 struct model;
+class gguf_file;
 
 enum class chat_format { plain, chatml, llama3, llama2, gguf };
 
@@ -59,6 +60,8 @@ class chat_template {
   // name "" or "auto": from_jinja() on the model's GGUF `tokenizer.chat_template` (plain
   // when the model has none, e.g. a llama2.c checkpoint); else by_name(name).
   static chat_template for_model(const model& m, std::string_view name = "auto");
+  // The same from a GGUF's metadata alone (`kvarena model check`, no weights read).
+  static chat_template for_gguf(const gguf_file& f);
 
   chat_format format() const { return format_; }
   // The built-in format's name; for a model's template, the built-in whose rendering of the

@@ -7,7 +7,11 @@
 // conversation and full-history continuation.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,7 +19,9 @@
 #include "chat-template-cases.h"
 #include "chat-template.h"
 #include "conversation.h"
+#include "gguf-writer.h"
 #include "model.h"
+#include "test-util.h"
 #include "tokenizer-train.h"
 
 namespace kvarena {
@@ -153,6 +159,37 @@ TEST(ChatTemplateJinja, ATemplateItCannotRenderIsAnErrorNamingWhatIsMissing) {
   EXPECT_TRUE(has(e, "System role not supported")) << e;
   e = error_of([] { chat_template::from_jinja("{% for m in messages %}"); });
   EXPECT_TRUE(has(e, "endfor")) << e;
+}
+
+// `kvarena model check` renders the file's template (metadata only, no weights).
+std::pair<int, std::string> model_check_with_template(const std::string& tmpl) {
+  const std::string path = (test::temp_dir("chat") / "t.gguf").string();
+  gguf_writer w;
+  w.set_string("general.architecture", "llama");
+  w.set_string("tokenizer.chat_template", tmpl);
+  w.set_string_array("tokenizer.ggml.tokens", {"<s>", "</s>", "a"});
+  w.set_u32("tokenizer.ggml.bos_token_id", 0);
+  w.set_u32("tokenizer.ggml.eos_token_id", 1);
+  w.write(path);
+  FILE* p = popen((std::string(KVARENA_BIN) + " model check '" + path + "' 2>&1").c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while (p && (n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = p ? pclose(p) : -1;
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+TEST(ChatTemplateJinja, ModelCheckRendersTheFilesTemplate) {
+  auto [rc, out] = model_check_with_template(bpe_chatml_template());
+  EXPECT_TRUE(has(out, "chat template: present (")) << out;
+  EXPECT_TRUE(has(out, "bytes), rendered from the file, as the built-in chatml\n")) << out;
+  EXPECT_FALSE(has(out, "not supported: the model's chat template")) << out;
+  std::tie(rc, out) = model_check_with_template("{% for m in messages %}{{ m.content | xyz }}{% endfor %}");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_TRUE(has(out, "not renderable\n")) << out;
+  EXPECT_TRUE(has(out, "not supported: the model's chat template is not supported: chat template line 1: chat "
+                       "template uses unsupported filter 'xyz'")) << out;
 }
 
 }  // namespace
