@@ -74,13 +74,24 @@ std::shared_ptr<jinja_chat> jinja_chat::load(std::string_view text, std::string 
   }
   c->bos_token = std::move(bos_token);
   c->eos_token = std::move(eos_token);
-  const std::vector<chat_message>& p = probe();
+  // With a system message, else (a template that refuses one, as Gemma's do: prompts with
+  // a system message then fail when rendered, naming the template's reason) without.
+  std::vector<chat_message> p = probe();
   try {
-    const std::string asked = c->render(head(p, 2), true), plain = c->render(head(p, 2), false);
+    c->render(p, true);
+  } catch (const std::invalid_argument&) {
+    p.erase(p.begin());
+  }
+  const size_t reply = p[0].role == "system" ? 2 : 1;  // the first assistant message; p alternates after it
+  try {
+    const std::string asked = c->render(head(p, reply), true), plain = c->render(head(p, reply), false);
     if (starts_with(asked, plain)) c->generation_prompt = asked.substr(plain.size());
-    const std::string before = asked + p[2].content, closed = c->render(head(p, 3), false);
-    if (starts_with(closed, before)) c->reply_end = closed.substr(before.size());
-    for (size_t r : {size_t{2}, size_t{4}}) {
+    // After the reply's content where it ends the history (a reasoning template may put
+    // an empty <think></think> before it).
+    const std::string closed = c->render(head(p, reply + 1), false);
+    const size_t at = closed.rfind(p[reply].content);
+    if (at != std::string::npos) c->reply_end = closed.substr(at + p[reply].content.size());
+    for (size_t r = reply; r + 1 < p.size(); r += 2) {
       try {
         c->continue_after_reply(head(p, r + 2), r, true);
       } catch (const not_prefix_stable&) {
@@ -91,7 +102,9 @@ std::shared_ptr<jinja_chat> jinja_chat::load(std::string_view text, std::string 
     throw std::invalid_argument(std::string(e.what()) +
                                 " (--chat-template chatml, llama3, llama2 or plain renders a built-in format instead)");
   }
-  const std::string end = trim(c->reply_end);
+  // The end-of-turn marker: the reply end's first word ("<|im_end|>", "<|eot_id|>", ...).
+  std::string end = trim(c->reply_end);
+  end = end.substr(0, end.find_first_of(" \t\r\n"));
   if (!end.empty()) c->stop.push_back(end);
   else if (!c->eos_token.empty()) c->stop.push_back(c->eos_token);
   return c;

@@ -18,14 +18,15 @@ namespace kvarena {
 struct jinja_chat {
   std::shared_ptr<const jinja::template_> tmpl;
   std::string bos_token, eos_token;
-  std::string generation_prompt;  // render(user, true) minus render(user, false)
+  std::string generation_prompt;  // render(.., user, true) minus render(.., user, false)
   std::string reply_end;          // what follows a reply's content when it ends the history
-  std::vector<std::string> stop;  // reply_end without surrounding whitespace (else eos_token)
+  std::vector<std::string> stop;  // reply_end's first word (else eos_token)
   bool prefix_stable = true;      // on the probe conversations
   std::string label = "gguf";     // chat_template::name()
 
   // Parses and probes; std::invalid_argument naming what is unsupported or why the probe
-  // conversation (system, user, assistant, user, ...) does not render.
+  // conversation (system, user, assistant, user, ...; without the system message where the
+  // template refuses one) does not render.
   static std::shared_ptr<jinja_chat> load(std::string_view text, std::string bos_token, std::string eos_token);
 
   // The probe: system, then three user turns with two assistant replies between them.

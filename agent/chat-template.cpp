@@ -36,9 +36,16 @@ chat_template chat_template::from_jinja(std::string_view jinja, std::string bos_
   // A label for results: the built-in whose rendering of the probe (with and without a
   // generation prompt) is byte-identical; the rendering stays the template's.
   const std::vector<chat_message>& p = jinja_chat::probe();
+  std::string with_prompt, without;
+  try {
+    with_prompt = t.render(p, true);
+    without = t.render(p, false);
+  } catch (const std::invalid_argument&) {
+    return t;  // refuses the system message: none of the built-ins
+  }
   for (chat_format f : {chat_format::chatml, chat_format::llama3, chat_format::llama2}) {
     const chat_template b(f);
-    if (b.render(p, true) == t.render(p, true) && b.render(p, false) == t.render(p, false)) {
+    if (b.render(p, true) == with_prompt && b.render(p, false) == without) {
       c->label = b.name();
       break;
     }

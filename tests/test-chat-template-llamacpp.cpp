@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "chat-template-cases.h"
+#include "chat-template.h"
 #include "jinja-eval.h"
 
 namespace fs = std::filesystem;
@@ -272,6 +273,24 @@ TEST(ChatTemplateLlamacpp, ClaimedTemplatesRenderByteIdenticalToJinja2) {
   std::printf("all templates in the clone: %zu; identical on every conversation: %zu\n", templates.size(), supported.size());
   for (const std::string& s : supported)
     if (!k_claimed.count(s)) std::printf("  identical but not claimed: %s\n", s.c_str());
+  // What the agent derives from each claimed template (chat_template, with the family's
+  // bos/eos): its label and whether it kept the prefix on the probe conversation.
+  int stable = 0;
+  for (const std::string& n : k_claimed) {
+    if (!templates.count(n)) continue;
+    const auto [bos, eos] = special_tokens(templates[n]);
+    std::string what;
+    try {
+      const kvarena::chat_template ct = kvarena::chat_template::from_jinja(templates[n], bos, eos);
+      stable += ct.prefix_stable();
+      what = std::string(ct.name()) + (ct.prefix_stable() ? ", prefix-stable" : ", NOT prefix-stable") +
+             ", stop " + (ct.stop_strings().empty() ? std::string("(none)") : "'" + ct.stop_strings()[0] + "'");
+    } catch (const std::exception& e) {
+      what = std::string("cannot run the agent's conversation: ") + first_line(e.what());
+    }
+    std::printf("  %-48s %s\n", n.c_str(), what.c_str());
+  }
+  std::printf("claimed templates prefix-stable on the probe: %d of %zu\n", stable, k_claimed.size());
   std::printf("not supported (%zu):\n", unsupported.size());
   for (const std::string& u : unsupported) std::printf("  %s\n", u.c_str());
 }

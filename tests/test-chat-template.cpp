@@ -133,6 +133,14 @@ TEST(ChatTemplateJinja, ATemplateThatRewritesTheHistoryStartsANewSequenceInFullH
 
   // A template that shows only the last two messages fails the probe.
   EXPECT_FALSE(chat_template::from_jinja("{% for m in messages[-2:] %}{{ m.content }}{% endfor %}").prefix_stable());
+  // A reasoning template opens <think> in the generation prompt, which the history does
+  // not show: not prefix-stable; its end-of-turn marker is still found after the reply.
+  const chat_template thinking = chat_template::from_jinja(
+      "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.role == 'assistant' %}<think>\n\n</think>\n\n{% endif %}"
+      "{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n<think>\n{% endif %}");
+  EXPECT_FALSE(thinking.prefix_stable());
+  EXPECT_EQ(thinking.reply_end(), "<|im_end|>\n");
+  EXPECT_EQ(thinking.stop_strings(), std::vector<std::string>{"<|im_end|>"});
   // A stable one continues the sequence.
   agent_conversation stable(chat_template::from_jinja(k_tagged), history_mode::full, prompt_style::compact, 0);
   stable.next_prompt("obs 1", "http://a/", "goal", "None");
@@ -152,11 +160,18 @@ TEST(ChatTemplateJinja, ATemplateItCannotRenderIsAnErrorNamingWhatIsMissing) {
   EXPECT_TRUE(has(e, "unsupported test 'xyz'")) << e;
   e = error_of([] { chat_template::from_jinja("{{ messages[0].content.casefold() }}"); });
   EXPECT_TRUE(has(e, "unsupported method 'casefold'")) << e;
-  // Its own refusal (Gemma's templates refuse a system message).
-  e = error_of([] {
-    chat_template::from_jinja("{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}");
-  });
-  EXPECT_TRUE(has(e, "System role not supported")) << e;
+  // Its own refusal (Gemma's templates refuse a system message): it loads (the probe goes
+  // without one), renders user turns, and a system message is the named error.
+  const chat_template gemma_like = chat_template::from_jinja(
+      "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}"
+      "{% for m in messages %}<start_of_turn>{{ m.role }}\n{{ m.content }}<end_of_turn>\n{% endfor %}"
+      "{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}");
+  EXPECT_EQ(gemma_like.render({{"user", "u"}}, true), "<start_of_turn>user\nu<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_EQ(gemma_like.stop_strings(), std::vector<std::string>{"<end_of_turn>"});
+  e = error_of([&] { gemma_like.render({{"system", "s"}, {"user", "u"}}, true); });
+  EXPECT_TRUE(has(e, "chat template raised an error: System role not supported")) << e;
+  e = error_of([] { chat_template::from_jinja("{{ raise_exception('never renders') }}"); });
+  EXPECT_TRUE(has(e, "never renders")) << e;
   e = error_of([] { chat_template::from_jinja("{% for m in messages %}"); });
   EXPECT_TRUE(has(e, "endfor")) << e;
 }
