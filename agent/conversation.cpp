@@ -32,7 +32,11 @@ prompt_text agent_conversation::next_prompt(const std::string& observation, cons
     return {chat_.render(conv_, true), true};
   }
   // conv_ ends with [..., assistant reply (in the sequence), new user message].
-  return {chat_.continue_after_reply(conv_, conv_.size() - 2, true), false};
+  try {
+    return {chat_.continue_after_reply(conv_, conv_.size() - 2, true), false};
+  } catch (const not_prefix_stable&) {
+    return {chat_.render(conv_, true), true};  // the template rewrote the history: start over
+  }
 }
 
 void agent_conversation::add_reply(const std::string& reply) {

@@ -6,6 +6,10 @@
 //   last: every step is a new sequence: the style's prefix + this step's message, whole.
 //   full: one sequence: step 1 as in last; each later step only what follows the reply
 //         already in the sequence (the reply's end marker, the new message, the header).
+//         Where the model's own chat template is not prefix-stable (it renders the history
+//         before the reply differently once the reply is in it, e.g. trims it or drops past
+//         reasoning), that step starts a new sequence with the whole rendering: the session
+//         is reset and the history re-encoded, so the text is always the template's.
 //
 // Previous actions: the vwa style shows the last one ("PREVIOUS ACTION"); the compact
 // style shows every action so far in last mode (its only memory) and the last one in

@@ -300,6 +300,11 @@ model_context suite_runner::resolve_model(const model* llm, const tokenizer* tok
   base.style = prompt_style_for_model(*llm, cfg_.prompt_style);
   cfg_.agent_cfg.max_obs_tokens = max_obs_tokens_for_model(*llm, cfg_.max_obs_tokens);
   cfg_.agent_cfg.history = history_for_model(*llm, cfg_.history);
+  if (cfg_.agent_cfg.history == history_mode::full && !base.chat.prefix_stable())
+    std::fprintf(stderr,
+                 "kvarena: note: the model's chat template is not prefix-stable (it renders earlier turns "
+                 "differently once a reply follows them); history full starts a new sequence (session reset, "
+                 "history re-encoded) at each step where that happens\n");
   base.backend = cfg_.backend;
   base.session.n_threads = cfg_.threads;
   base.session.decode_batch = cfg_.batch;

@@ -10,10 +10,12 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "chat-template.h"
 #include "cli-commands.h"
 #include "engine-error.h"
 #include "gguf-reader.h"
@@ -197,7 +199,22 @@ int run_check(const check_args& a) {
     }
   }
   const auto tmpl = f->get_string("tokenizer.chat_template");
-  line("chat template", tmpl ? "present (" + std::to_string(tmpl->size()) + " bytes)" : "none (raw prompts only)");
+  if (!tmpl) {
+    line("chat template", "none (plain text prompts)");
+  } else {
+    // Parsed and rendered on a probe conversation, as `kvarena run` will.
+    std::string what = "present (" + std::to_string(tmpl->size()) + " bytes), ";
+    try {
+      const chat_template ct = chat_template::for_gguf(*f);
+      what += "rendered from the file";
+      if (std::string(ct.name()) != "gguf") what += std::string(", as the built-in ") + ct.name();
+      if (!ct.prefix_stable()) what += ", not prefix-stable (history full restarts the sequence where it rewrites)";
+    } catch (const std::invalid_argument& e) {
+      what += "not renderable";
+      reasons.push_back(e.what());
+    }
+    line("chat template", what);
+  }
   const std::string tok_model = f->get_string("tokenizer.ggml.model").value_or("(none)");
   const std::string pre = f->get_string("tokenizer.ggml.pre").value_or("");
   line("tokenizer", tok_model + (pre.empty() ? "" : ", pre " + pre));

@@ -340,7 +340,7 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--max-episode-s", a->max_episode_s, "Wall-clock limit per item, seconds (status timeout; 0: none)")
       ->check(CLI::NonNegativeNumber)->group(ag);
   sub->add_option("--ctx", a->n_ctx, "Context length of each session (0: the model's)")->check(CLI::NonNegativeNumber)->group(ag);
-  sub->add_option("--chat-template", a->chat_template, "auto (from the GGUF), chatml, llama3, llama2 or plain")
+  sub->add_option("--chat-template", a->chat_template, "auto (the GGUF's own tokenizer.chat_template, rendered), or a built-in: chatml, llama3, llama2 or plain")
       ->capture_default_str()->group(ag);
   sub->add_option("--backend", a->backend, "Engine backend: cpu, or cuda (a CUDA build and a GPU; exit 2 without)")
       ->capture_default_str()->group(ag);

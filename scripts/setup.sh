@@ -23,8 +23,9 @@ BUILD=(
   libpng-dev libjpeg-dev  # eval_fuzzy_image_match: PNG and JPEG decoding
 )
 # tests: the GoogleTest executables (tests/), the optional kernel benchmark, the sqlite3
-# shell and git the test scripts call.
-TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+# shell and git the test scripts call; python3-jinja2, the reference renderer of chat
+# templates (scripts/chat-template-ref.py, test-chat-template-llamacpp).
+TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3 python3-jinja2)
 # chromium: the chromium browser backend (envs/browser/chromium/) and its `chromium` tests.
 CHROMIUM=(chromium)
 # fuzz: the libFuzzer targets under ASan/UBSan (scripts/fuzz.sh, scripts/fuzz-envs.sh).
