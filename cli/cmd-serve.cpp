@@ -107,7 +107,7 @@ void add_serve_command(CLI::App& app, command_fn& run) {
   sub->add_option("--host", a->host, "Address to bind (an address other than loopback needs --token)")
       ->capture_default_str();
   sub->add_option("--port,-p", a->port, "TCP port (0 = pick a free one)")->check(CLI::Range(0, 65535))->capture_default_str();
-  sub->add_option("--parallel,-np", a->parallel,
+  sub->add_option("--parallel,--np", a->parallel,
                   "Requests decoding at once (on the GPU their decode steps run as one batch; on the CPU they share "
                   "--threads)")
       ->check(CLI::Range(1, 256))

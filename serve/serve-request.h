@@ -7,7 +7,9 @@
 //                max_tokens / max_completion_tokens >= 1 (default: until the context ends),
 //                stop: string | [string] (at most 16), seed (integer), stream (bool),
 //                stream_options {include_usage: bool}, n (1 only), and kvarena's extensions:
-//                top_k >= 0, ignore_eos (bool), kv {policy, option: value, ...}
+//                top_k >= 0, ignore_eos (bool: EOS and end-of-turn tokens do not end the
+//                reply, only max_tokens, a given stop or the context end; as llama-server's,
+//                for benchmarks), kv {policy, option: value, ...}
 //                (serve-kv.h reads it).
 // Fields that ask for something this server cannot do (n > 1, logprobs, tools, penalties
 // other than 0, images) are refused, not ignored; other unknown fields are ignored, as

@@ -165,7 +165,7 @@ http_response serve_routes::generate(const http_request& req, bool chat) {
   job->prompt = std::move(prompt);
   job->gen.max_tokens = r.max_tokens.value_or(cfg_.n_ctx - n_prompt);
   job->gen.stop = r.stop;
-  if (chat)
+  if (chat && !r.ignore_eos)  // ignore_eos: only max_tokens, a stop given or the context end stop it
     for (const std::string& s : chat_.stop_strings()) job->gen.stop.push_back(s);
   job->gen.stop_at_eos = !r.ignore_eos;
   job->sampling = r.sampling;

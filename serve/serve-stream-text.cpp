@@ -19,12 +19,21 @@ size_t utf8_complete_prefix(std::string_view text, size_t limit) {
 }
 
 stream_text_gate::stream_text_gate(const std::vector<std::string>& stops) {
-  for (const auto& s : stops) hold_ = std::max(hold_, s.empty() ? size_t(0) : s.size() - 1);
+  for (const auto& s : stops)
+    if (!s.empty()) stops_.push_back(s);
 }
 
 std::string_view stream_text_gate::next(const std::string& text) {
-  if (text.size() <= hold_) return {};
-  const size_t safe = utf8_complete_prefix(text, text.size() - hold_);
+  // The longest end of the text that a stop string starts with (a whole stop string was
+  // already cut by generate()).
+  size_t hold = 0;
+  for (const std::string& s : stops_)
+    for (size_t k = std::min(s.size() - 1, text.size()); k > hold; --k)
+      if (text.compare(text.size() - k, k, s, 0, k) == 0) {
+        hold = k;
+        break;
+      }
+  const size_t safe = utf8_complete_prefix(text, text.size() - hold);
   if (safe <= sent_) return {};
   std::string_view out(text.data() + sent_, safe - sent_);
   sent_ = safe;

@@ -1,8 +1,9 @@
 // serve-stream-text.h: how much of a generation's text may be streamed while it goes on.
-// Held back: the last (longest stop string - 1) bytes, which may be the start of a stop
-// string that generate() then cuts from the result, and an incomplete UTF-8 character at
-// the end (a token may end inside one). So what was streamed is always a prefix of the
-// final text, and every streamed piece is whole characters.
+// Held back: the end of the text that is the start of a stop string (generate() cuts a
+// stop string from the result once it is complete: "...<|im" waits, "...abc" does not), and
+// an incomplete UTF-8 character at the end (a token may end inside one). So what was
+// streamed is always a prefix of the final text, and every streamed piece is whole
+// characters.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -21,7 +22,7 @@ class stream_text_gate {
   size_t sent() const { return sent_; }
 
  private:
-  size_t hold_ = 0;  // bytes held back for the stop strings
+  std::vector<std::string> stops_;
   size_t sent_ = 0;
 };
 

@@ -52,11 +52,16 @@ TEST(ServeRequest, ChatFieldsAreRead) {
   EXPECT_TRUE(r.ignore_eos);
   ASSERT_TRUE(r.has_kv);
   ASSERT_EQ(r.kv.size(), 4u);
-  EXPECT_EQ(r.kv[0].key, "policy");
-  EXPECT_EQ(std::get<std::string>(r.kv[0].value), "window");
-  EXPECT_EQ(std::get<double>(r.kv[1].value), 64.0);
-  EXPECT_TRUE(r.kv[1].integral);
-  EXPECT_TRUE(std::get<bool>(r.kv[2].value));
+  auto field = [&](const std::string& k) -> const kv_field& {
+    for (const kv_field& f : r.kv)
+      if (f.key == k) return f;
+    throw std::runtime_error("no kv field " + k);
+  };
+  EXPECT_EQ(std::get<std::string>(field("policy").value), "window");
+  EXPECT_EQ(std::get<double>(field("window").value), 64.0);
+  EXPECT_TRUE(field("window").integral);
+  EXPECT_TRUE(std::get<bool>(field("kv_int8").value));
+  EXPECT_EQ(std::get<std::string>(field("budget").value), "128t");
 }
 
 TEST(ServeRequest, OpenAIDefaults) {
@@ -170,13 +175,14 @@ TEST(ServeKv, OptionsByRegistryName) {
   EXPECT_EQ(w.options.window, 64);
   EXPECT_EQ(w.options.sinks, 4);
   EXPECT_EQ(w.text, "window:window=64:sinks=4");
-  const kv_policy_spec c = kv(R"({"policy": "confkv", "n_high": 32, "n-low": 96, "tau": 0.5, "kv_int8": true})");
+  const kv_policy_spec c = kv(R"({"policy": "confkv", "n_high": 32, "n-low": 96, "protect": 16, "tau": 0.5, "kv_int8": true})");
   EXPECT_EQ(c.options.n_high, 32);  // n_high and n-high both name the option n-high
   EXPECT_EQ(c.options.n_low, 96);
+  EXPECT_EQ(c.options.protect, 16);
   EXPECT_FLOAT_EQ(c.options.tau, 0.5f);
   EXPECT_TRUE(c.options.int8);
-  const kv_policy_spec f = kv(R"({"policy": "freekv", "budget": 1024})");  // a number: freekv's own option
-  EXPECT_EQ(f.options.budget, 1024);
+  const kv_policy_spec f = kv(R"({"policy": "freekv", "budget": 2016, "sinks": 64, "window": 64})");  // a number: freekv's own option
+  EXPECT_EQ(f.options.budget, 2016);
   EXPECT_EQ(kv(R"({"policy": "none"})").name, "");
   const kv_policy_spec plain_default = kv("null");  // no kv object: the server's default
   EXPECT_EQ(plain_default.name, "");
@@ -229,14 +235,15 @@ TEST(ServeKv, MistakesName400AndTheOptions) {
 // --- streamed text ----------------------------------------------------------------------
 
 TEST(ServeStreamText, HoldsBackAPossibleStopString) {
-  stream_text_gate g({"END", "X"});  // longest stop 3: the last 2 bytes wait
-  EXPECT_EQ(g.next("ab"), "");
-  EXPECT_EQ(g.next("abcE"), "ab");
-  EXPECT_EQ(g.next("abcEN"), "c");
+  stream_text_gate g({"END", "X"});
+  EXPECT_EQ(g.next("ab"), "ab");  // no stop string starts in "ab"
+  EXPECT_EQ(g.next("abcE"), "c");  // "E" may start END
+  EXPECT_EQ(g.next("abcEN"), "");
   EXPECT_EQ(g.rest("abc"), "");  // generate() cut "END": nothing of it was sent
-  stream_text_gate h({"END"});
-  EXPECT_EQ(h.next("hello"), "hel");
-  EXPECT_EQ(h.rest("hello world"), "lo world");
+  stream_text_gate h({"<|im_end|>"});
+  EXPECT_EQ(h.next("hello <|im"), "hello ");
+  EXPECT_EQ(h.next("hello <|imx"), "<|imx");  // it was not the stop string after all
+  EXPECT_EQ(h.rest("hello <|imx world"), " world");
   stream_text_gate none({});
   EXPECT_EQ(none.next("abc"), "abc");
 }

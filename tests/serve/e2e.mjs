@@ -90,9 +90,9 @@ test('8 concurrent requests, each under its own KV policy, each with that policy
     { kv: { policy: 'window', window: 64, sinks: 0 }, label: /^window:window=64:sinks=0$/, peak: () => bytes(64, F16_TOKEN) },
     { kv: { policy: 'window', budget: '128t' }, label: /^window:window=128/, peak: () => bytes(128, F16_TOKEN) },
     { kv: { policy: 'h2o', heavy: 32, recent: 32 }, label: /^h2o:heavy=32:recent=32/, peak: () => bytes(64, F16_TOKEN + SCORE) },
-    { kv: { policy: 'confkv', n_high: 32, n_low: 96 }, label: /^confkv:/, below: true },
+    { kv: { policy: 'confkv', n_high: 32, n_low: 96, protect: 16 }, label: /^confkv:/, below: true },
     { kv: { policy: 'confkv-l', budget: '128t' }, label: /^confkv-l:/, below: true },
-    { kv: { policy: 'freekv', budget: 128, window: 32 }, label: /^freekv:/, below: true },
+    { kv: { policy: 'freekv', budget: 128, window: 32, sinks: 32 }, label: /^freekv:/, below: true },
   ];
   const answers = await Promise.all(cases.map((c) => client.chat.completions.create({
     model: 'm', messages: user(longPrompt), temperature: 0, max_tokens: gen, ignore_eos: true, ...(c.kv ? { kv: c.kv } : {}),
