@@ -37,5 +37,6 @@ void add_merge_command(CLI::App& app, command_fn& run);   // kvarena merge OUT s
 void add_report_command(CLI::App& app, command_fn& run);  // kvarena report RUN.sqlite
 void add_run_command(CLI::App& app, command_fn& run);     // kvarena run (suite x policies x seeds -> results file)
 void add_train_data_command(CLI::App& app, command_fn& run);  // kvarena train-data
+void add_serve_command(CLI::App& app, command_fn& run);       // kvarena serve (OpenAI-compatible endpoint)
 
 }  // namespace kvarena::cli

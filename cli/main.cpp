@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   for (auto add : {add_model_command, add_tokenize_command, add_train_tokenizer_command, add_logits_command,
                    add_generate_command, add_bench_command, add_bench_env_command, add_bench_policy_command, add_sites_command,
                    add_env_server_command, add_tasks_command, add_merge_command, add_report_command,
-                   add_run_command, add_train_data_command}) {
+                   add_run_command, add_train_data_command, add_serve_command}) {
     add(app, run);
   }
   try {

@@ -83,6 +83,10 @@ generate_result generate(sequence& seq, const tokenizer& tok, std::span<const in
       r.stop_reason = "stop";
       break;
     }
+    if (opt.on_token && !opt.on_token(r)) {
+      r.stop_reason = "cancelled";
+      break;
+    }
   }
   seq.synchronize();
   r.generate_ms = ms_since(t0);

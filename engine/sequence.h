@@ -28,16 +28,22 @@ class tokenizer;
 struct model;
 struct session_options;
 
+struct generate_result;
+
 struct generate_options {
   int64_t max_tokens = 128;         // most new tokens
   std::vector<std::string> stop;    // stop when the text contains one; it is cut from the result
   bool stop_at_eos = true;          // stop at EOS or any control token (not part of the result)
+  // Called after each sampled token was appended and the stop strings checked (r: the
+  // result so far); false stops the generation with stop_reason "cancelled" (a server's
+  // client went away or its deadline passed). Empty: never stops.
+  std::function<bool(const generate_result& r)> on_token;
 };
 
 struct generate_result {
   std::string text;             // generated text, without the stop string
   std::vector<int32_t> tokens;  // sampled tokens (all appended to the sequence; EOS not included)
-  std::string stop_reason;      // "eos", "stop", "length" or "context"
+  std::string stop_reason;      // "eos", "stop", "length", "context" or "cancelled" (on_token)
   int64_t n_prompt = 0;         // prompt tokens appended by this call
   double prompt_ms = 0;         // time to append the prompt
   double generate_ms = 0;       // time for the sampled tokens

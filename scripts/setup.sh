@@ -8,9 +8,10 @@
 #                               libraries the `kvarena` binary links; no test frameworks, no
 #                               Chromium, clang, Slurm or PyTorch
 #   scripts/setup.sh test       every test of scripts/test.sh: demo's packages, GoogleTest,
-#                               Chromium, clang for the fuzzers, Slurm, PyTorch
+#                               Chromium, clang for the fuzzers, Slurm, PyTorch, node and the
+#                               openai npm client (tests/serve)
 #   scripts/setup.sh GROUP...   one or more of the groups below (build, tests, chromium, fuzz,
-#                               slurm, train), e.g. `scripts/setup.sh build slurm`
+#                               slurm, train, node), e.g. `scripts/setup.sh build slurm`
 # Old flags still accepted: --chromium (= chromium), --slurm (= slurm).
 set -euo pipefail
 
@@ -30,6 +31,10 @@ TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3 python3-jinja2)
 CHROMIUM=(chromium)
 # fuzz: the libFuzzer targets under ASan/UBSan (scripts/fuzz.sh, scripts/fuzz-envs.sh).
 FUZZ=(clang libclang-rt-14-dev)
+# node: the official openai npm client of the `serve-e2e` test (tests/serve), installed with
+# `npm ci` from the committed package-lock.json; Debian's nodejs and npm only where no node is
+# installed already (a machine may have node from elsewhere, npm included).
+NODE=(nodejs npm)
 # slurm: the single-node Slurm cluster of the `slurm` test (scripts/slurm/local-cluster.sh).
 SLURM=(slurmctld slurmd slurm-client munge)
 # train: PyTorch for scripts/train/ (the `train` tests; Debian's /usr/bin/python3 sees it) and
@@ -37,16 +42,18 @@ SLURM=(slurmctld slurmd slurm-client munge)
 TRAIN=(python3-torch libopenblas0-pthread)
 
 PACKAGES=()
+WANT_NODE=0
 add_group() {
   case "$1" in
     demo|build) PACKAGES+=("${BUILD[@]}") ;;
-    test|all) PACKAGES+=("${BUILD[@]}" "${TESTS[@]}" "${CHROMIUM[@]}" "${FUZZ[@]}" "${SLURM[@]}" "${TRAIN[@]}") ;;
+    test|all) PACKAGES+=("${BUILD[@]}" "${TESTS[@]}" "${CHROMIUM[@]}" "${FUZZ[@]}" "${SLURM[@]}" "${TRAIN[@]}"); WANT_NODE=1 ;;
     tests) PACKAGES+=("${TESTS[@]}") ;;
     chromium|--chromium) PACKAGES+=("${CHROMIUM[@]}") ;;
     fuzz) PACKAGES+=("${FUZZ[@]}") ;;
     slurm|--slurm) PACKAGES+=("${SLURM[@]}") ;;
     train) PACKAGES+=("${TRAIN[@]}") ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    node) WANT_NODE=1 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "[setup] unknown profile or group '$1' (demo, test, all; build, tests, chromium, fuzz, slurm, train)" >&2
        exit 2 ;;
   esac
@@ -56,6 +63,19 @@ if [ $# -eq 0 ]; then
 else
   for g in "$@"; do add_group "$g"; done
 fi
+if [ "$WANT_NODE" = 1 ] && ! { command -v node >/dev/null && command -v npm >/dev/null; }; then
+  PACKAGES+=("${NODE[@]}")
+fi
+# The npm clients of the tests (tests/serve/package-lock.json): after the packages.
+install_npm_clients() {
+  [ "$WANT_NODE" = 1 ] || return 0
+  local dir
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/serve"
+  if [ -d "$dir/node_modules/openai" ]; then echo "[setup] npm clients present ($dir)" >&2; return 0; fi
+  echo "[setup] npm ci in $dir" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund >&2)
+}
+
 # Each package once, in the order first named.
 mapfile -t PACKAGES < <(printf '%s\n' "${PACKAGES[@]}" | awk '!seen[$0]++')
 
@@ -66,6 +86,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "[setup] all ${#PACKAGES[@]} packages present" >&2
+  install_npm_clients
   exit 0
 fi
 
@@ -75,4 +96,5 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+install_npm_clients
 echo "[setup] done" >&2

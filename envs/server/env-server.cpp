@@ -230,14 +230,6 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
 
 env_server::~env_server() { stop(); }
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "localhost" || host == "::1" || host == "[::1]") return true;
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  char tail = 0;
-  return std::sscanf(host.c_str(), "%u.%u.%u.%u%c", &a, &b, &c, &d, &tail) == 4 && a == 127 && b < 256 && c < 256 &&
-         d < 256;
-}
-
 std::string bind_refusal(const std::string& host, const std::string& token) {
   if (!token.empty() || is_loopback_host(host)) return "";
   return "refusing to serve the env API on " + host +
@@ -272,24 +264,9 @@ sites::sites_server* env_server::sites_server() { return impl_->sites.server(); 
 
 std::shared_ptr<chromium_process> env_server::chromium() { return impl_->browsers.host().current(); }
 
-namespace {
-
-// Whether the request carries the server's token; compared in time independent of where
-// the first difference is.
-bool token_matches(const std::string& authorization, const std::string& token) {
-  const std::string prefix = "Bearer ";
-  if (authorization.size() != prefix.size() + token.size() || authorization.compare(0, prefix.size(), prefix) != 0)
-    return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < token.size(); ++i) diff |= static_cast<unsigned char>(authorization[prefix.size() + i] ^ token[i]);
-  return diff == 0;
-}
-
-}  // namespace
-
 api_response env_server::handle(const api_request& req) {
   try {
-    if (!opt_.token.empty() && !token_matches(req.header("authorization"), opt_.token)) {
+    if (!opt_.token.empty() && !sites::bearer_token_matches(req.header("authorization"), opt_.token)) {
       api_response r = error_response(env_api_error(
           401, req.header("authorization").empty()
                    ? "this env server needs a token: send \"Authorization: Bearer <token>\" (the --token or "

@@ -26,6 +26,7 @@
 #include "browser/text/text-browser.h"
 #include "eval/eval-judge.h"
 #include "server/env-sites.h"
+#include "sites/http-bearer.h"
 #include "sites/http-server.h"
 
 namespace kvarena {
@@ -55,9 +56,7 @@ struct env_server_options {
   std::string token;
 };
 
-// Whether `host` (an address to bind) is reachable from this machine only: 127.0.0.0/8,
-// ::1, localhost.
-bool is_loopback_host(const std::string& host);
+using sites::is_loopback_host;  // sites/http-bearer.h
 // "" when a server may bind `host` with `token`; else one line saying why not and what to
 // do (a non-loopback address without a token).
 std::string bind_refusal(const std::string& host, const std::string& token);

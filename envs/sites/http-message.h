@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,8 @@ class param_list {
   std::vector<std::pair<std::string, std::string>> items_;
 };
 
+class http_body_stream;  // http-stream.h
+
 // Captures of a route pattern such as /item/{id} (already percent-decoded).
 using path_params = std::map<std::string, std::string, std::less<>>;
 
@@ -49,6 +52,9 @@ struct http_response {
   std::string content_type = "text/html; charset=utf-8";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers; Set-Cookie may repeat
+  // Set: the response comes later from another thread (http-stream.h); the fields above
+  // are then ignored.
+  std::shared_ptr<http_body_stream> stream;
 
   static http_response html(std::string body, int status = 200);
   static http_response json(std::string body, int status = 200);

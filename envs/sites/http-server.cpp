@@ -3,7 +3,9 @@
 // examples: a listener that accepts on a strand per connection, one session class per
 // connection with paired do_*/on_* handlers, a deadline on every I/O (tcp_stream
 // expires_after). Requests are read header-first so "Expect: 100-continue" is answered and
-// oversized bodies are refused before the client sends them.
+// oversized bodies are refused before the client sends them. A handler's response with a
+// `stream` (http-stream.h) is written when its producer completes it; meanwhile a read on the
+// socket watches for the client going away, which cancels the stream.
 #include "http-server.h"
 
 #include <algorithm>
@@ -23,6 +25,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+
+#include "http-stream.h"
 
 namespace kvarena::sites {
 namespace {
@@ -80,6 +84,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
       : stream_(std::move(socket)), handler_(handler), opt_(opt), count_(std::move(count)) {}
   ~http_session() {
     if (count_) --count_->open;
+    if (body_stream_) {
+      body_stream_->set_waker(nullptr);
+      body_stream_->cancel();
+    }
   }
 
   void run() {
@@ -148,6 +156,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
         response = own_error(500, "the site failed on this request");
       }
     }
+    if (response.stream)
+      return start_stream(std::move(response.stream), keep_alive, req.method() == http::verb::head, req.version());
     send(std::move(response), keep_alive, req.method() == http::verb::head, req.version());
   }
 
@@ -167,6 +177,141 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (is_parse_error(ec))
       return send(own_error(400, "malformed HTTP request (" + ec.message() + ")"), false, false, 11);
     // Connection reset and the like: nothing to answer.
+  }
+
+  // --- a response completed later by a producer (http-stream.h)
+
+  void start_stream(std::shared_ptr<http_body_stream> s, bool keep_alive, bool head, unsigned version) {
+    body_stream_ = std::move(s);
+    stream_keep_alive_ = keep_alive && version >= 11;  // HTTP/1.0: the body ends with the connection
+    stream_head_req_ = head;
+    stream_version_ = version;
+    std::weak_ptr<http_session> weak = shared_from_this();
+    auto ex = stream_.get_executor();
+    body_stream_->set_waker([weak, ex] {
+      if (auto self = weak.lock()) net::post(ex, beast::bind_front_handler(&http_session::pump, self));
+    });
+    do_watch();
+    pump();
+  }
+
+  // A read while the response waits: the client closing the connection cancels the stream.
+  // Bytes it sends (a pipelined request) stay in buffer_ for the next request.
+  void do_watch() {
+    if (watch_pending_ || closed_ || buffer_.size() >= (64u << 10)) return;
+    watch_pending_ = true;
+    stream_.expires_never();
+    stream_.async_read_some(buffer_.prepare(4096), beast::bind_front_handler(&http_session::on_watch, shared_from_this()));
+  }
+
+  void on_watch(beast::error_code ec, std::size_t n) {
+    watch_pending_ = false;
+    if (!ec) buffer_.commit(n);
+    if (after_watch_) {
+      auto next = std::move(after_watch_);
+      after_watch_ = nullptr;
+      return next();
+    }
+    if (ec) return fail_stream();  // end of stream, reset: the client is gone
+    if (body_stream_) do_watch();
+  }
+
+  // Runs next once no watch read is pending (cancelling it), so reads never overlap.
+  void then_without_watch(std::function<void()> next) {
+    if (!watch_pending_) return next();
+    after_watch_ = std::move(next);
+    beast::error_code ec;
+    stream_.socket().cancel(ec);
+  }
+
+  void pump() {
+    if (!body_stream_ || writing_ || closed_) return;
+    http_body_stream::batch b = body_stream_->take();
+    if (b.head && !b.streamed) {  // the whole response at once
+      drop_stream();
+      auto self = shared_from_this();
+      return then_without_watch([self, r = std::move(*b.head), this] {
+        send(r, stream_keep_alive_, stream_head_req_, stream_version_);
+      });
+    }
+    if (b.head) {
+      head_res_ = {};
+      head_res_.version(stream_version_);
+      head_res_.result(static_cast<unsigned>(b.head->status));
+      head_res_.set(http::field::server, "kvarena-sites");
+      head_res_.set(http::field::content_type, b.head->content_type);
+      head_res_.set(http::field::cache_control, "no-store");
+      for (auto& [name, value] : b.head->headers) head_res_.insert(name, value);
+      head_res_.keep_alive(stream_keep_alive_);
+      chunked_ = stream_version_ >= 11;
+      if (chunked_) head_res_.chunked(true);
+      head_sr_.emplace(head_res_);
+      out_ = std::move(b.data);
+      out_done_ = b.done;
+      writing_ = true;
+      stream_.expires_after(opt_.io_timeout);
+      return http::async_write_header(stream_, *head_sr_,
+                                      beast::bind_front_handler(&http_session::on_stream_head, shared_from_this()));
+    }
+    if (!b.data.empty() || b.done) write_stream_data(std::move(b.data), b.done);
+  }
+
+  void on_stream_head(beast::error_code ec, std::size_t) {
+    writing_ = false;
+    if (ec) return fail_stream();
+    if (!out_.empty() || out_done_) return write_stream_data(std::move(out_), out_done_);
+    pump();
+  }
+
+  // Chunked transfer encoding written by hand: "<hex size>\r\n<data>\r\n", and "0\r\n\r\n" at the end.
+  void write_stream_data(std::string data, bool done) {
+    wire_.clear();
+    if (chunked_) {
+      if (!data.empty() && !stream_head_req_) {
+        char size[24];
+        std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+        wire_ += size;
+        wire_ += data;
+        wire_ += "\r\n";
+      }
+      if (done) wire_ += "0\r\n\r\n";
+    } else if (!stream_head_req_) {
+      wire_ = std::move(data);
+    }
+    out_done_ = done;
+    if (wire_.empty()) return on_stream_write({}, 0);
+    writing_ = true;
+    stream_.expires_after(opt_.io_timeout);
+    net::async_write(stream_, net::buffer(wire_),
+                     beast::bind_front_handler(&http_session::on_stream_write, shared_from_this()));
+  }
+
+  void on_stream_write(beast::error_code ec, std::size_t) {
+    writing_ = false;
+    if (ec) return fail_stream();
+    if (!out_done_) return pump();
+    drop_stream();
+    auto self = shared_from_this();
+    if (stream_keep_alive_) return then_without_watch([self] { self->do_read(); });
+    then_without_watch([self] { self->do_close(); });
+  }
+
+  void drop_stream() {
+    if (!body_stream_) return;
+    body_stream_->set_waker(nullptr);
+    body_stream_.reset();
+  }
+
+  // The client is gone (or too slow): cancel the producer, close the socket.
+  void fail_stream() {
+    closed_ = true;
+    if (body_stream_) {
+      body_stream_->set_waker(nullptr);
+      body_stream_->cancel();
+      body_stream_.reset();
+    }
+    beast::error_code ignored;
+    stream_.socket().close(ignored);
   }
 
   http_response own_error(int status, std::string_view message) const {
@@ -233,6 +378,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
   http::response<http::empty_body> continue_;
   std::vector<char> drain_buf_;
   size_t drained_bytes_ = 0;
+  // A streamed or deferred response (start_stream .. on_stream_write).
+  std::shared_ptr<http_body_stream> body_stream_;
+  bool stream_keep_alive_ = false, stream_head_req_ = false, chunked_ = false;
+  unsigned stream_version_ = 11;
+  bool watch_pending_ = false, writing_ = false, closed_ = false, out_done_ = false;
+  std::function<void()> after_watch_;  // runs when the cancelled watch read has completed
+  http::response<http::empty_body> head_res_;
+  std::optional<http::response_serializer<http::empty_body>> head_sr_;
+  std::string out_, wire_;  // data after the head; the bytes being written
   const http_server::handler_fn& handler_;
   const http_server_options& opt_;
   std::shared_ptr<connection_count> count_;
