@@ -5,6 +5,8 @@
 //       [--shard I/N | --shard-count N] [--resume] [--jobs N] [--threads N] ...
 //   kvarena run --suite tasks/vwa-local --agent oracle      (the upper-bound row, no model)
 //   kvarena run ... --model m.gguf --with-oracle           (model policies + the oracle's row)
+//   kvarena run ... --agent-url http://127.0.0.1:8080/v1 [--agent-model NAME] [--agent-images som|none]
+//       (an OpenAI-compatible endpoint as the agent's model: agent/agent-model-openai.h)
 // The per-policy flags of policy-flags.h (--window, --budget, ...) set every policy's defaults.
 // With a shard (--shard, SLURM_ARRAY_TASK_ID/COUNT, or JOB_COMPLETION_INDEX + --shard-count)
 // --out is a folder and the file is <out>/shard-I-of-N.sqlite.
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "agent-model-openai.h"
 #include "browser/chromium-cleanup.h"
 #include "browser/chromium-process.h"
 #include "cli-commands.h"
@@ -88,6 +91,13 @@ struct run_args {
   long env_backoff_ms = 250;
   long env_timeout_ms = 120000;
   policy_flags policy;
+  std::string agent_url;          // an OpenAI-compatible endpoint as the agent's model
+  std::string agent_model;        // its request's "model"
+  std::string agent_images;       // som | none ("" : som with --observation som, else none)
+  std::string agent_token;        // bearer token ("" : $KVARENA_AGENT_API_KEY)
+  int agent_tries = 5;
+  long agent_backoff_ms = 1000;
+  long agent_timeout_ms = 600000;
   CLI::App* sub = nullptr;  // to ask whether a flag was given
 };
 
@@ -145,6 +155,35 @@ std::string resume_command() {
 
 bool given(const run_args& a, const char* flag) { return a.sub->get_option(flag)->count() > 0; }
 
+// --agent-url: the endpoint as the agent's model, one "endpoint" policy row (the endpoint
+// decides its own KV cache), the model only when named (its tokenizer and defaults).
+void configure_endpoint(const run_args& a, runner_config& c) {
+  if (given(a, "--policies") || !given_policy_flags(a.policy).empty())
+    throw usage_error("--agent-url: the endpoint runs its own KV cache, so a run against it has no --policies or "
+                      "policy options (for kvarena serve give them to `kvarena serve`)");
+  if (given(a, "--backend") || given(a, "--batch") || given(a, "--ctx"))
+    throw usage_error("--agent-url: --backend, --batch and --ctx are the embedded engine's; the endpoint has its own");
+  c.model_path = a.model;  // optional
+  openai_agent_options o;
+  o.url = a.agent_url;
+  o.model = a.agent_model;
+  o.images = a.agent_images.empty() ? (a.observation == "som" ? "som" : "none") : a.agent_images;
+  if (o.images == "som" && a.observation != "som")
+    throw usage_error("--agent-images som sends each step's Set-of-Marks screenshot: it needs --observation som "
+                      "(and --browser chromium)");
+  o.api_key = a.agent_token;
+  if (o.api_key.empty())
+    if (const char* k = std::getenv("KVARENA_AGENT_API_KEY")) o.api_key = k;
+  o.tries = a.agent_tries;
+  o.backoff_ms = a.agent_backoff_ms;
+  o.timeout_ms = a.agent_timeout_ms;
+  c.endpoint_model = o.model;
+  c.endpoint_images = o.images;
+  c.endpoint = make_openai_agent_model(o);
+  c.policies.push_back({"endpoint", {}, "{}"});
+  if (a.with_oracle) c.policies.push_back({"oracle", {}, "{}", true});
+}
+
 runner_config make_config(const run_args& a) {
   runner_config c;
   c.suite = a.suite;
@@ -154,12 +193,15 @@ runner_config make_config(const run_args& a) {
   if (a.agent == "oracle") {
     c.agent = run_agent::oracle;
     if (!a.model.empty()) throw std::invalid_argument("--agent oracle runs no model: drop --model");
+    if (!a.agent_url.empty()) throw std::invalid_argument("--agent oracle runs no model: drop --agent-url");
     if (given(a, "--policies"))
       throw std::invalid_argument("--agent oracle runs no KV policy (its row is labelled \"oracle\"): drop --policies");
     if (const std::vector<std::string> flags = given_policy_flags(a.policy); !flags.empty())
       throw usage_error(flags[0] + ": --agent oracle runs no KV policy, so it has no such option (drop it)");
     if (a.with_oracle) throw std::invalid_argument("--with-oracle adds the oracle to a model run; --agent oracle is only that");
     c.policies.push_back({"oracle", {}, "{}", true});
+  } else if (a.agent == "model" && !a.agent_url.empty()) {
+    configure_endpoint(a, c);
   } else if (a.agent == "model") {
     c.model_path = model_or_default(a.model);
     std::vector<kv_policy_spec> specs = parse_policy_specs(a.policy);
@@ -226,23 +268,26 @@ runner_config make_config(const run_args& a) {
   } else {
     c.shard = shard_from_environment(given(a, "--shard-count") ? std::optional<int64_t>(a.shard_count) : std::nullopt);
   }
-  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, c.agent == run_agent::oracle ? "oracle" : c.model_path);
+  const std::string named = c.agent == run_agent::oracle ? "oracle"
+                            : c.endpoint ? "endpoint-" + (a.agent_model.empty() ? std::string("default") : a.agent_model)
+                                         : c.model_path;
+  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, named);
   c.resume = a.resume;
   return c;
 }
 
 int run_suite_command(const run_args& a) {
-  if (a.agent == "model") kvarena::check_backend(a.backend);  // backend_error (exit 2) before anything else
+  if (a.agent == "model" && a.agent_url.empty()) kvarena::check_backend(a.backend);  // exit 2 before anything else
   runner_config cfg = make_config(a);
   suite_runner runner(cfg);  // suite, plan, results file: refused here before any work
 
   std::unique_ptr<model> m;
   std::unique_ptr<tokenizer> tok;
-  if (cfg.agent == run_agent::model) {
+  if (cfg.agent == run_agent::model && !cfg.model_path.empty()) {
     m = load_model(cfg.model_path);
     std::vector<kv_policy_spec> specs;
     for (const run_policy& p : cfg.policies)
-      if (!p.oracle) specs.push_back(p.spec);
+      if (!p.oracle && !cfg.endpoint) specs.push_back(p.spec);
     check_policy_specs(specs, m->config);
     if (!a.tokenizer_path.empty()) tok = tokenizer::from_llama2c(a.tokenizer_path, m->config.n_vocab);
     else if (m->gguf) tok = tokenizer::from_gguf(*m->gguf);
@@ -373,6 +418,27 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->capture_default_str()->check(CLI::NonNegativeNumber)->group(eg);
   sub->add_option("--env-timeout-ms", a->env_timeout_ms, "Limit of one env request")
       ->capture_default_str()->check(CLI::PositiveNumber)->group(eg);
+  const char* ug = "Agent endpoint";
+  sub->add_option("--agent-url", a->agent_url,
+                  "An OpenAI-compatible chat completions endpoint as the agent's model instead of the embedded engine "
+                  "(vLLM, llama.cpp's llama-server, an API, `kvarena serve`): http://HOST:PORT/v1; one policy row "
+                  "\"endpoint\"; --model, when given, only cuts observations with its tokenizer and sets the defaults "
+                  "(prompt, history, observation budget; else vwa, last, 1024 tokens estimated at 4 bytes each)")
+      ->group(ug);
+  sub->add_option("--agent-model", a->agent_model, "The requests' \"model\" (default: \"default\")")->group(ug);
+  sub->add_option("--agent-images", a->agent_images,
+                  "som: each step's Set-of-Marks screenshot as an image part (needs --observation som); none: text "
+                  "only [default: som with --observation som, else none]")
+      ->check(CLI::IsMember({"som", "none"}))->group(ug);
+  sub->add_option("--agent-token", a->agent_token, "Bearer token of the endpoint [default: $KVARENA_AGENT_API_KEY]")
+      ->group(ug);
+  sub->add_option("--agent-tries", a->agent_tries, "Requests per step at most: 429, 5xx and no answer are retried")
+      ->capture_default_str()->check(CLI::Range(1, 100))->group(ug);
+  sub->add_option("--agent-backoff-ms", a->agent_backoff_ms,
+                  "Wait before the 2nd request, doubled for each further one (a Retry-After is honoured, at most 60 s)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(ug);
+  sub->add_option("--agent-timeout-ms", a->agent_timeout_ms, "Limit of one request")
+      ->capture_default_str()->check(CLI::PositiveNumber)->group(ug);
   add_policy_flags(sub, a->policy, true);
   sub->callback([&run, a] { run = [a] { return run_suite_command(*a); }; });
 }
