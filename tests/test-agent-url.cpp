@@ -11,7 +11,11 @@
 //   - with Chromium: the Set-of-Marks screenshot as an image_url part (a PNG data: URL)
 //     with --agent-images som, none with --agent-images none;
 //   - end to end: an endpoint that replays the scripted oracle's actions (recorded by
-//     `kvarena run --agent oracle`) solves the same vwa-local tasks.
+//     `kvarena run --agent oracle`) solves the same vwa-local tasks;
+//   - an endpoint serving the embedded engine on a tiny random model the way a chat server
+//     does (the messages rendered by the model's chat template, encoded with BOS and
+//     special tokens, one sequence per request, greedy): with --model and --history last,
+//     the same per-task results and per-step prompt tokens as the embedded run.
 // A schema 3 results file (written by hand with the old tables) is migrated when a run
 // writes to it and viewed as schema 4 when read.
 #include <gtest/gtest.h>
@@ -30,11 +34,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat-template.h"
 #include "eval/task.h"
+#include "model-random.h"
+#include "model.h"
 #include "results-db.h"
 #include "results-schema.h"
+#include "sampler.h"
+#include "session.h"
 #include "sites/http-server.h"
 #include "test-util.h"
+#include "tokenizer.h"
 
 namespace kvarena {
 namespace {
@@ -395,6 +405,73 @@ TEST_F(AgentUrl, EndpointReplayingTheOracleSolvesTheTasks) {
   for (const auto& [intent, left] : actions) EXPECT_TRUE(left.empty()) << intent << ": " << left.size() << " left";
   EXPECT_EQ(query(db, "SELECT task_id, step, action FROM steps ORDER BY task_id, step"),
             query(oracle_db, "SELECT task_id, step, action FROM steps ORDER BY task_id, step"));
+}
+
+// A chat server on the embedded engine: renders the messages with the model's chat template
+// (a new sequence per request), generates greedily with the request's max_tokens and stop
+// strings, answers the text with usage (prompt_tokens = the rendered prompt's tokens).
+struct engine_endpoint {
+  std::unique_ptr<model> m;
+  std::unique_ptr<tokenizer> tok;
+  scripted_endpoint ep;
+  explicit engine_endpoint(const std::string& path) : m(load_model(path)), tok(tokenizer::from_gguf(*m->gguf)) {
+    ep.fallback = [this](const json& req) {
+      std::vector<chat_message> msgs;
+      for (const json& x : req["messages"]) msgs.push_back({x["role"], x["content"]});
+      const std::string text = chat_template::for_model(*m).render(msgs, true);
+      const std::vector<int32_t> prompt = tok->encode(text, /*add_bos=*/true, /*parse_special=*/true);
+      session_options so;
+      so.n_threads = 1;
+      session seq(*m, so);
+      generate_options g;
+      g.max_tokens = req["max_tokens"].get<int64_t>();
+      if (req.contains("stop")) g.stop = req["stop"].get<std::vector<std::string>>();
+      sampler_options sp;
+      sp.temperature = req["temperature"].get<float>();
+      sampler smp(sp);
+      const generate_result r = generate(seq, *tok, prompt, g, smp);
+      const json usage = {{"prompt_tokens", prompt.size()}, {"completion_tokens", r.tokens.size()}};
+      return scripted{200, completion(r.text, usage).dump(-1, ' ', false, json::error_handler_t::replace), {}};
+    };
+  }
+};
+
+TEST_F(AgentUrl, EngineBehindAnEndpointGivesTheEmbeddedRunsResults) {
+  random_model_spec spec;
+  spec.arch = model_arch::llama;
+  spec.dim = 64;
+  spec.n_layers = 2;
+  spec.n_heads = 4;
+  spec.n_kv_heads = 2;
+  spec.ffn_dim = 128;
+  spec.n_vocab = 512;
+  spec.n_ctx = 8192;
+  spec.type = ggml_type::f32;
+  spec.seed = 3;
+  const std::string gguf = dir_ + "/tiny.gguf";
+  write_random_model(spec, gguf);
+  const std::string common = "--suite " + suite() + " --limit 3 --model " + gguf +
+                             " --history last --max-steps 3 --max-new-tokens 12 --max-obs-tokens 256 --examples 1";
+  const run_result emb = kvarena_run(dir_, "run " + common + " --policies full --threads 1 --out " + dir_ + "/emb.sqlite");
+  ASSERT_EQ(emb.rc, 0) << emb.err;
+  engine_endpoint server(gguf);
+  const run_result url = kvarena_run(dir_, "run " + common + " --agent-url " + server.ep.url() + " --out " + dir_ +
+                                               "/url.sqlite");
+  ASSERT_EQ(url.rc, 0) << url.err;
+  const std::string items = "SELECT task_id, status, success, score, steps, answer, final_url, prompt_tokens, "
+                            "generated_tokens FROM task_results ORDER BY task_id";
+  const rows_t a = query(dir_ + "/emb.sqlite", items), b = query(dir_ + "/url.sqlite", items);
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a, b);
+  const std::string steps = "SELECT task_id, step, action, action_error, prompt_tokens, generated_tokens, observation "
+                            "FROM steps ORDER BY task_id, step";
+  const rows_t sa = query(dir_ + "/emb.sqlite", steps), sb = query(dir_ + "/url.sqlite", steps);
+  EXPECT_EQ(sa.size(), 9u);  // 3 tasks x 3 steps: garbage replies end by the step limit
+  EXPECT_EQ(sa, sb);
+  std::lock_guard lock(server.ep.mu);
+  EXPECT_EQ(server.ep.requests.size(), sa.size());
+  // The plain chat format's stop strings, named by the model, went along.
+  EXPECT_EQ(server.ep.requests.at(0)["stop"], json({"\nUSER:", "\nOBSERVATION:"}));
 }
 
 // A results file of schema 3 (the tables as they were, made here by hand): a run appends to
