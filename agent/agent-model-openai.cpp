@@ -87,7 +87,7 @@ class openai_episode final : public episode_model {
   std::string request_body(const model_prompt& p) const {
     json messages = json::array();
     for (const chat_message& m : *p.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-    if (opt_.images == "som" && !p.screenshot_png.empty() && !messages.empty()) {
+    if (opt_.images != "none" && !p.screenshot_png.empty() && !messages.empty()) {
       json& last = messages.back();
       const std::string text = last["content"].get<std::string>();
       last["content"] = json::array(
@@ -155,8 +155,8 @@ std::shared_ptr<const agent_model> make_openai_agent_model(openai_agent_options 
     throw std::invalid_argument("--agent-url '" + opt.url +
                                 "': expected the http(s) URL of an OpenAI-compatible server, e.g. "
                                 "http://127.0.0.1:8080/v1");
-  if (opt.images != "som" && opt.images != "none")
-    throw std::invalid_argument("--agent-images " + opt.images + ": use som or none");
+  if (opt.images != "som" && opt.images != "screenshot" && opt.images != "none")
+    throw std::invalid_argument("--agent-images " + opt.images + ": use som, screenshot or none");
   opt.url = chat_completions_url(opt.url);
   return std::make_shared<openai_agent_model>(std::move(opt));
 }

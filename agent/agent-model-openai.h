@@ -3,8 +3,9 @@
 // model (agent-model.h). Each step sends the conversation the embedded engine would be fed
 // as chat messages (history last: system + examples + this step's message; full: every turn
 // so far) with the run's sampling (temperature, top_p, max_tokens = --max-new-tokens, the
-// item's seed, stop strings), and, with images "som", the step's Set-of-Marks screenshot as
-// an image_url content part (a data: URL of the PNG) after the last message's text.
+// item's seed, stop strings), and, with images "som" (or "screenshot"), the step's Set-of-Marks
+// (or unmarked) screenshot as an image_url content part (a data: URL of the PNG) after the
+// last message's text.
 // Retries: envs/common/openai-chat.h (429, 5xx, no answer; Retry-After honoured); a step
 // whose endpoint still fails, or answers no chat completion, is the item's error.
 //
@@ -27,7 +28,9 @@ struct openai_agent_options {
   std::string url;               // the endpoint or the server's base URL (chat_completions_url)
   std::string model;             // the request's "model" ("" sends the URL's host-side default "default")
   std::string api_key;           // bearer token; "" none
-  std::string images = "none";   // "som": the step's screenshot as an image part; "none": text only
+  // "som" / "screenshot": the step's screenshot (Set-of-Marks or unmarked, as the env session's
+  // observation gives it) as an image part; "none": text only.
+  std::string images = "none";
   int tries = 5;                 // requests per step at most (retries included)
   long backoff_ms = 1000;        // before the 2nd try, doubled for each further one
   long max_wait_ms = 60000;      // cap of one wait (Retry-After included)

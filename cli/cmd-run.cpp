@@ -167,10 +167,11 @@ void configure_endpoint(const run_args& a, runner_config& c) {
   openai_agent_options o;
   o.url = a.agent_url;
   o.model = a.agent_model;
-  o.images = a.agent_images.empty() ? (a.observation == "som" ? "som" : "none") : a.agent_images;
-  if (o.images == "som" && a.observation != "som")
-    throw usage_error("--agent-images som sends each step's Set-of-Marks screenshot: it needs --observation som "
-                      "(and --browser chromium)");
+  o.images = a.agent_images.empty() ? (a.observation == "text" ? "none" : a.observation) : a.agent_images;
+  if (o.images != "none" && a.observation != o.images)
+    throw usage_error("--agent-images " + o.images + " sends each step's " +
+                      (o.images == "som" ? "Set-of-Marks screenshot" : "screenshot") + ": it needs --observation " +
+                      o.images + " (and --browser chromium)");
   o.api_key = a.agent_token;
   if (o.api_key.empty())
     if (const char* k = std::getenv("KVARENA_AGENT_API_KEY")) o.api_key = k;
@@ -247,8 +248,8 @@ runner_config make_config(const run_args& a) {
     throw usage_error("--browser chromium needs /usr/bin/chromium, which is missing; install Debian's chromium "
                       "package (scripts/setup.sh) or use --browser text");
   c.agent_cfg.env.browser = a.browser;
-  if (a.observation == "som" && a.browser != "chromium")
-    throw usage_error("--observation som needs screenshots: use it with --browser chromium");
+  if (a.observation != "text" && a.browser != "chromium")
+    throw usage_error("--observation " + a.observation + " needs screenshots: use it with --browser chromium");
   c.agent_cfg.env.observation = a.observation;
   if ((a.eval.has_judge() || !a.eval.vqa_url.empty()) && !a.env_url.empty())
     throw usage_error("--judge-url / --judge-model judge in the env server this run starts; with --env-url the "
@@ -407,8 +408,9 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->capture_default_str()->check(CLI::IsMember({"text", "chromium"}))->group(eg);
   sub->add_option("--observation", a->observation,
                   "text (the accessibility tree), or som (Set-of-Marks, --browser chromium: VWA's [id] [TAG] [text] "
-                  "list; every step's marked screenshot is saved beside the results file and shown by report --html)")
-      ->capture_default_str()->check(CLI::IsMember({"text", "som"}))->group(eg);
+                  "list; every step's marked screenshot is saved beside the results file and shown by report --html), "
+                  "or screenshot (--browser chromium: the accessibility tree and the screenshot unmarked, saved alike)")
+      ->capture_default_str()->check(CLI::IsMember({"text", "som", "screenshot"}))->group(eg);
   sub->add_option("--site-seed", a->site_seed, "Content seed of the in-process sites (the committed suites use 1; "
                                               "suites for another seed: kvarena tasks generate --seed S)")
       ->capture_default_str()->group(eg);
@@ -427,9 +429,10 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->group(ug);
   sub->add_option("--agent-model", a->agent_model, "The requests' \"model\" (default: \"default\")")->group(ug);
   sub->add_option("--agent-images", a->agent_images,
-                  "som: each step's Set-of-Marks screenshot as an image part (needs --observation som); none: text "
-                  "only [default: som with --observation som, else none]")
-      ->check(CLI::IsMember({"som", "none"}))->group(ug);
+                  "som: each step's Set-of-Marks screenshot as an image part (needs --observation som); screenshot: "
+                  "the unmarked screenshot beside the accessibility tree (needs --observation screenshot); none: text "
+                  "only [default: the --observation's screenshot, none with text]")
+      ->check(CLI::IsMember({"som", "screenshot", "none"}))->group(ug);
   sub->add_option("--agent-token", a->agent_token, "Bearer token of the endpoint [default: $KVARENA_AGENT_API_KEY]")
       ->group(ug);
   sub->add_option("--agent-tries", a->agent_tries, "Requests per step at most: 429, 5xx and no answer are retried")

@@ -9,7 +9,8 @@
 //     messages, temperature/top_p/max_tokens/seed; no image part with --agent-images none;
 //   - a malformed body and a 503 past --agent-tries: error rows with clear messages, exit 4;
 //   - with Chromium: the Set-of-Marks screenshot as an image_url part (a PNG data: URL)
-//     with --agent-images som, none with --agent-images none;
+//     with --agent-images som, the unmarked one beside the tree with --observation
+//     screenshot --agent-images screenshot, none with --agent-images none;
 //   - end to end: an endpoint that replays the scripted oracle's actions (recorded by
 //     `kvarena run --agent oracle`) solves the same vwa-local tasks;
 //   - an endpoint serving the embedded engine on a tiny random model the way a chat server
@@ -337,23 +338,32 @@ std::string image_png_magic(const json& req) {
   return "";
 }
 
-TEST_F(AgentUrl, SetOfMarksScreenshotIsSentAsAnImagePartOnlyWithSom) {
+TEST_F(AgentUrl, ScreenshotsAreSentAsAnImagePartUnlessNone) {
   if (!fs::exists("/usr/bin/chromium")) GTEST_SKIP() << "no /usr/bin/chromium (apt-get install chromium)";
-  for (const std::string images : {"som", "none"}) {
+  // (observation, images): the Set-of-Marks list with its marked screenshot; the tree with the
+  // screenshot unmarked; the Set-of-Marks list without an image.
+  const std::pair<std::string, std::string> cases[] = {{"som", "som"}, {"screenshot", "screenshot"}, {"som", "none"}};
+  for (const auto& [observation, images] : cases) {
+    SCOPED_TRACE(observation + " " + images);
     scripted_endpoint ep;
     const run_result r = kvarena_run(dir_, "run --suite " + suite() + " --limit 1 --agent-url " + ep.url() +
-                                               " --browser chromium --observation som --agent-images " + images +
-                                               " --out " + dir_ + "/" + images + ".sqlite");
+                                               " --browser chromium --observation " + observation +
+                                               " --agent-images " + images + " --out " + dir_ + "/" + observation +
+                                               "-" + images + ".sqlite");
     ASSERT_EQ(r.rc, 0) << r.err;
     std::lock_guard lock(ep.mu);
     ASSERT_EQ(ep.requests.size(), 1u);
-    if (images == "som") {
-      EXPECT_EQ(image_png_magic(ep.requests[0]), "PNG");
-      EXPECT_TRUE(contains(last_text(ep.requests[0]), "OBJECTIVE: ")) << ep.requests[0].dump().substr(0, 500);
-      // The image follows the text of the step's message (the last one).
-      EXPECT_EQ(ep.requests[0]["messages"].back()["content"][1]["type"], "image_url");
+    const json& q = ep.requests[0];
+    const std::string text = last_text(q);
+    EXPECT_TRUE(contains(text, "OBJECTIVE: ")) << q.dump().substr(0, 500);
+    // The SoM list names tags in brackets ("[12] [A] [...]"); the tree names roles ("[12] link '...'").
+    EXPECT_EQ(contains(text, "] [A] ["), observation == "som") << text.substr(0, 800);
+    if (images == "none") {
+      EXPECT_FALSE(has_image_part(q));
     } else {
-      EXPECT_FALSE(has_image_part(ep.requests[0]));
+      EXPECT_EQ(image_png_magic(q), "PNG");
+      // The image follows the text of the step's message (the last one).
+      EXPECT_EQ(q["messages"].back()["content"][1]["type"], "image_url");
     }
   }
 }
