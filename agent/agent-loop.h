@@ -84,6 +84,9 @@ struct model_context {
   std::string backend = "cpu";  // make_sequence's backend name
   session_options session;    // KV policy and its options, threads, n_ctx (0: the model's)
   sampler_options sampling;   // seed: one per work item
+  // An endpoint's agent: the item's KV policy as kvarena serve's "kv" request object
+  // ({"policy": "window", "window": 256, ...}); "" sends none (the server's default).
+  std::string endpoint_kv_json;
 };
 
 episode_result run_episode(env_client& env, const task& t, const agent_config& cfg, const model_context& mc);

@@ -65,7 +65,7 @@ class openai_episode final : public episode_model {
     rec.latency_ms = res.latency_ms;
     rec.model_retries = static_cast<int>(res.retries.size());
     rec.model_retry_log = format_retries(res.retries);
-    rec.reported = {false, false, false, false, false};
+    rec.reported = {false, false, false, false, false, false};
     const json usage = res.usage_json.empty() ? json::object() : json::parse(res.usage_json, nullptr, false);
     if (usage.is_object()) read_usage(usage, rec);
     if (!rec.reported.tokens) tokens_all_ = false;
@@ -74,11 +74,16 @@ class openai_episode final : public episode_model {
       kv_logical_any_ = true;
       peak_logical_ = std::max(peak_logical_, rec.kv_logical_bytes);
     }
+    if (rec.reported.kv_bytes) {
+      kv_bytes_any_ = true;
+      peak_kv_bytes_ = std::max(peak_kv_bytes_, rec.kv_bytes);
+    }
   }
 
   void collect(episode_result& r) override {
-    r.reported = {tokens_all_, false, false, kv_logical_any_, false};
+    r.reported = {tokens_all_, false, kv_bytes_any_, false, kv_logical_any_, false};
     r.peak_kv_logical_bytes = peak_logical_;
+    r.peak_kv_bytes = peak_kv_bytes_;
     r.model_calls = calls_;
     r.model_retries = retries_;
   }
@@ -103,6 +108,7 @@ class openai_episode final : public episode_model {
                  {"seed", mc_.sampling.seed}};
     if (mc_.sampling.top_k > 0) body["top_k"] = mc_.sampling.top_k;  // vLLM, llama.cpp, kvarena serve
     if (!stop_.empty()) body["stop"] = stop_;
+    if (!mc_.endpoint_kv_json.empty()) body["kv"] = json::parse(mc_.endpoint_kv_json);  // kvarena serve's policy
     return body.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
@@ -117,6 +123,10 @@ class openai_episode final : public episode_model {
     if (const json* v = usage_number(usage, {"peak_kv_logical_bytes", "kv_peak_logical_bytes", "kv_logical_peak_bytes"})) {
       rec.kv_logical_bytes = v->get<size_t>();
       rec.reported.kv_logical = true;
+    }
+    if (const json* v = usage_number(usage, {"peak_kv_bytes", "kv_peak_bytes"})) {  // allocated
+      rec.kv_bytes = v->get<size_t>();
+      rec.reported.kv_bytes = true;
     }
     if (const json* v = usage_number(usage, {"kept_tokens", "kv_kept_tokens", "kv_tokens"})) {
       rec.kv_tokens = v->get<int64_t>();
@@ -133,8 +143,8 @@ class openai_episode final : public episode_model {
   std::vector<std::string> stop_;
   std::string body_;  // the request of the prompt taken last
   int64_t calls_ = 0, retries_ = 0;
-  bool tokens_all_ = true, kv_tokens_any_ = false, kv_logical_any_ = false;
-  size_t peak_logical_ = 0;
+  bool tokens_all_ = true, kv_tokens_any_ = false, kv_logical_any_ = false, kv_bytes_any_ = false;
+  size_t peak_logical_ = 0, peak_kv_bytes_ = 0;
 };
 
 class openai_agent_model final : public agent_model {

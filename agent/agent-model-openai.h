@@ -11,10 +11,11 @@
 //
 // Recorded per step: the endpoint's usage (prompt_tokens, completion_tokens), the latency
 // of the answered request, the retries and what they were. Memory: only what the usage
-// reports in kvarena's extra fields (usage or usage.kvarena: peak_kv_logical_bytes (or
-// kv_peak_logical_bytes), kept_tokens (or kv_kept_tokens), prompt_ms / decode_ms); the
-// rest is not reported (NULL in the results file, "not reported by the endpoint" in the
-// report).
+// reports in kvarena's extra fields (usage or usage.kvarena, as kvarena serve writes them:
+// peak_kv_logical_bytes, peak_kv_bytes (allocated), kv_kept_tokens (or kept_tokens),
+// prompt_ms / decode_ms); the rest is not reported (NULL in the results file, "not
+// reported by the endpoint" in the report). With --policies each item's requests carry its
+// policy as kvarena serve's "kv" object (model_context::endpoint_kv_json).
 #pragma once
 #include <functional>
 #include <memory>

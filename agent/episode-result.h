@@ -17,7 +17,8 @@ namespace kvarena {
 struct reported_figures {
   bool tokens = true;      // prompt and generated tokens
   bool kv_tokens = true;   // tokens kept in the KV cache
-  bool kv_bytes = true;    // allocated KV bytes (device, host) and the device total
+  bool kv_bytes = true;    // allocated KV bytes
+  bool host_device = true; // FreeKV's host KV bytes and the device total (weights + KV + scratch)
   bool kv_logical = true;  // logical KV bytes
   bool process = true;     // the model process's resident bytes
 };

@@ -48,8 +48,8 @@ item_rows rows_from_episode(const results::work_item& item, const episode_result
   t.prompt_tokens = known.tokens ? r.prompt_tokens : -1;
   t.generated_tokens = known.tokens ? r.generated_tokens : -1;
   t.peak_kv_bytes = known.kv_bytes ? i64(r.peak_kv_bytes) : -1;
-  t.peak_kv_host_bytes = known.kv_bytes ? i64(r.peak_kv_host_bytes) : -1;
-  t.peak_device_bytes = known.kv_bytes ? i64(r.peak_device_bytes) : -1;
+  t.peak_kv_host_bytes = known.host_device ? i64(r.peak_kv_host_bytes) : -1;
+  t.peak_device_bytes = known.host_device ? i64(r.peak_device_bytes) : -1;
   t.peak_kv_logical_bytes = known.kv_logical ? i64(r.peak_kv_logical_bytes) : -1;
   t.peak_process_bytes = known.process ? i64(r.peak_process_bytes) : -1;
   t.model_calls = r.model_calls;

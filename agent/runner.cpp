@@ -101,6 +101,7 @@ class item_executor {
     mc.session.kv = p.spec.options;
     mc.session.kv_overlap = p.spec.overlap;
     mc.sampling.seed = static_cast<uint64_t>(item.seed);
+    mc.endpoint_kv_json = p.endpoint_kv_json;
     return rows_from_episode(item, run_episode(client_, t, cfg_, mc));
   }
 

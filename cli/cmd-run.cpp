@@ -155,12 +155,25 @@ std::string resume_command() {
 
 bool given(const run_args& a, const char* flag) { return a.sub->get_option(flag)->count() > 0; }
 
-// --agent-url: the endpoint as the agent's model, one "endpoint" policy row (the endpoint
-// decides its own KV cache), the model only when named (its tokenizer and defaults).
+// --agent-url: the endpoint as the agent's model, the model only when named (its tokenizer
+// and defaults). Without --policies one "endpoint" row (the endpoint's own KV cache); with
+// them (for kvarena serve) a row per policy, whose requests carry it as the "kv" object.
 void configure_endpoint(const run_args& a, runner_config& c) {
-  if (given(a, "--policies") || !given_policy_flags(a.policy).empty())
-    throw usage_error("--agent-url: the endpoint runs its own KV cache, so a run against it has no --policies or "
-                      "policy options (for kvarena serve give them to `kvarena serve`)");
+  if (!a.policy.kv_budget.empty())
+    throw usage_error("--kv-budget with --agent-url: not supported (kvarena serve spends a budget itself: start it "
+                      "with --kv-budget)");
+  if (given(a, "--policies")) {
+    for (const kv_policy_spec& p : parse_policy_specs(a.policy)) {
+      nlohmann::ordered_json kv = {{"policy", p.name}};
+      kv.update(policy_options_json(p));
+      c.policies.push_back({p.text, p, policy_options_json(p).dump(), false, kv.dump()});
+    }
+  } else if (const std::vector<std::string> flags = given_policy_flags(a.policy); !flags.empty()) {
+    throw usage_error(flags[0] + " with --agent-url sets an option of the listed --policies, and none is listed "
+                                 "(without --policies the endpoint runs its own KV cache)");
+  } else {
+    c.policies.push_back({"endpoint", {}, "{}"});
+  }
   if (given(a, "--backend") || given(a, "--batch") || given(a, "--ctx"))
     throw usage_error("--agent-url: --backend, --batch and --ctx are the embedded engine's; the endpoint has its own");
   c.model_path = a.model;  // optional
@@ -181,7 +194,6 @@ void configure_endpoint(const run_args& a, runner_config& c) {
   c.endpoint_model = o.model;
   c.endpoint_images = o.images;
   c.endpoint = make_openai_agent_model(o);
-  c.policies.push_back({"endpoint", {}, "{}"});
   if (a.with_oracle) c.policies.push_back({"oracle", {}, "{}", true});
 }
 
@@ -424,7 +436,7 @@ void add_run_command(CLI::App& app, command_fn& run) {
   sub->add_option("--agent-url", a->agent_url,
                   "An OpenAI-compatible chat completions endpoint as the agent's model instead of the embedded engine "
                   "(vLLM, llama.cpp's llama-server, an API, `kvarena serve`): http://HOST:PORT/v1; one policy row "
-                  "\"endpoint\"; --model, when given, only cuts observations with its tokenizer and sets the defaults "
+                  "\"endpoint\" (with --policies: a row per policy, sent as kvarena serve's \"kv\" object); --model, when given, only cuts observations with its tokenizer and sets the defaults "
                   "(prompt, history, observation budget; else vwa, last, 1024 tokens estimated at 4 bytes each)")
       ->group(ug);
   sub->add_option("--agent-model", a->agent_model, "The requests' \"model\" (default: \"default\")")->group(ug);

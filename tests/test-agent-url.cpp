@@ -8,6 +8,7 @@
 //   - the request JSON: the model name, the VWA system prompt and the step message as chat
 //     messages, temperature/top_p/max_tokens/seed; no image part with --agent-images none;
 //   - a malformed body and a 503 past --agent-tries: error rows with clear messages, exit 4;
+//   - --policies: a row per policy, each request carrying it as kvarena serve's "kv" object;
 //   - with Chromium: the Set-of-Marks screenshot as an image_url part (a PNG data: URL)
 //     with --agent-images som, the unmarked one beside the tree with --observation
 //     screenshot --agent-images screenshot, none with --agent-images none;
@@ -196,6 +197,7 @@ TEST_F(AgentUrl, RetriesAreBoundedRecordedAndUsageStoredWithNullMemory) {
   const json usage_plain = {{"prompt_tokens", 1234}, {"completion_tokens", 17}, {"total_tokens", 1251}};
   const json usage_kv = {{"prompt_tokens", 2000},
                          {"completion_tokens", 9},
+                         {"peak_kv_bytes", 262144},  // flat, as kvarena serve writes them
                          {"kvarena", {{"peak_kv_logical_bytes", 123456}, {"kept_tokens", 321}}}};
   // Task 0: 429 (Retry-After: 1) then the answer. Task 1: 500 then an answer whose usage
   // has kvarena's extra fields.
@@ -229,7 +231,8 @@ TEST_F(AgentUrl, RetriesAreBoundedRecordedAndUsageStoredWithNullMemory) {
   EXPECT_EQ(steps[0][8], "1");
   EXPECT_EQ(steps[1][5], "0");  // kept_tokens reported
   EXPECT_EQ(one(db, "SELECT kv_tokens FROM steps WHERE task_id = '1'"), "321");
-  EXPECT_EQ(steps[1][6], "1");
+  EXPECT_EQ(steps[1][6], "0");  // allocated KV reported
+  EXPECT_EQ(one(db, "SELECT kv_bytes FROM steps WHERE task_id = '1'"), "262144");
   EXPECT_EQ(steps[1][7], "123456");
 
   const rows_t items = query(db, "SELECT task_id, status, model_calls, model_retries, prompt_tokens, "
@@ -241,12 +244,14 @@ TEST_F(AgentUrl, RetriesAreBoundedRecordedAndUsageStoredWithNullMemory) {
     EXPECT_EQ(it[1], "done");
     EXPECT_EQ(it[2], "2");  // requests, the retry included
     EXPECT_EQ(it[3], "1");
-    EXPECT_EQ(it[5], "1");
     EXPECT_EQ(it[6], "1");
     EXPECT_EQ(it[7], "1");
     EXPECT_EQ(it[8], "1");
     EXPECT_EQ(it[10], "endpoint");
   }
+  EXPECT_EQ(items[0][5], "1");  // peak_kv_bytes NULL: not reported
+  EXPECT_EQ(items[1][5], "0");
+  EXPECT_EQ(one(db, "SELECT peak_kv_bytes FROM task_results WHERE task_id = '1'"), "262144");
   EXPECT_EQ(items[0][4], "1234");
   EXPECT_EQ(items[0][9], "");  // NULL: not reported
   EXPECT_EQ(items[1][9], "123456");
@@ -306,11 +311,32 @@ TEST_F(AgentUrl, MalformedBodyAndExhaustedTriesAreErrorRows) {
   EXPECT_EQ(items[1][3], "1");
 }
 
+TEST_F(AgentUrl, PoliciesGoToTheEndpointAsTheKvObject) {
+  scripted_endpoint ep;
+  const std::string db = dir_ + "/r.sqlite";
+  const run_result r = kvarena_run(dir_, "run --suite " + suite() + " --limit 1 --agent-url " + ep.url() +
+                                             " --policies full,window:window=64 --sinks 2 --out " + db);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(query(db, "SELECT policy FROM task_results ORDER BY policy"),
+            (rows_t{{"full"}, {"window:window=64"}}));
+  std::lock_guard lock(ep.mu);
+  ASSERT_EQ(ep.requests.size(), 2u);
+  std::map<std::string, json> kv;
+  for (const json& q : ep.requests) {
+    ASSERT_TRUE(q.contains("kv")) << q.dump().substr(0, 300);
+    kv[q["kv"]["policy"]] = q["kv"];
+  }
+  ASSERT_EQ(kv.size(), 2u);
+  EXPECT_EQ(kv["window"]["window"], 64);  // the label's option
+  EXPECT_EQ(kv["window"]["sinks"], 2);    // the flag's
+  EXPECT_EQ(kv["full"], json({{"policy", "full"}}));  // full takes no option
+}
+
 TEST_F(AgentUrl, BadFlagsAreRefused) {
   const run_result pol = kvarena_run(dir_, "run --suite " + suite() + " --limit 1 --agent-url http://127.0.0.1:9/v1 "
-                                            "--policies full --out " + dir_ + "/a.sqlite");
+                                            "--policies full --kv-budget 512t --out " + dir_ + "/a.sqlite");
   EXPECT_NE(pol.rc, 0);
-  EXPECT_TRUE(contains(pol.err, "--agent-url: the endpoint runs its own KV cache")) << pol.err;
+  EXPECT_TRUE(contains(pol.err, "--kv-budget with --agent-url: not supported")) << pol.err;
   const run_result img = kvarena_run(dir_, "run --suite " + suite() + " --limit 1 --agent-url http://127.0.0.1:9/v1 "
                                             "--agent-images som --out " + dir_ + "/b.sqlite");
   EXPECT_NE(img.rc, 0);
