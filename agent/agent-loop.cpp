@@ -11,9 +11,9 @@
 #include <stdexcept>
 
 #include "agent-action.h"
+#include "agent-model.h"
 #include "conversation.h"
 #include "gguf-reader.h"
-#include "kv-meter.h"
 #include "obs-truncate.h"
 #include "process-memory.h"
 #include "prompt.h"
@@ -89,7 +89,7 @@ class episode_runner {
  public:
   episode_runner(env_client& env, const task& t, const agent_config& cfg, const model_context& mc,
                  episode_result& r)
-      : env_(env), task_(t), cfg_(cfg), mc_(mc), r_(r), meter_(cfg.trace_every, cfg.max_trace_points) {}
+      : env_(env), task_(t), cfg_(cfg), mc_(mc), r_(r) {}
 
   // Throws on a model or env failure; phase() says where.
   void run();
@@ -104,10 +104,10 @@ class episode_runner {
     std::optional<agent_action> prev;           // the previous step's action
     std::optional<std::string> prev_env_error;  // and the env's complaint about it
   };
-  // One step's prompt: the observation as shown to the model, and the tokens to append.
+  // One step's prompt: the observation as shown to the model, and the prompt built on it.
   struct step_input {
     truncated_observation shown;
-    std::vector<int32_t> prompt;
+    prompt_text prompt;
   };
 
   // run()'s stages, in order. The env session (its first observation), then the model's.
@@ -117,8 +117,8 @@ class episode_runner {
   std::optional<std::string> stop_before_step(const early_stop_rules& rules);
   // ... the prompt ...
   step_input prompt_step(const step_state& st, const url_view& urls);
-  // ... the answer when it does not fit the context (throws at step 1: nothing ran) ...
-  std::optional<std::string> context_full(int step, const step_input& in);
+  // ... the answer when the model cannot take it (a full context; throws at step 1) ...
+  std::optional<std::string> model_prompt_step(int step, const step_input& in, const env_observation& obs);
   // ... the reply and its action, recorded ...
   agent_action model_step(int step, const step_input& in, const url_view& urls, early_stop_rules& rules,
                           const env_observation& obs);
@@ -127,7 +127,6 @@ class episode_runner {
   // At the end, the env's verdict on the answer.
   void evaluate(const std::string& answer);
 
-  std::vector<int32_t> step_prompt(const prompt_text& p);
   bool timed_out() const {
     return cfg_.max_episode_s > 0 && ms_since(t0_) > cfg_.max_episode_s * 1000.0;
   }
@@ -146,55 +145,36 @@ class episode_runner {
   episode_result& r_;
   clk::time_point t0_ = clk::now();
   std::string phase_ = "start";
-  kv_meter meter_;                     // before session_: the session's callback points here
-  std::unique_ptr<sequence> session_;  // the model's sequence on mc_.backend
-  std::optional<sampler> sampler_;
-  generate_options generate_;          // the step's token limit and stop strings
+  std::unique_ptr<episode_model> model_;  // mc_.agent's (the embedded engine when none)
   std::unique_ptr<env_session_guard> env_session_;
   std::unique_ptr<agent_conversation> conv_;
+  std::string screenshot_;  // the step's screenshot (PNG bytes) the prompt points at
 };
 
 std::string step_phase(int step, const char* what) {
   return "step " + std::to_string(step + 1) + " " + what;
 }
 
-// The step's row: what the model was shown and replied, the action, the KV figures after it.
+// The step's row before the model replies: the page and what the model was shown.
 step_record make_step_record(int step, const std::string& url, const env_observation& obs,
-                             const truncated_observation& shown, size_t prompt_tokens, const generate_result& g,
-                             const step_kv& kv, const agent_action& a) {
+                             const truncated_observation& shown) {
   step_record rec;
   rec.index = step;
   rec.url = url;
-  rec.output = g.text;
+  rec.observation = shown.text;
+  rec.screenshot_png = base64_decode(obs.screenshot_png_base64);
+  rec.obs_tokens = shown.n_tokens;
+  rec.obs_truncated = shown.truncated;
+  return rec;
+}
+
+// The action extracted from the reply, into the row.
+void record_action(step_record& rec, const agent_action& a) {
   rec.action = a.text;
   rec.parsed = a.ok();
   if (!a.ok()) rec.action_error = a.parsed.error;
   if (!a.answer_error.empty())
     rec.action_error = "stop [[" + std::to_string(a.answer_element) + "]]: " + a.answer_error;
-  rec.observation = shown.text;
-  rec.screenshot_png = base64_decode(obs.screenshot_png_base64);
-  rec.obs_tokens = shown.n_tokens;
-  rec.obs_truncated = shown.truncated;
-  rec.prompt_tokens = static_cast<int64_t>(prompt_tokens);
-  rec.generated_tokens = static_cast<int64_t>(g.tokens.size());
-  rec.gen_stop = g.stop_reason;
-  rec.kv_tokens = kv.kv_tokens;
-  rec.seq_len = kv.seq_len;
-  rec.kv_bytes = kv.kv_bytes;
-  rec.kv_host_bytes = kv.kv_host_bytes;
-  rec.kv_logical_bytes = kv.kv_logical_bytes;
-  rec.process_bytes = process_rss_bytes();
-  rec.confidence = kv.confidence;
-  rec.budget = kv.budget;
-  rec.prefill_ms = g.prompt_ms;
-  rec.decode_ms = g.generate_ms;
-  rec.latency_ms = g.prompt_ms + g.generate_ms;
-  return rec;
-}
-
-std::vector<int32_t> episode_runner::step_prompt(const prompt_text& p) {
-  if (p.first) session_->reset();
-  return mc_.tok->encode(p.text, /*add_bos=*/p.first, /*parse_special=*/true);
 }
 
 void episode_runner::run() {
@@ -211,7 +191,7 @@ void episode_runner::run() {
     }
     phase_ = step_phase(step, "prompt");
     const step_input in = prompt_step(st, urls);
-    if (std::optional<std::string> end = context_full(step, in)) {
+    if (std::optional<std::string> end = model_prompt_step(step, in, st.obs)) {
       answer = std::move(*end);
       break;
     }
@@ -238,15 +218,7 @@ env_observation episode_runner::open_env_session() {
 
 void episode_runner::start_model_session() {
   phase_ = "start model session";
-  if (!mc_.llm || !mc_.tok) throw std::invalid_argument("model_context has no model or no tokenizer");
-  session_options so = mc_.session;
-  so.track_confidence = true;  // a step's confidence is a recorded column
-  session_ = make_sequence(mc_.backend, *mc_.llm, so);
-  session_->on_step([this](const kv_step_stats& s) { meter_.on_forward(s); });
-  sampler_.emplace(mc_.sampling);
-  generate_.max_tokens = cfg_.max_new_tokens;
-  generate_.stop = mc_.chat.stop_strings();
-  generate_.stop.insert(generate_.stop.end(), cfg_.stop.begin(), cfg_.stop.end());
+  model_ = (mc_.agent ? mc_.agent : make_engine_agent_model())->start_episode(cfg_, mc_);
   conv_ = std::make_unique<agent_conversation>(mc_.chat, cfg_.history, mc_.style, cfg_.n_examples);
 }
 
@@ -264,42 +236,36 @@ std::optional<std::string> episode_runner::stop_before_step(const early_stop_rul
 }
 
 episode_runner::step_input episode_runner::prompt_step(const step_state& st, const url_view& urls) {
-  step_input in{truncate_to_tokens(*mc_.tok, urls.show(st.obs.text), cfg_.max_obs_tokens), {}};
+  const std::string page = urls.show(st.obs.text);
+  step_input in{mc_.tok ? truncate_to_tokens(*mc_.tok, page, cfg_.max_obs_tokens)
+                        : truncate_by_estimate(page, cfg_.max_obs_tokens),
+                {}};
   const std::string prev_text = previous_action_text(st.prev ? &*st.prev : nullptr, st.prev_env_error);
-  in.prompt = step_prompt(conv_->next_prompt(in.shown.text, urls.show(st.obs.url), task_.intent, prev_text));
+  in.prompt = conv_->next_prompt(in.shown.text, urls.show(st.obs.url), task_.intent, prev_text);
   return in;
 }
 
-std::optional<std::string> episode_runner::context_full(int step, const step_input& in) {
-  const int64_t need = session_->n_past() + static_cast<int64_t>(in.prompt.size()) + cfg_.max_new_tokens;
-  if (need <= session_->n_ctx()) return std::nullopt;
-  if (step == 0) {
-    // Nothing ran: the model cannot do this task with these settings; an error row, not
-    // a "done" row of zero steps that would count as the policy's failure.
-    throw std::runtime_error(
-        "the first prompt (" + std::to_string(in.prompt.size()) + " tokens, " + std::to_string(in.shown.n_tokens) +
-        " of them the observation) + max_new_tokens " + std::to_string(cfg_.max_new_tokens) +
-        " does not fit n_ctx " + std::to_string(session_->n_ctx()) +
-        ": raise --ctx (the model's context length is " + std::to_string(mc_.llm->config.n_ctx) +
-        ") or lower --max-obs-tokens (now " +
-        (cfg_.max_obs_tokens > 0 ? std::to_string(cfg_.max_obs_tokens) : std::string("0, no limit")) +
-        ") or --max-new-tokens");
-  }
-  r_.end_reason = "Context full: " + std::to_string(session_->n_past()) + " tokens + " +
-                  std::to_string(in.prompt.size()) + " new + max_new_tokens " + std::to_string(cfg_.max_new_tokens) +
-                  " > n_ctx " + std::to_string(session_->n_ctx());
-  return early_stop_answer(r_.end_reason);
+std::optional<std::string> episode_runner::model_prompt_step(int step, const step_input& in,
+                                                             const env_observation& obs) {
+  model_prompt p;
+  p.step = step;
+  p.text = &in.prompt;
+  p.messages = &conv_->messages();
+  screenshot_ = base64_decode(obs.screenshot_png_base64);
+  p.screenshot_png = screenshot_;
+  p.obs_tokens = in.shown.n_tokens;
+  return model_->prompt(p, r_);
 }
 
 agent_action episode_runner::model_step(int step, const step_input& in, const url_view& urls,
                                         early_stop_rules& rules, const env_observation& obs) {
-  meter_.begin_step(step);
-  generate_result g = generate(*session_, *mc_.tok, in.prompt, generate_, *sampler_);
-  const step_kv kv = meter_.end_step(*session_, static_cast<int64_t>(in.prompt.size() + g.tokens.size()));
-  conv_->add_reply(g.text);
-  agent_action a = extract_agent_action(g.text, in.shown.text);
+  step_record rec = make_step_record(step, urls.show(obs.url), obs, in.shown);
+  model_->reply(rec);
+  conv_->add_reply(rec.output);
+  agent_action a = extract_agent_action(rec.output, in.shown.text);
   rules.record(a.parsed);
-  r_.step_records.push_back(make_step_record(step, urls.show(obs.url), obs, in.shown, in.prompt.size(), g, kv, a));
+  record_action(rec, a);
+  r_.step_records.push_back(std::move(rec));
   return a;
 }
 
@@ -338,20 +304,11 @@ void episode_runner::collect() {
     r_.prefill_ms += s.prefill_ms;
     r_.decode_ms += s.decode_ms;
   }
-  r_.peak_kv_bytes = meter_.peak_kv_bytes();
-  r_.peak_kv_host_bytes = meter_.peak_kv_host_bytes();
-  if (session_) {
-    const memory_stats m = session_->memory();
-    r_.peak_kv_bytes = std::max(r_.peak_kv_bytes, m.kv_peak_bytes);
-    r_.peak_kv_host_bytes = std::max(r_.peak_kv_host_bytes, m.kv_host_peak_bytes);
-    r_.peak_device_bytes = m.weights_bytes + r_.peak_kv_bytes + m.scratch_bytes;
+  if (model_) {
+    model_->collect(r_);
+  } else {  // the model side never started: the process's resident high-water
+    r_.peak_process_bytes = process_peak_rss_bytes();
   }
-  r_.peak_kv_logical_bytes = meter_.peak_kv_logical_bytes();
-  if (session_) r_.peak_kv_logical_bytes = std::max(r_.peak_kv_logical_bytes, session_->memory().kv_logical_peak_bytes);
-  // The process's resident high-water since run_episode reset it; on a GPU backend the
-  // device's allocated high-water (memory_stats::peak_total_bytes there) is added.
-  r_.peak_process_bytes = session_ ? process_peak_bytes(*session_) : process_peak_rss_bytes();
-  r_.kv_trace = meter_.trace();
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 // the steps done so far; the runner records it and goes on.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,15 +69,24 @@ struct agent_config {
   env_create_options env;          // browser, site URL overrides (early_stop is set from above)
 };
 
+class agent_model;
+
 // The model side of an episode; shared read-only by episodes on several threads.
 struct model_context {
-  const model* llm = nullptr;
+  // What answers the prompts (agent-model.h); none: the embedded engine on llm.
+  std::shared_ptr<const agent_model> agent;
+  const model* llm = nullptr;    // the embedded engine's model (none with an endpoint's agent)
+  // Cuts observations to max_obs_tokens (the model's tokenizer); none (an endpoint without
+  // --model): cut by a byte estimate (truncate_by_estimate).
   const tokenizer* tok = nullptr;
   chat_template chat;         // chat_template::for_model(*llm, name)
   prompt_style style = prompt_style::vwa;  // prompt_style_for_model(*llm, name)
   std::string backend = "cpu";  // make_sequence's backend name
   session_options session;    // KV policy and its options, threads, n_ctx (0: the model's)
   sampler_options sampling;   // seed: one per work item
+  // An endpoint's agent: the item's KV policy as kvarena serve's "kv" request object
+  // ({"policy": "window", "window": 256, ...}); "" sends none (the server's default).
+  std::string endpoint_kv_json;
 };
 
 episode_result run_episode(env_client& env, const task& t, const agent_config& cfg, const model_context& mc);

@@ -24,9 +24,11 @@ prompt_text agent_conversation::next_prompt(const std::string& observation, cons
   if (history_ == history_mode::last) {
     std::vector<chat_message> msgs(conv_.begin(), conv_.begin() + static_cast<ptrdiff_t>(prefix_size_));
     msgs.push_back({"user", msg});
+    current_ = msgs;
     return {chat_.render(msgs, true), true};
   }
   conv_.push_back({"user", msg});
+  current_ = conv_;
   if (!started_) {
     started_ = true;
     return {chat_.render(conv_, true), true};

@@ -39,6 +39,9 @@ class agent_conversation {
                           const std::string& previous_action);
   // The model's reply to the prompt just built.
   void add_reply(const std::string& reply);
+  // The prompt just built as chat messages, whole (system, examples, earlier turns in
+  // full mode, this step's message): what a chat endpoint is sent (agent-model-openai.h).
+  const std::vector<chat_message>& messages() const { return current_; }
 
   const chat_template& chat() const { return chat_; }
   history_mode history() const { return history_; }
@@ -56,6 +59,7 @@ class agent_conversation {
   bool started_ = false;                // full: the sequence holds a prompt
   int steps_ = 0;                       // prompts built
   std::vector<std::string> actions_;    // the previous-action lines so far (steps 2..)
+  std::vector<chat_message> current_;   // the messages of the prompt just built
 };
 
 }  // namespace kvarena

@@ -12,6 +12,17 @@
 
 namespace kvarena {
 
+// Which model figures are known. The embedded engine measures them all; an endpoint
+// (agent-model-openai.h) only what its usage reports. Not reported: stored NULL, not 0.
+struct reported_figures {
+  bool tokens = true;      // prompt and generated tokens
+  bool kv_tokens = true;   // tokens kept in the KV cache
+  bool kv_bytes = true;    // allocated KV bytes
+  bool host_device = true; // FreeKV's host KV bytes and the device total (weights + KV + scratch)
+  bool kv_logical = true;  // logical KV bytes
+  bool process = true;     // the model process's resident bytes
+};
+
 // One agent step: one model call and one env step.
 struct step_record {
   int index = 0;                 // 0-based
@@ -39,6 +50,9 @@ struct step_record {
   double prefill_ms = 0;
   double decode_ms = 0;
   double env_ms = 0;             // the env step call
+  reported_figures reported;
+  int model_retries = -1;        // an endpoint's failed tries before its answer; -1: no endpoint
+  std::string model_retry_log;   // what they were ("HTTP 429 (waited 1000 ms)"), "" none
 };
 
 // One sample of the KV cache over the episode (every prefill chunk, every k-th decode step,
@@ -84,6 +98,9 @@ struct episode_result {
   double decode_ms = 0;
   double env_ms = 0;            // env calls: create, steps, evaluate
   std::string error;            // "" unless status is error
+  reported_figures reported;    // of the tokens and peaks above
+  int64_t model_calls = -1;     // an endpoint's requests in all (retries included); -1: no endpoint
+  int64_t model_retries = -1;   // of which retries; -1: no endpoint
   std::string history_mode;     // "last" or "full"
   std::string chat_template;    // its name
   std::string kv_policy;        // session_options::kv_policy ("" = the plain cache)

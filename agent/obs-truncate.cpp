@@ -73,4 +73,26 @@ truncated_observation truncate_to_tokens(const tokenizer& tok, std::string_view 
   return out;
 }
 
+truncated_observation truncate_by_estimate(std::string_view text, int64_t max_tokens) {
+  truncated_observation out;
+  const auto estimate = [](size_t bytes) {
+    return static_cast<int64_t>((bytes + k_bytes_per_token_estimate - 1) / k_bytes_per_token_estimate);
+  };
+  out.n_tokens_in = estimate(text.size());
+  if (max_tokens <= 0 || out.n_tokens_in <= max_tokens) {
+    out.text = std::string(text);
+    out.n_tokens = out.n_tokens_in;
+    return out;
+  }
+  const size_t len = static_cast<size_t>(max_tokens * k_bytes_per_token_estimate);
+  size_t cut = text.rfind('\n', len - 1);
+  if (cut == std::string_view::npos || cut == 0) cut = char_boundary(text, len);
+  out.text = std::string(text.substr(0, cut));
+  out.n_tokens = estimate(cut);
+  out.truncated = true;
+  out.text += '\n';
+  out.text += truncation_marker(max_tokens);
+  return out;
+}
+
 }  // namespace kvarena

@@ -38,4 +38,9 @@ std::string truncation_marker(int64_t max_tokens);
 // UTF-8 character boundary instead.
 truncated_observation truncate_to_tokens(const tokenizer& tok, std::string_view text, int64_t max_tokens);
 
+// Without the model's tokenizer (an endpoint's agent, run --agent-url without --model):
+// the same cut at k_bytes_per_token_estimate bytes per token; n_tokens are estimates.
+inline constexpr int64_t k_bytes_per_token_estimate = 4;
+truncated_observation truncate_by_estimate(std::string_view text, int64_t max_tokens);
+
 }  // namespace kvarena

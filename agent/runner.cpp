@@ -101,6 +101,7 @@ class item_executor {
     mc.session.kv = p.spec.options;
     mc.session.kv_overlap = p.spec.overlap;
     mc.sampling.seed = static_cast<uint64_t>(item.seed);
+    mc.endpoint_kv_json = p.endpoint_kv_json;
     return rows_from_episode(item, run_episode(client_, t, cfg_, mc));
   }
 
@@ -255,6 +256,11 @@ std::string suite_runner::config_json(const std::string& chat, const std::string
   j["seeds"] = c.seeds;
   if (!oracle) {
     const agent_config& a = c.agent_cfg;
+    if (c.endpoint) {
+      j["agent"] = "endpoint";
+      j["endpoint_model"] = c.endpoint_model;
+      j["endpoint_images"] = c.endpoint_images;
+    }
     j["model"] = c.model_path;
     j["chat_template"] = chat;
     j["backend"] = c.backend;
@@ -293,6 +299,20 @@ runner_summary suite_runner::run(const model* llm, const tokenizer* tok, const r
 model_context suite_runner::resolve_model(const model* llm, const tokenizer* tok) {
   model_context base;
   if (cfg_.agent == run_agent::oracle) return base;
+  base.agent = cfg_.endpoint;
+  base.sampling = cfg_.sampling;
+  if (cfg_.endpoint && !llm) {
+    // No model named: no tokenizer (observations cut by a byte estimate), the VWA prompt,
+    // history last (VWA's: every step one request of system + examples + this step).
+    base.tok = tok;
+    base.chat = chat_template::by_name(cfg_.chat_template == "auto" ? "plain" : cfg_.chat_template);
+    base.style = parse_prompt_style(cfg_.prompt_style == "auto" ? "vwa" : cfg_.prompt_style);
+    if (cfg_.max_obs_tokens && *cfg_.max_obs_tokens < 0)
+      throw std::invalid_argument("--max-obs-tokens " + std::to_string(*cfg_.max_obs_tokens) + ": give 0 or more");
+    cfg_.agent_cfg.max_obs_tokens = cfg_.max_obs_tokens.value_or(k_default_max_obs_tokens);
+    cfg_.agent_cfg.history = cfg_.history.value_or(history_mode::last);
+    return base;
+  }
   if (!llm || !tok) throw std::invalid_argument("the model agent needs a model and its tokenizer");
   base.llm = llm;
   base.tok = tok;
@@ -318,7 +338,9 @@ int64_t suite_runner::begin_run(const model_context& base) {
   const bool oracle = cfg_.agent == run_agent::oracle;
   results::run_info info;
   info.name = cfg_.output.name;
-  info.model = oracle ? "oracle" : cfg_.model_path;
+  info.model = oracle ? "oracle"
+                      : cfg_.endpoint ? "endpoint:" + (cfg_.endpoint_model.empty() ? std::string("default") : cfg_.endpoint_model)
+                                      : cfg_.model_path;
   info.suite = cfg_.suite;
   for (const run_policy& p : cfg_.policies) info.policies.push_back(p.label);
   info.seeds = cfg_.seeds;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "agent-loop.h"
+#include "agent-model.h"
 #include "eval/eval-judge.h"
 #include "bench/bench-common.h"
 #include "client/env-client.h"
@@ -56,6 +57,7 @@ struct run_policy {
   kv_policy_spec spec;              // the engine's policy and options (unused by the oracle)
   std::string options_json = "{}";  // effective options as a JSON object (into the config)
   bool oracle = false;              // items of this label run the scripted oracle, not the model
+  std::string endpoint_kv_json;     // with an endpoint: the "kv" object its requests carry ("" none)
 };
 
 struct runner_config {
@@ -65,7 +67,14 @@ struct runner_config {
   run_agent agent = run_agent::model;
   std::vector<run_policy> policies;
   std::vector<int64_t> seeds{0};       // the sampler's seed of an item is its seed
-  std::string model_path;              // "" for the oracle
+  std::string model_path;              // "" for the oracle; with an endpoint: the model whose tokenizer
+                                       // cuts observations and whose defaults apply ("" none)
+  // The agent's model when not the embedded engine (agent-model.h): run --agent-url's endpoint.
+  // Its identity is endpoint_model (the request's model name) and endpoint_images; the URL,
+  // like the env URL, is not part of the run's identity (a restarted server may move).
+  std::shared_ptr<const agent_model> endpoint;
+  std::string endpoint_model;
+  std::string endpoint_images = "none";
   std::string chat_template = "auto";  // chat_template::for_model's name
   std::string prompt_style = "auto";   // prompt_style_for_model's name
   std::string backend = "cpu";         // the engine backend of every item (sequence.h)

@@ -5,6 +5,8 @@
 //       [--shard I/N | --shard-count N] [--resume] [--jobs N] [--threads N] ...
 //   kvarena run --suite tasks/vwa-local --agent oracle      (the upper-bound row, no model)
 //   kvarena run ... --model m.gguf --with-oracle           (model policies + the oracle's row)
+//   kvarena run ... --agent-url http://127.0.0.1:8080/v1 [--agent-model NAME] [--agent-images som|none]
+//       (an OpenAI-compatible endpoint as the agent's model: agent/agent-model-openai.h)
 // The per-policy flags of policy-flags.h (--window, --budget, ...) set every policy's defaults.
 // With a shard (--shard, SLURM_ARRAY_TASK_ID/COUNT, or JOB_COMPLETION_INDEX + --shard-count)
 // --out is a folder and the file is <out>/shard-I-of-N.sqlite.
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "agent-model-openai.h"
 #include "browser/chromium/chromium-cleanup.h"
 #include "browser/chromium/chromium-process.h"
 #include "cli-commands.h"
@@ -88,6 +91,13 @@ struct run_args {
   long env_backoff_ms = 250;
   long env_timeout_ms = 120000;
   policy_flags policy;
+  std::string agent_url;          // an OpenAI-compatible endpoint as the agent's model
+  std::string agent_model;        // its request's "model"
+  std::string agent_images;       // som | none ("" : som with --observation som, else none)
+  std::string agent_token;        // bearer token ("" : $KVARENA_AGENT_API_KEY)
+  int agent_tries = 5;
+  long agent_backoff_ms = 1000;
+  long agent_timeout_ms = 600000;
   CLI::App* sub = nullptr;  // to ask whether a flag was given
 };
 
@@ -145,6 +155,48 @@ std::string resume_command() {
 
 bool given(const run_args& a, const char* flag) { return a.sub->get_option(flag)->count() > 0; }
 
+// --agent-url: the endpoint as the agent's model, the model only when named (its tokenizer
+// and defaults). Without --policies one "endpoint" row (the endpoint's own KV cache); with
+// them (for kvarena serve) a row per policy, whose requests carry it as the "kv" object.
+void configure_endpoint(const run_args& a, runner_config& c) {
+  if (!a.policy.kv_budget.empty())
+    throw usage_error("--kv-budget with --agent-url: not supported (kvarena serve spends a budget itself: start it "
+                      "with --kv-budget)");
+  if (given(a, "--policies")) {
+    for (const kv_policy_spec& p : parse_policy_specs(a.policy)) {
+      nlohmann::ordered_json kv = {{"policy", p.name}};
+      kv.update(policy_options_json(p));
+      c.policies.push_back({p.text, p, policy_options_json(p).dump(), false, kv.dump()});
+    }
+  } else if (const std::vector<std::string> flags = given_policy_flags(a.policy); !flags.empty()) {
+    throw usage_error(flags[0] + " with --agent-url sets an option of the listed --policies, and none is listed "
+                                 "(without --policies the endpoint runs its own KV cache)");
+  } else {
+    c.policies.push_back({"endpoint", {}, "{}"});
+  }
+  if (given(a, "--backend") || given(a, "--batch") || given(a, "--ctx"))
+    throw usage_error("--agent-url: --backend, --batch and --ctx are the embedded engine's; the endpoint has its own");
+  c.model_path = a.model;  // optional
+  openai_agent_options o;
+  o.url = a.agent_url;
+  o.model = a.agent_model;
+  o.images = a.agent_images.empty() ? (a.observation == "text" ? "none" : a.observation) : a.agent_images;
+  if (o.images != "none" && a.observation != o.images)
+    throw usage_error("--agent-images " + o.images + " sends each step's " +
+                      (o.images == "som" ? "Set-of-Marks screenshot" : "screenshot") + ": it needs --observation " +
+                      o.images + " (and --browser chromium)");
+  o.api_key = a.agent_token;
+  if (o.api_key.empty())
+    if (const char* k = std::getenv("KVARENA_AGENT_API_KEY")) o.api_key = k;
+  o.tries = a.agent_tries;
+  o.backoff_ms = a.agent_backoff_ms;
+  o.timeout_ms = a.agent_timeout_ms;
+  c.endpoint_model = o.model;
+  c.endpoint_images = o.images;
+  c.endpoint = make_openai_agent_model(o);
+  if (a.with_oracle) c.policies.push_back({"oracle", {}, "{}", true});
+}
+
 runner_config make_config(const run_args& a) {
   runner_config c;
   c.suite = a.suite;
@@ -154,12 +206,15 @@ runner_config make_config(const run_args& a) {
   if (a.agent == "oracle") {
     c.agent = run_agent::oracle;
     if (!a.model.empty()) throw std::invalid_argument("--agent oracle runs no model: drop --model");
+    if (!a.agent_url.empty()) throw std::invalid_argument("--agent oracle runs no model: drop --agent-url");
     if (given(a, "--policies"))
       throw std::invalid_argument("--agent oracle runs no KV policy (its row is labelled \"oracle\"): drop --policies");
     if (const std::vector<std::string> flags = given_policy_flags(a.policy); !flags.empty())
       throw usage_error(flags[0] + ": --agent oracle runs no KV policy, so it has no such option (drop it)");
     if (a.with_oracle) throw std::invalid_argument("--with-oracle adds the oracle to a model run; --agent oracle is only that");
     c.policies.push_back({"oracle", {}, "{}", true});
+  } else if (a.agent == "model" && !a.agent_url.empty()) {
+    configure_endpoint(a, c);
   } else if (a.agent == "model") {
     c.model_path = model_or_default(a.model);
     std::vector<kv_policy_spec> specs = parse_policy_specs(a.policy);
@@ -205,8 +260,8 @@ runner_config make_config(const run_args& a) {
     throw usage_error("--browser chromium needs /usr/bin/chromium, which is missing; install Debian's chromium "
                       "package (scripts/setup.sh) or use --browser text");
   c.agent_cfg.env.browser = a.browser;
-  if (a.observation == "som" && a.browser != "chromium")
-    throw usage_error("--observation som needs screenshots: use it with --browser chromium");
+  if (a.observation != "text" && a.browser != "chromium")
+    throw usage_error("--observation " + a.observation + " needs screenshots: use it with --browser chromium");
   c.agent_cfg.env.observation = a.observation;
   if ((a.eval.has_judge() || !a.eval.vqa_url.empty()) && !a.env_url.empty())
     throw usage_error("--judge-url / --judge-model judge in the env server this run starts; with --env-url the "
@@ -226,23 +281,26 @@ runner_config make_config(const run_args& a) {
   } else {
     c.shard = shard_from_environment(given(a, "--shard-count") ? std::optional<int64_t>(a.shard_count) : std::nullopt);
   }
-  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, c.agent == run_agent::oracle ? "oracle" : c.model_path);
+  const std::string named = c.agent == run_agent::oracle ? "oracle"
+                            : c.endpoint ? "endpoint-" + (a.agent_model.empty() ? std::string("default") : a.agent_model)
+                                         : c.model_path;
+  c.output = resolve_run_output(a.out, a.name, c.shard, a.suite, named);
   c.resume = a.resume;
   return c;
 }
 
 int run_suite_command(const run_args& a) {
-  if (a.agent == "model") kvarena::check_backend(a.backend);  // backend_error (exit 2) before anything else
+  if (a.agent == "model" && a.agent_url.empty()) kvarena::check_backend(a.backend);  // exit 2 before anything else
   runner_config cfg = make_config(a);
   suite_runner runner(cfg);  // suite, plan, results file: refused here before any work
 
   std::unique_ptr<model> m;
   std::unique_ptr<tokenizer> tok;
-  if (cfg.agent == run_agent::model) {
+  if (cfg.agent == run_agent::model && !cfg.model_path.empty()) {
     m = load_model(cfg.model_path);
     std::vector<kv_policy_spec> specs;
     for (const run_policy& p : cfg.policies)
-      if (!p.oracle) specs.push_back(p.spec);
+      if (!p.oracle && !cfg.endpoint) specs.push_back(p.spec);
     check_policy_specs(specs, m->config);
     if (!a.tokenizer_path.empty()) tok = tokenizer::from_llama2c(a.tokenizer_path, m->config.n_vocab);
     else if (m->gguf) tok = tokenizer::from_gguf(*m->gguf);
@@ -362,8 +420,9 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->capture_default_str()->check(CLI::IsMember({"text", "chromium"}))->group(eg);
   sub->add_option("--observation", a->observation,
                   "text (the accessibility tree), or som (Set-of-Marks, --browser chromium: VWA's [id] [TAG] [text] "
-                  "list; every step's marked screenshot is saved beside the results file and shown by report --html)")
-      ->capture_default_str()->check(CLI::IsMember({"text", "som"}))->group(eg);
+                  "list; every step's marked screenshot is saved beside the results file and shown by report --html), "
+                  "or screenshot (--browser chromium: the accessibility tree and the screenshot unmarked, saved alike)")
+      ->capture_default_str()->check(CLI::IsMember({"text", "som", "screenshot"}))->group(eg);
   sub->add_option("--site-seed", a->site_seed, "Content seed of the in-process sites (the committed suites use 1; "
                                               "suites for another seed: kvarena tasks generate --seed S)")
       ->capture_default_str()->group(eg);
@@ -373,6 +432,28 @@ void add_run_command(CLI::App& app, command_fn& run) {
       ->capture_default_str()->check(CLI::NonNegativeNumber)->group(eg);
   sub->add_option("--env-timeout-ms", a->env_timeout_ms, "Limit of one env request")
       ->capture_default_str()->check(CLI::PositiveNumber)->group(eg);
+  const char* ug = "Agent endpoint";
+  sub->add_option("--agent-url", a->agent_url,
+                  "An OpenAI-compatible chat completions endpoint as the agent's model instead of the embedded engine "
+                  "(vLLM, llama.cpp's llama-server, an API, `kvarena serve`): http://HOST:PORT/v1; one policy row "
+                  "\"endpoint\" (with --policies: a row per policy, sent as kvarena serve's \"kv\" object); --model, when given, only cuts observations with its tokenizer and sets the defaults "
+                  "(prompt, history, observation budget; else vwa, last, 1024 tokens estimated at 4 bytes each)")
+      ->group(ug);
+  sub->add_option("--agent-model", a->agent_model, "The requests' \"model\" (default: \"default\")")->group(ug);
+  sub->add_option("--agent-images", a->agent_images,
+                  "som: each step's Set-of-Marks screenshot as an image part (needs --observation som); screenshot: "
+                  "the unmarked screenshot beside the accessibility tree (needs --observation screenshot); none: text "
+                  "only [default: the --observation's screenshot, none with text]")
+      ->check(CLI::IsMember({"som", "screenshot", "none"}))->group(ug);
+  sub->add_option("--agent-token", a->agent_token, "Bearer token of the endpoint [default: $KVARENA_AGENT_API_KEY]")
+      ->group(ug);
+  sub->add_option("--agent-tries", a->agent_tries, "Requests per step at most: 429, 5xx and no answer are retried")
+      ->capture_default_str()->check(CLI::Range(1, 100))->group(ug);
+  sub->add_option("--agent-backoff-ms", a->agent_backoff_ms,
+                  "Wait before the 2nd request, doubled for each further one (a Retry-After is honoured, at most 60 s)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber)->group(ug);
+  sub->add_option("--agent-timeout-ms", a->agent_timeout_ms, "Limit of one request")
+      ->capture_default_str()->check(CLI::PositiveNumber)->group(ug);
   add_policy_flags(sub, a->policy, true);
   sub->callback([&run, a] { run = [a] { return run_suite_command(*a); }; });
 }

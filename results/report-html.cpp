@@ -120,6 +120,8 @@ std::string report_html(const run_report& r, const std::string& items_dir, const
        "host KV = FreeKV's offloaded copy; process = <code>peak_process_bytes</code> (resident high-water); "
        "step ms = median "
        "<code>steps.latency_ms</code>; oracle = the scripted agent, the upper bound.</p>\n";
+  if (any_memory_not_reported(r))
+    o += "<p class=\"note\">" + std::string(k_not_reported) + " = " + xml_escape(k_not_reported_note) + "</p>\n";
 
   o += "<h2>Success rate vs peak logical KV memory</h2>\n" + success_vs_memory_plot(r);
   o += per_template_table(r);

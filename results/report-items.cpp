@@ -36,6 +36,10 @@ std::string page_head(const std::string& title) {
          "</title>\n<style>" + css + "</style>\n</head>\n<body>\n";
 }
 
+// A figure the agent endpoint did not report (stored NULL, read as < 0) says so.
+std::string known_bytes(int64_t v) { return v < 0 ? "not reported by the endpoint" : format_bytes(double(v)); }
+std::string known_count(int64_t v) { return v < 0 ? "(not reported)" : std::to_string(v); }
+
 std::string row(const std::string& key, const std::string& value) {
   return "<tr><th>" + xml_escape(key) + "</th><td>" + value + "</td></tr>\n";
 }
@@ -54,19 +58,23 @@ std::string item_html(const run_report& r, const task_result& t, const std::vect
   o += row("final page", "<code>" + xml_escape(t.final_url) + "</code>");
   o += row("evaluation", t.eval_detail.empty() ? "-" : "<pre>" + xml_escape(t.eval_detail) + "</pre>");
   o += row("steps", std::to_string(t.steps));
-  o += row("peak KV (logical / allocated)", format_bytes(double(t.peak_kv_logical_bytes)) + " / " +
-                                                 format_bytes(double(t.peak_kv_bytes)));
-  o += row("process peak", format_bytes(double(t.peak_process_bytes)));
+  o += row("peak KV (logical / allocated)", known_bytes(t.peak_kv_logical_bytes) + " / " + known_bytes(t.peak_kv_bytes));
+  o += row("process peak", known_bytes(t.peak_process_bytes));
+  if (t.model_calls >= 0)
+    o += row("agent endpoint", std::to_string(t.model_calls) + " requests, " + std::to_string(t.model_retries) +
+                                   " of them retries");
   o += "</table>\n";
   for (const step_row& s : steps) {
     o += "<div class=\"step\">\n<h2>step " + std::to_string(s.step) + ": <code>" + xml_escape(s.action) + "</code>";
     if (!s.action_error.empty()) o += " <span class=\"bad\">(" + xml_escape(s.action_error) + ")</span>";
-    o += "</h2>\n<p class=\"note\">KV " + std::to_string(s.kv_tokens) + " tokens, " +
-         format_bytes(double(s.kv_logical_bytes)) + " logical, " + format_bytes(double(s.kv_bytes)) + " allocated";
+    o += "</h2>\n<p class=\"note\">KV " + known_count(s.kv_tokens) + " tokens, " + known_bytes(s.kv_logical_bytes) +
+         " logical, " + known_bytes(s.kv_bytes) + " allocated";
     if (s.confidence >= 0) o += "; confidence " + fmt("%.3f", s.confidence);
     if (s.budget >= 0) o += "; budget " + std::to_string(s.budget) + " tokens";
-    o += "; " + std::to_string(s.prompt_tokens) + " tokens prefilled, " + std::to_string(s.generated_tokens) +
-         " generated in " + fmt("%.1f", s.latency_ms) + " ms</p>\n";
+    o += "; " + known_count(s.prompt_tokens) + " tokens prefilled, " + known_count(s.generated_tokens) +
+         " generated in " + fmt("%.1f", s.latency_ms) + " ms";
+    if (s.model_retries > 0) o += "; endpoint retries: " + xml_escape(s.model_retry_log);
+    o += "</p>\n";
     o += "<p>observation:</p>\n<div class=\"view\">";
     if (!s.screenshot_path.empty())
       o += "<a href=\"" + xml_escape(screenshots_base + s.screenshot_path) + "\"><img src=\"" +

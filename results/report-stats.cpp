@@ -76,7 +76,7 @@ double success_rate(const std::vector<const item_outcome*>& rows) {
 double median_peak(const std::vector<const item_outcome*>& rows) {
   std::vector<double> v;
   for (const item_outcome* r : rows)
-    if (r->ended) v.push_back(r->logical_peak);
+    if (r->ended && !std::isnan(r->logical_peak)) v.push_back(r->logical_peak);
   return median_of(std::move(v));
 }
 

@@ -94,6 +94,10 @@ void bind_optional_int(sql_stmt& st, int i, bool present, int64_t v) {
   else st.bind_null(i);
 }
 
+// A figure that may be unknown: < 0 is stored NULL and read back as -1.
+void bind_known(sql_stmt& st, int i, int64_t v) { bind_optional_int(st, i, v >= 0, v); }
+int64_t known(const sql_stmt& st, int i) { return st.is_null(i) ? -1 : st.int64(i); }
+
 }  // namespace
 
 std::string run_identity_difference(const run_info& a, const run_info& b) {
@@ -215,35 +219,50 @@ bool results_writer::write_item(int64_t run_id, const task_result& r, const std:
   {
     auto st = db_.prepare(std::string("INSERT INTO task_results (run_id, ") + task_result_columns +
                           ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
-                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21, ?22, ?23)");
+                          "?18, ?19, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?20, ?21, ?22, ?23, ?24, ?25)");
     st.bind_int(1, run_id);
     bind_item(st, 2, r.item);
     st.bind_text(5, to_string(r.status)).bind_int(6, r.success ? 1 : 0).bind_real(7, r.score).bind_int(8, r.steps);
-    st.bind_text(9, r.answer).bind_text(10, r.final_url).bind_int(11, r.prompt_tokens).bind_int(12, r.generated_tokens);
-    st.bind_int(13, r.peak_kv_bytes).bind_int(14, r.peak_kv_host_bytes).bind_int(15, r.peak_device_bytes);
+    st.bind_text(9, r.answer).bind_text(10, r.final_url);
+    bind_known(st, 11, r.prompt_tokens);
+    bind_known(st, 12, r.generated_tokens);
+    bind_known(st, 13, r.peak_kv_bytes);
+    bind_known(st, 14, r.peak_kv_host_bytes);
+    bind_known(st, 15, r.peak_device_bytes);
     st.bind_real(16, r.wall_ms).bind_real(17, r.prefill_ms).bind_real(18, r.decode_ms);
     if (r.error.empty()) st.bind_null(19);
     else st.bind_text(19, r.error);
-    st.bind_int(20, r.peak_kv_logical_bytes).bind_int(21, r.peak_process_bytes);
+    bind_known(st, 20, r.peak_kv_logical_bytes);
+    bind_known(st, 21, r.peak_process_bytes);
     bind_optional_int(st, 22, r.template_id >= 0, r.template_id);
     st.bind_text(23, r.eval_detail);
+    bind_known(st, 24, r.model_calls);
+    bind_known(st, 25, r.model_retries);
     st.step();
   }
   {
     auto st = db_.prepare(std::string("INSERT INTO steps (run_id, ") + step_columns +
-                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+                          ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, "
+                          "?19, ?20)");
     for (const auto& s : steps) {
       st.bind_int(1, run_id);
       bind_item(st, 2, r.item);
       st.bind_int(5, s.step).bind_text(6, s.action);
       if (s.action_error.empty()) st.bind_null(7);
       else st.bind_text(7, s.action_error);
-      st.bind_int(8, s.kv_tokens).bind_int(9, s.kv_bytes);
+      bind_known(st, 8, s.kv_tokens);
+      bind_known(st, 9, s.kv_bytes);
       bind_optional(st, 10, s.confidence >= 0, s.confidence);
       bind_optional_int(st, 11, s.budget >= 0, s.budget);
-      st.bind_real(12, s.latency_ms).bind_int(13, s.prompt_tokens).bind_int(14, s.generated_tokens);
-      st.bind_int(15, s.kv_logical_bytes).bind_int(16, s.process_bytes);
+      st.bind_real(12, s.latency_ms);
+      bind_known(st, 13, s.prompt_tokens);
+      bind_known(st, 14, s.generated_tokens);
+      bind_known(st, 15, s.kv_logical_bytes);
+      bind_known(st, 16, s.process_bytes);
       st.bind_text(17, s.observation).bind_text(18, s.output);
+      bind_known(st, 19, s.model_retries);
+      if (s.model_retry_log.empty()) st.bind_null(20);
+      else st.bind_text(20, s.model_retry_log);
       st.step();
       st.reset();
     }
@@ -305,20 +324,22 @@ std::vector<task_result> results_reader::task_results(int64_t run_id) {
     r.steps = st.int64(6);
     r.answer = st.text(7);
     r.final_url = st.text(8);
-    r.prompt_tokens = st.int64(9);
-    r.generated_tokens = st.int64(10);
-    r.peak_kv_bytes = st.int64(11);
-    r.peak_kv_host_bytes = st.int64(12);
-    r.peak_device_bytes = st.int64(13);
+    r.prompt_tokens = known(st, 9);
+    r.generated_tokens = known(st, 10);
+    r.peak_kv_bytes = known(st, 11);
+    r.peak_kv_host_bytes = known(st, 12);
+    r.peak_device_bytes = known(st, 13);
     r.wall_ms = st.real(14);
     r.prefill_ms = st.real(15);
     r.decode_ms = st.real(16);
     r.error = st.text(17);
     r.finished_at = st.text(18);
-    r.peak_kv_logical_bytes = st.int64(19);
-    r.peak_process_bytes = st.int64(20);
+    r.peak_kv_logical_bytes = known(st, 19);
+    r.peak_process_bytes = known(st, 20);
     r.template_id = st.is_null(21) ? -1 : st.int64(21);
     r.eval_detail = st.text(22);
+    r.model_calls = known(st, 23);
+    r.model_retries = known(st, 24);
     out.push_back(std::move(r));
   }
   return out;
@@ -334,17 +355,19 @@ std::vector<step_row> results_reader::steps(int64_t run_id, const work_item& ite
     s.step = st.int64(3);
     s.action = st.text(4);
     s.action_error = st.text(5);
-    s.kv_tokens = st.int64(6);
-    s.kv_bytes = st.int64(7);
+    s.kv_tokens = known(st, 6);
+    s.kv_bytes = known(st, 7);
     s.confidence = st.is_null(8) ? -1 : st.real(8);
     s.budget = st.is_null(9) ? -1 : st.int64(9);
     s.latency_ms = st.real(10);
-    s.prompt_tokens = st.int64(11);
-    s.generated_tokens = st.int64(12);
-    s.kv_logical_bytes = st.int64(13);
-    s.process_bytes = st.int64(14);
+    s.prompt_tokens = known(st, 11);
+    s.generated_tokens = known(st, 12);
+    s.kv_logical_bytes = known(st, 13);
+    s.process_bytes = known(st, 14);
     s.observation = st.text(15);
     s.output = st.text(16);
+    s.model_retries = known(st, 17);
+    s.model_retry_log = st.text(18);
     out.push_back(std::move(s));
   }
   read_step_screenshot_paths(db_, run_id, item, out);

@@ -74,7 +74,9 @@ struct run_row {
   run_info info;
 };
 
-// One task_results row. Bytes, milliseconds and tokens as the names say.
+// One task_results row. Bytes, milliseconds and tokens as the names say. A token or
+// memory figure < 0 is not known (NULL): an agent endpoint (run --agent-url) that does not
+// report it.
 struct task_result {
   work_item item;
   item_status status = item_status::done;
@@ -102,9 +104,11 @@ struct task_result {
   double decode_ms = 0;           // of which token decode
   std::string error;              // why, for error and timeout ("" for done)
   std::string finished_at;        // UTC, ISO 8601; filled by the writer (read back only)
+  int64_t model_calls = -1;       // requests to the agent endpoint, retries included; < 0: no endpoint (NULL)
+  int64_t model_retries = -1;     // of which retries; < 0: no endpoint (NULL)
 };
 
-// One agent step of an item (a steps row).
+// One agent step of an item (a steps row); token and memory figures < 0: not known (NULL).
 struct step_row {
   int64_t step = 0;               // 0-based, unique within the item
   std::string action;             // the action text the agent emitted
@@ -125,6 +129,8 @@ struct step_row {
   // (step-screenshots.h), never into the steps table.
   std::string screenshot_png;
   std::string screenshot_path;    // read back: that file, relative to the results file's folder ("" when none)
+  int64_t model_retries = -1;     // the agent endpoint's failed tries before its answer; < 0: no endpoint (NULL)
+  std::string model_retry_log;    // what they were ("HTTP 429 (waited 1000 ms)"); "" none (NULL)
 };
 
 // One sample of an item's KV size over its tokens (a kv_trace row), e.g. one per forward

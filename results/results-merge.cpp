@@ -72,8 +72,11 @@ void merge_run(sql_db& db, int64_t old_id, const std::string& name, const std::s
     st.bind_int(1, new_id);
     st.step();
   }
+  const bool v3 = db.query_int("PRAGMA src.user_version") == 3;  // its rows get schema 4's new columns NULL
   const std::pair<const char*, const char*> tables[] = {
-      {"task_results", task_result_columns}, {"steps", step_columns}, {"kv_trace", kv_trace_columns},
+      {"task_results", v3 ? task_result_columns_v3 : task_result_columns},
+      {"steps", v3 ? step_columns_v3 : step_columns},
+      {"kv_trace", kv_trace_columns},
       {"step_screenshots", step_screenshot_columns}};
   for (const auto& [table, cols] : tables)
     exec_with_ids(db,

@@ -112,16 +112,21 @@ policy_metrics metrics_for(sql_db& db, int64_t run_id, const std::string& policy
       m.successes += st.int64(1) != 0;
       item_outcome o;
       o.task = st.text(7), o.seed = st.int64(8), o.success = st.int64(1) != 0, o.ended = s != item_status::error;
-      o.logical_peak = double(st.int64(5));
+      o.logical_peak = st.is_null(5) ? no_value : double(st.int64(5));
       o.template_id = st.is_null(9) ? -1 : st.int64(9);
       m.outcomes.push_back(o);
       tasks.insert(o.task), seeds.insert(o.seed);
       if (s == item_status::error) continue;  // per-item measures: items that ran to an end
       steps.push_back(double(st.int64(2)));
-      peaks.push_back(double(st.int64(3)));
-      host_peaks.push_back(double(st.int64(4)));
-      logical.push_back(double(st.int64(5)));
-      process.push_back(double(st.int64(6)));
+      // NULL: not reported by the agent endpoint (run --agent-url); left out, and said so.
+      const auto known = [&](int col, std::vector<double>& v) {
+        if (st.is_null(col)) m.memory_not_reported = true;
+        else v.push_back(double(st.int64(col)));
+      };
+      known(3, peaks);
+      known(4, host_peaks);
+      known(5, logical);
+      known(6, process);
     }
   }
   std::vector<double> latencies;
@@ -250,7 +255,10 @@ std::vector<std::vector<std::string>> report_table(const run_report& r) {
                "step ms med", "mean steps"});
   for (const auto& m : r.policies) {
     const bool oracle = m.policy == "oracle";  // no model, so no memory to report
-    auto mem = [&](double bytes) { return oracle ? std::string("-") : format_bytes(bytes); };
+    auto mem = [&](double bytes) {
+      if (!oracle && std::isnan(bytes) && m.memory_not_reported) return std::string(k_not_reported);
+      return oracle ? std::string("-") : format_bytes(bytes);
+    };
     std::string success = m.items ? fmt("%.1f%%", 100 * m.success_rate) + " (" + std::to_string(m.successes) + "/" +
                                         std::to_string(m.items) + ")"
                                   : "n/a";
@@ -282,6 +290,12 @@ std::vector<std::vector<std::string>> report_table(const run_report& r) {
   return t;
 }
 
+bool any_memory_not_reported(const run_report& r) {
+  for (const policy_metrics& m : r.policies)
+    if (m.memory_not_reported) return true;
+  return false;
+}
+
 std::string report_text(const run_report& r) {
   const auto& i = r.run.info;
   std::string o = "run " + i.name + " (" + r.file + ")\n";
@@ -310,6 +324,7 @@ std::string report_text(const run_report& r) {
        "(allocated on the device); host KV = FreeKV's offloaded copy; process = peak_process_bytes\n"
        "(resident high-water); "
        "step ms = median steps.latency_ms; oracle = the scripted agent (upper bound).\n";
+  if (any_memory_not_reported(r)) o += std::string(k_not_reported) + " = " + k_not_reported_note + "\n";
   return o;
 }
 
@@ -344,6 +359,7 @@ std::string report_json(const run_report& r, const std::string& benchmarks_json)
                     {"peak_process_bytes_median", num_or_null(m.peak_process_bytes_median)},
                     {"peak_kv_bytes_median", num_or_null(m.peak_kv_bytes_median)},
                     {"peak_kv_bytes_max", num_or_null(m.peak_kv_bytes_max)},
+                    {"memory_not_reported", m.memory_not_reported},
                     {"peak_kv_median_vs_full", num_or_null(m.peak_kv_median_vs_full)},
                     {"peak_kv_host_bytes_median", num_or_null(m.peak_kv_host_bytes_median)},
                     {"step_ms_median", num_or_null(m.step_ms_median)},

@@ -35,6 +35,12 @@ struct report_options {
 
 inline constexpr double no_value = std::numeric_limits<double>::quiet_NaN();
 
+// Shown for a memory figure an agent endpoint did not report (NULL columns), with the note.
+inline constexpr const char* k_not_reported = "n/r";
+inline constexpr const char* k_not_reported_note =
+    "not reported by the endpoint (run --agent-url: the endpoint's usage has no such figure; "
+    "the columns are NULL)";
+
 struct policy_metrics {
   std::string policy;
   int64_t planned = 0;         // work items planned (0: the run stored no plan)
@@ -57,6 +63,7 @@ struct policy_metrics {
   double peak_kv_host_bytes_median = no_value;
   double step_ms_median = no_value;
   double mean_steps = no_value;
+  bool memory_not_reported = false;  // some item's memory columns are NULL (an agent endpoint's)
 };
 
 // One policy's kv_trace for the plotted item.
@@ -88,12 +95,14 @@ double median(std::vector<double> v);
 std::vector<std::vector<std::string>> report_table(const run_report& r);
 
 std::string report_text(const run_report& r);
+// Whether some policy's memory figures were not reported (k_not_reported_note applies).
+bool any_memory_not_reported(const run_report& r);
 // {"file", "run": {...}, "planned_items", "not_done_items", "complete", "policies": [{"policy",
 // "planned_items", "items", "done", "errors", "timeouts", "successes", "success_rate",
 // "success_ci95", "success_retained_vs_full", "peak_kv_logical_bytes_median",
 // "peak_kv_logical_bytes_max", "peak_process_bytes_median", "peak_kv_bytes_median", "peak_kv_bytes_max",
 // "peak_kv_median_vs_full", "peak_kv_host_bytes_median", "step_ms_median", "mean_steps"}]};
-// null where a metric has no value.
+// null where a metric has no value; "memory_not_reported": true where the endpoint reported none.
 // benchmarks_json: a JSON array (report-bench.h) added as "benchmarks" when not empty.
 std::string report_json(const run_report& r, const std::string& benchmarks_json = "");
 

@@ -5,22 +5,84 @@
 
 namespace kvarena::results {
 
-const char* const task_result_columns =
-    "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "
-    "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "
-    "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id, eval_detail";
-const char* const step_columns =
-    "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, "
-    "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes, process_bytes, observation, output";
+#define KVARENA_TASK_RESULT_COLUMNS_V3                                                                 \
+  "task_id, policy, seed, status, success, score, steps, answer, final_url, prompt_tokens, "          \
+  "generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, wall_ms, prefill_ms, "      \
+  "decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id, eval_detail"
+#define KVARENA_STEP_COLUMNS_V3                                                                   \
+  "task_id, policy, seed, step, action, action_error, kv_tokens, kv_bytes, confidence, budget, " \
+  "latency_ms, prompt_tokens, generated_tokens, kv_logical_bytes, process_bytes, observation, output"
+const char* const task_result_columns = KVARENA_TASK_RESULT_COLUMNS_V3 ", model_calls, model_retries";
+const char* const step_columns = KVARENA_STEP_COLUMNS_V3 ", model_retries, model_retry_log";
+const char* const task_result_columns_v3 = KVARENA_TASK_RESULT_COLUMNS_V3;
+const char* const step_columns_v3 = KVARENA_STEP_COLUMNS_V3;
 const char* const kv_trace_columns = "task_id, policy, seed, sample, token_index, kv_bytes, budget, confidence, kv_logical_bytes";
 const char* const step_screenshot_columns = "task_id, policy, seed, step, path";
 
 namespace {
 
+// The two tables schema 4 changed (memory and token columns may be NULL: not reported by
+// an agent endpoint; the endpoint's calls and retries): also what migrate_3_to_4 builds.
+constexpr const char* task_results_table = R"sql(CREATE TABLE task_results (
+  run_id             INTEGER NOT NULL,
+  task_id            TEXT NOT NULL,
+  policy             TEXT NOT NULL,
+  seed               INTEGER NOT NULL,
+  status             TEXT NOT NULL CHECK (status IN ('done', 'error', 'timeout')),
+  success            INTEGER NOT NULL CHECK (success IN (0, 1)),
+  score              REAL NOT NULL,
+  steps              INTEGER NOT NULL CHECK (steps >= 0),
+  answer             TEXT NOT NULL,
+  final_url          TEXT NOT NULL,
+  prompt_tokens      INTEGER,
+  generated_tokens   INTEGER,
+  peak_kv_bytes      INTEGER,
+  peak_kv_host_bytes INTEGER,
+  peak_device_bytes  INTEGER,
+  wall_ms            REAL NOT NULL,
+  prefill_ms         REAL NOT NULL,
+  decode_ms          REAL NOT NULL,
+  error              TEXT,
+  finished_at        TEXT NOT NULL,
+  peak_kv_logical_bytes INTEGER,
+  peak_process_bytes    INTEGER,
+  template_id        INTEGER,
+  eval_detail        TEXT NOT NULL,
+  model_calls        INTEGER,
+  model_retries      INTEGER,
+  PRIMARY KEY (run_id, task_id, policy, seed)
+);
+)sql";
+constexpr const char* steps_table = R"sql(CREATE TABLE steps (
+  run_id           INTEGER NOT NULL,
+  task_id          TEXT NOT NULL,
+  policy           TEXT NOT NULL,
+  seed             INTEGER NOT NULL,
+  step             INTEGER NOT NULL CHECK (step >= 0),
+  action           TEXT NOT NULL,
+  action_error     TEXT,
+  kv_tokens        INTEGER,
+  kv_bytes         INTEGER,
+  confidence       REAL,
+  budget           INTEGER,
+  latency_ms       REAL NOT NULL,
+  prompt_tokens    INTEGER,
+  generated_tokens INTEGER,
+  kv_logical_bytes INTEGER,
+  process_bytes    INTEGER,
+  observation      TEXT NOT NULL,
+  output           TEXT NOT NULL,
+  model_retries    INTEGER,
+  model_retry_log  TEXT,
+  PRIMARY KEY (run_id, task_id, policy, seed, step)
+) WITHOUT ROWID;
+)sql";
+constexpr const char* task_results_index = "CREATE INDEX task_results_by_policy ON task_results (run_id, policy);\n";
+
 // Keys are (run_id, task_id, policy, seed) throughout: the work item within its run.
 // Sizes in bytes, times in milliseconds, token counts in tokens. README.md is the
 // user-facing description of every column; keep the two in step.
-constexpr const char* schema_sql = R"sql(
+constexpr const char* schema_head = R"sql(
 CREATE TABLE meta (
   schema_version INTEGER NOT NULL,
   created_by     TEXT NOT NULL,
@@ -45,56 +107,8 @@ CREATE TABLE work_items (
   shard   INTEGER NOT NULL CHECK (shard >= 0),
   PRIMARY KEY (run_id, task_id, policy, seed)
 ) WITHOUT ROWID;
-CREATE TABLE task_results (
-  run_id             INTEGER NOT NULL,
-  task_id            TEXT NOT NULL,
-  policy             TEXT NOT NULL,
-  seed               INTEGER NOT NULL,
-  status             TEXT NOT NULL CHECK (status IN ('done', 'error', 'timeout')),
-  success            INTEGER NOT NULL CHECK (success IN (0, 1)),
-  score              REAL NOT NULL,
-  steps              INTEGER NOT NULL CHECK (steps >= 0),
-  answer             TEXT NOT NULL,
-  final_url          TEXT NOT NULL,
-  prompt_tokens      INTEGER NOT NULL,
-  generated_tokens   INTEGER NOT NULL,
-  peak_kv_bytes      INTEGER NOT NULL,
-  peak_kv_host_bytes INTEGER NOT NULL,
-  peak_device_bytes  INTEGER NOT NULL,
-  wall_ms            REAL NOT NULL,
-  prefill_ms         REAL NOT NULL,
-  decode_ms          REAL NOT NULL,
-  error              TEXT,
-  finished_at        TEXT NOT NULL,
-  peak_kv_logical_bytes INTEGER NOT NULL,
-  peak_process_bytes    INTEGER NOT NULL,
-  template_id        INTEGER,
-  eval_detail        TEXT NOT NULL,
-  PRIMARY KEY (run_id, task_id, policy, seed)
-);
-CREATE INDEX task_results_by_policy ON task_results (run_id, policy);
-CREATE TABLE steps (
-  run_id           INTEGER NOT NULL,
-  task_id          TEXT NOT NULL,
-  policy           TEXT NOT NULL,
-  seed             INTEGER NOT NULL,
-  step             INTEGER NOT NULL CHECK (step >= 0),
-  action           TEXT NOT NULL,
-  action_error     TEXT,
-  kv_tokens        INTEGER NOT NULL,
-  kv_bytes         INTEGER NOT NULL,
-  confidence       REAL,
-  budget           INTEGER,
-  latency_ms       REAL NOT NULL,
-  prompt_tokens    INTEGER NOT NULL,
-  generated_tokens INTEGER NOT NULL,
-  kv_logical_bytes INTEGER NOT NULL,
-  process_bytes    INTEGER NOT NULL,
-  observation      TEXT NOT NULL,
-  output           TEXT NOT NULL,
-  PRIMARY KEY (run_id, task_id, policy, seed, step)
-) WITHOUT ROWID;
-CREATE TABLE kv_trace (
+)sql";
+constexpr const char* schema_tail = R"sql(CREATE TABLE kv_trace (
   run_id      INTEGER NOT NULL,
   task_id     TEXT NOT NULL,
   policy      TEXT NOT NULL,
@@ -118,6 +132,10 @@ CREATE TABLE step_screenshots (
 ) WITHOUT ROWID;
 )sql";
 
+std::string schema_sql() {
+  return std::string(schema_head) + task_results_table + task_results_index + steps_table + schema_tail;
+}
+
 // Tables whose presence without our version marks a file as someone else's.
 bool has_our_tables(sql_db& db) {
   return db.query_int(
@@ -127,7 +145,8 @@ bool has_our_tables(sql_db& db) {
 
 [[noreturn]] void refuse_version(const std::string& path, int64_t v) {
   throw results_error("results file " + path + " has schema version " + std::to_string(v) +
-                      "; this kvarena reads version " + std::to_string(results_schema_version) +
+                      "; this kvarena reads versions " + std::to_string(k_oldest_migrated_version) + " to " +
+                      std::to_string(results_schema_version) +
                       ": open it with the kvarena that wrote it, or write a new results file");
 }
 
@@ -140,12 +159,34 @@ void check_version(sql_db& db, const std::string& path) {
     throw results_error(path + " is not a kvarena results file (no schema version); "
                         "pass a file written by `kvarena run` or `kvarena merge`");
   }
-  if (v != results_schema_version) refuse_version(path, v);
+  if (v != results_schema_version && v != k_oldest_migrated_version) refuse_version(path, v);
   int64_t meta_v = db.query_int("SELECT schema_version FROM meta LIMIT 1", -1);
-  if (meta_v != results_schema_version)
+  if (meta_v != v)
     throw results_error("results file " + path + " has user_version " + std::to_string(v) +
                         " but meta.schema_version " + std::to_string(meta_v) + ": the file was edited by hand; "
                         "write a new results file");
+}
+
+// Schema 3 -> 4, in the caller's transaction: task_results and steps rebuilt (SQLite cannot
+// drop a NOT NULL) with the columns of 4; the old rows keep their values, the new columns
+// are NULL (no agent endpoint).
+void migrate_3_to_4(sql_db& db) {
+  db.exec("DROP INDEX task_results_by_policy; "
+          "ALTER TABLE task_results RENAME TO task_results_v3; ALTER TABLE steps RENAME TO steps_v3;");
+  db.exec(std::string(task_results_table) + task_results_index + steps_table);
+  db.exec("INSERT INTO task_results (run_id, " KVARENA_TASK_RESULT_COLUMNS_V3 ") SELECT run_id, "
+          KVARENA_TASK_RESULT_COLUMNS_V3 " FROM task_results_v3; "
+          "INSERT INTO steps (run_id, " KVARENA_STEP_COLUMNS_V3 ") SELECT run_id, " KVARENA_STEP_COLUMNS_V3
+          " FROM steps_v3; DROP TABLE task_results_v3; DROP TABLE steps_v3;");
+  db.exec("UPDATE meta SET schema_version = 4; PRAGMA user_version = 4;");
+}
+
+// A schema 3 file opened for reading (nothing may be written): temp views of the same names,
+// which queries see before the file's tables, add schema 4's columns as NULL.
+void view_3_as_4(sql_db& db) {
+  db.exec("CREATE TEMP VIEW task_results AS SELECT *, NULL AS model_calls, NULL AS model_retries "
+          "FROM main.task_results; "
+          "CREATE TEMP VIEW steps AS SELECT *, NULL AS model_retries, NULL AS model_retry_log FROM main.steps;");
 }
 
 }  // namespace
@@ -170,6 +211,7 @@ sql_db open_results_file(const std::string& path, open_mode mode, int busy_timeo
   }
   if (mode == open_mode::read) {
     check_version(db, path);
+    if (db.query_int("PRAGMA user_version") == 3) view_3_as_4(db);
     return db;
   }
 
@@ -188,7 +230,7 @@ sql_db open_results_file(const std::string& path, open_mode mode, int busy_timeo
                      "AND tbl_name NOT IN ('bench_results', 'sqlite_sequence')") > 0)
       throw results_error(path + " is a SQLite file with other tables, not a kvarena results file; "
                           "choose a new file name");
-    db.exec(schema_sql);
+    db.exec(schema_sql());
     auto st = db.prepare(
         "INSERT INTO meta (schema_version, created_by, created_at) "
         "VALUES (?1, ?2, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))");
@@ -198,8 +240,9 @@ sql_db open_results_file(const std::string& path, open_mode mode, int busy_timeo
     tx.commit();
     return db;
   }
-  tx.commit();
   check_version(db, path);
+  if (v == 3) migrate_3_to_4(db);
+  tx.commit();
   return db;
 }
 

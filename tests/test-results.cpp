@@ -170,8 +170,9 @@ TEST(ResultsSchema, OtherVersionIsRefusedWithAClearMessage) {
     auto db = sql_db::open(path, false, false, 1000);
     db.exec("PRAGMA user_version = 7; UPDATE meta SET schema_version = 7");
   }
-  const std::string want = "results file " + path + " has schema version 7; this kvarena reads version " +
-                           std::to_string(results_schema_version) + ": ";
+  const std::string want = "results file " + path + " has schema version 7; this kvarena reads versions " +
+                           std::to_string(k_oldest_migrated_version) + " to " + std::to_string(results_schema_version) +
+                           ": ";
   for (int mode = 0; mode < 3; ++mode) {
     try {
       if (mode == 0) results_writer w(path);
@@ -346,7 +347,7 @@ TEST(ResultsWriter, AKilledWriterLeavesNoPartialItem) {
       db.exec("INSERT INTO task_results SELECT run_id, 't9', policy, seed, status, success, score, steps, answer, "
               "final_url, prompt_tokens, generated_tokens, peak_kv_bytes, peak_kv_host_bytes, peak_device_bytes, "
               "wall_ms, prefill_ms, decode_ms, error, finished_at, peak_kv_logical_bytes, peak_process_bytes, template_id, "
-              "eval_detail "
+              "eval_detail, model_calls, model_retries "
               "FROM task_results");
       db.exec("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) "
               "INSERT INTO kv_trace SELECT 1, 't9', 'full', 1, i, i, i * 1000, NULL, NULL, i * 500 FROM n");

@@ -38,7 +38,7 @@ struct env_client_options {
 // What a create request may set besides the task (env-api.h).
 struct env_create_options {
   std::string browser = "text";      // or "chromium"
-  std::string observation = "text";  // or "som"
+  std::string observation = "text";  // or "som", or "screenshot" (env-api.h)
   std::map<std::string, std::string> sites;  // site name -> base URL overrides
   std::optional<int64_t> max_obs_tokens;
   std::optional<early_stop_config> early_stop;

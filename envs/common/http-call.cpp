@@ -5,7 +5,34 @@
 
 #include <curl/curl.h>
 
+#include <cctype>
+#include <string>
+
 namespace kvarena {
+
+namespace {
+
+// CURLOPT_HEADERFUNCTION: keeps the Retry-After header's value (of the last response, after
+// redirects). Header names are case-insensitive.
+size_t keep_retry_after(char* data, size_t size, size_t count, void* user) {
+  const size_t n = size * count;
+  std::string line(data, n);
+  static constexpr char k_name[] = "retry-after:";
+  if (line.size() > sizeof k_name - 1) {
+    bool match = true;
+    for (size_t i = 0; i + 1 < sizeof k_name && match; ++i)
+      match = static_cast<char>(std::tolower(static_cast<unsigned char>(line[i]))) == k_name[i];
+    if (match) {
+      std::string v = line.substr(sizeof k_name - 1);
+      while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
+      while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+      *static_cast<std::string*>(user) = v;
+    }
+  }
+  return n;
+}
+
+}  // namespace
 
 http_call_response http_call(const http_call_request& req) {
   curl_init_once();
@@ -27,6 +54,8 @@ http_call_response http_call(const http_call_request& req) {
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curl_append_capped);
   curl_body_sink sink{&res.body, req.max_body_bytes};
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_retry_after);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &res.retry_after);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, curl_protocols(false));
   curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, curl_protocols(false));
   curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(req.max_body_bytes));

@@ -26,6 +26,7 @@ struct http_call_response {
   std::string error;   // "cannot reach http://...: Connection refused"
   long status = 0;
   std::string body;
+  std::string retry_after;  // the answer's Retry-After header ("" when none)
 };
 
 // Never throws for network problems (see ok / error).

@@ -6,6 +6,7 @@
 #pragma once
 #include <string>
 
+#include "common/openai-chat.h"  // chat_completions_url
 #include "eval/eval-judge.h"
 
 namespace kvarena {
@@ -28,9 +29,5 @@ class openai_judge : public fuzzy_judge {
  private:
   openai_judge_options opt_;
 };
-
-// "http://h:8000" -> "http://h:8000/v1/chat/completions"; a URL already ending in
-// /chat/completions is kept.
-std::string chat_completions_url(const std::string& url);
 
 }  // namespace kvarena

@@ -180,9 +180,10 @@ void from_json_text(std::string_view text, env_create_request& out) {
   out.task_json = dump(task);
   out.browser = opt_string(j, "browser").value_or("text");
   out.observation = opt_string(j, "observation").value_or("text");
-  if (out.observation != "text" && out.observation != "som")
-    throw env_api_error(422, "field \"observation\" must be \"text\" or \"som\" (Set-of-Marks: the text and a "
-                             "screenshot with the elements numbered), not '" + out.observation + "'");
+  if (out.observation != "text" && out.observation != "som" && out.observation != "screenshot")
+    throw env_api_error(422, "field \"observation\" must be \"text\", \"som\" (Set-of-Marks: the text and a "
+                             "screenshot with the elements numbered) or \"screenshot\" (the accessibility tree and "
+                             "the screenshot unmarked), not '" + out.observation + "'");
   if (const json* sites = find(j, "sites")) out.sites = get_string_map(*sites, "sites");
   if (const json* m = find(j, "max_obs_tokens"))
     out.max_obs_tokens = get_int_in(*m, "max_obs_tokens", 1, k_max_obs_tokens_limit, " (omit it for no limit)");

@@ -4,14 +4,15 @@
 // on a field name. nlohmann/json stays inside env-api-json.cpp.
 //
 //   POST   /v1/sessions                {"task": {VWA task}, "browser": "text"|"chromium",
-//                                       "observation": "text"|"som"?,
+//                                       "observation": "text"|"som"|"screenshot"?,
 //                                       "sites": {"shopping": "http://..."}?, "max_obs_tokens"?,
 //                                       "early_stop": {"max_steps", "parse_failures",
 //                                       "repeated_actions"}?}
 //          -> 201 {"session_id", "observation": {"text", "url", "tabs": [..], "screenshot"?}}
 //          (screenshot: with "observation": "som", a PNG in base64 of the viewport with the
 //          elements' [id]s drawn on, every observation; needs "browser": "chromium"; the
-//          text is then VWA's Set-of-Marks list "[id] [TAG] [text]" under the tab header)
+//          text is then VWA's Set-of-Marks list "[id] [TAG] [text]" under the tab header;
+//          with "observation": "screenshot", the viewport unmarked and the text the tree)
 //   POST   /v1/sessions/{id}/step      {"action": "click [12]"}
 //          -> 200 {"observation", "action_error": null|"...", "done",
 //                  "answer"?, "reason"?}       (answer and reason only once done)
@@ -72,7 +73,8 @@ inline constexpr int64_t k_max_viewport_height_px = 100'000;  // compare layouts
 struct env_create_request {
   std::string task_json;        // the "task" object as compact JSON text
   std::string browser = "text";      // or "chromium"
-  std::string observation = "text";  // or "som": VWA's [id] [TAG] [text] list plus a marked screenshot
+  std::string observation = "text";  // or "som": VWA's [id] [TAG] [text] list plus a marked screenshot;
+                                     // or "screenshot": the tree plus the screenshot unmarked
   std::map<std::string, std::string> sites;  // site name -> base URL, overriding the server's
   std::optional<int64_t> max_obs_tokens;     // 1..k_max_obs_tokens_limit
   std::optional<early_stop_config> early_stop;

@@ -41,6 +41,11 @@ class text_session_browser final : public session_browser {
              "\"chromium\" for Set-of-Marks";
     return {};
   }
+  std::string screenshot(std::string* error) override {
+    *error = "the text browser renders nothing, so it has no screenshot; create the session with \"browser\": "
+             "\"chromium\"";
+    return {};
+  }
 
  private:
   text_browser b_;
@@ -60,6 +65,7 @@ class chromium_session_browser final : public session_browser {
   bool site_login(const std::string& base_url, const site_account& account, std::string* err) override {
     return form_login_in_page(b_, base_url, account, err);
   }
+  std::string screenshot(std::string* error) override { return b_.screenshot_png(error); }
   som_view som(std::string* error) override {
     std::string png = b_.screenshot_png(error);
     if (png.empty()) return {};

@@ -41,6 +41,9 @@ class session_browser {
     std::string text;
   };
   virtual som_view som(std::string* error) = 0;
+  // The current viewport as a PNG, unmarked ("observation": "screenshot"); "" with *error
+  // for backends that do not render.
+  virtual std::string screenshot(std::string* error) = 0;
 };
 
 struct env_browsers_options {

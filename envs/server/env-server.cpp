@@ -161,8 +161,10 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
     so.allow_file_urls = opt_.allow_file_urls;
     so.max_obs_tokens = cr.max_obs_tokens;
     so.som = cr.observation == "som";
-    if (so.som && cr.browser != "chromium")
-      throw env_api_error(422, "\"observation\": \"som\" needs a screenshot: use it with \"browser\": \"chromium\"");
+    so.screenshot = cr.observation == "screenshot";
+    if ((so.som || so.screenshot) && cr.browser != "chromium")
+      throw env_api_error(422, "\"observation\": \"" + cr.observation +
+                                   "\" needs a screenshot: use it with \"browser\": \"chromium\"");
     so.early_stop = cr.early_stop.value_or(early_stop_config{});
     int viewport_height = 0;
     if (t.viewport_size) {

@@ -98,6 +98,12 @@ env_observation env_session::observe() {
       o.text = o.text.substr(0, o.text.find("\n\n")) + "\n\n" + v.text;
     }
   }
+  if (opt_.screenshot && o.text.rfind("Error: ", 0) != 0) {  // the tree and the page as it looks
+    std::string error;
+    const std::string png = browser_->screenshot(&error);
+    if (png.empty()) o.text += "\n\n(no screenshot: " + error + ")";
+    else out.screenshot_png_base64 = base64_encode(png);
+  }
   out.text = opt_.max_obs_tokens ? truncate_observation(std::move(o.text), *opt_.max_obs_tokens) : std::move(o.text);
   return out;
 }

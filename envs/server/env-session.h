@@ -36,6 +36,7 @@ std::string truncate_observation(std::string text, int64_t max_tokens);
 
 struct env_session_options {
   bool som = false;  // observations carry a Set-of-Marks screenshot
+  bool screenshot = false;  // observations carry the viewport's screenshot, unmarked (the text stays the tree)
   std::optional<int64_t> max_obs_tokens;  // none: the whole observation
   early_stop_config early_stop;
   std::shared_ptr<fuzzy_judge> judge;  // null: see env_server_options::judge
