@@ -20,7 +20,10 @@ html rating_summary(const product_row& p) {
   if (p.review_count == 0) return element("p", {{"class", "rating"}}, text("No reviews yet"));
   std::string s = "Rating: " + rating_text(p.rating_sum, p.review_count) + " out of 5 (" +
                   std::to_string(p.review_count) + (p.review_count == 1 ? " review)" : " reviews)");
-  return element("p", {{"class", "rating"}}, text(s));
+  // The stylesheet draws the stars from --fill (an attribute, not a node: the text
+  // browser's ids are DOM preorder indices and stay as they were).
+  int64_t fill = (p.rating_sum * 100 + p.review_count * 5 / 2) / (p.review_count * 5);
+  return element("p", {{"class", "rating"}, {"style", "--fill:" + std::to_string(fill) + "%"}}, text(s));
 }
 
 html product_grid(const page_context& ctx, const std::vector<product_row>& rows) {
