@@ -23,8 +23,8 @@ ol.results { display: grid; grid-template-columns: repeat(auto-fill, minmax(200p
   list-style: none; padding: 0; margin: 10px 0 20px; }
 ol.results > li > article { display: flex; flex-direction: column; height: 100%; background: #fff;
   border: 1px solid #dfe4ea; border-radius: 4px; overflow: hidden; }
-ol.results img.thumb { order: -1; width: 100%; aspect-ratio: 4 / 3; object-fit: cover; background: #e9edf1; }
-ol.results .no-photo { order: -1; width: 100%; aspect-ratio: 4 / 3; background: #e9edf1; }
+ol.results > li > article::before { content: ""; order: -1; width: 100%; aspect-ratio: 4 / 3;
+  background: var(--thumb, none) center / cover no-repeat #e9edf1; }
 ol.results h3 { padding: 8px 10px 0; font-size: 14px; }
 ol.results .meta { padding: 0 10px 10px; margin: 4px 0 0; font-size: 12px; color: #667; }
 .price { font-size: 22px; font-weight: 700; color: #2e8b3a; margin: 4px 0 12px; }

@@ -17,8 +17,8 @@ ol.posts > li > article { display: grid; grid-template-columns: 64px auto 1fr; c
   padding: 8px 10px; background: #fff; border: 1px solid #ccc; border-radius: 4px; }
 ol.posts > li > article > * { grid-column: 3; margin: 2px 0; }
 ol.posts > li > article > .vote { grid-column: 1; grid-row: 1 / span 4; }
-ol.posts > li > article > img.thumb { grid-column: 2; grid-row: 1 / span 4; width: 96px; height: 72px;
-  object-fit: cover; border-radius: 3px; }
+ol.posts > li > article[style]::before { content: ""; grid-column: 2; grid-row: 1 / span 4; width: 96px; height: 72px;
+  border-radius: 3px; background: var(--thumb, none) center / cover no-repeat #e4e9ef; }
 ol.posts h3 { font-size: 16px; font-weight: 500; }
 ol.posts h3 a { color: #222; }
 .domain { font-size: 12px; color: #888 !important; }
@@ -31,7 +31,9 @@ ol.posts h3 a { color: #222; }
 .vote form:last-child button[aria-pressed="true"] { background: #6a5cff; border-color: #5a4ce0; }
 .score { font-weight: 700; font-size: 13px; color: #1a1a1b; padding: 2px 0; }
 main > .vote { flex-direction: row; gap: 8px; margin: 10px 0; }
-figure.post-image { max-width: 720px; margin: 12px 0; }
+main:has(> figure.post-image) { display: flex; flex-direction: column; }
+main:has(> figure.post-image) > .vote, main:has(> figure.post-image) > ul, main:has(> figure.post-image) > section { order: 2; }
+figure.post-image { order: 1; max-width: 640px; margin: 12px 0; }
 .forum-name { font-weight: 700; color: #1565c0; }
 main > section[aria-label="Posts"] { overflow: hidden; }
 nav[aria-label="Sort posts"] ul { display: flex; gap: 4px; list-style: none; padding: 0; margin: 8px 0; border-bottom: 2px solid #1565c0; }

@@ -16,7 +16,8 @@ ol.products { display: grid; grid-template-columns: repeat(auto-fill, minmax(220
 ol.products > li > article { display: flex; flex-direction: column; height: 100%; padding: 10px;
   border: 1px solid transparent; }
 ol.products > li > article:hover { border-color: #ddd; box-shadow: 0 3px 8px rgba(0, 0, 0, 0.12); }
-ol.products img.thumb { order: -1; width: 100%; aspect-ratio: 1; object-fit: cover; margin-bottom: 10px; background: #f5f5f5; }
+ol.products > li > article::before { content: ""; order: -1; width: 100%; aspect-ratio: 4 / 3; margin-bottom: 10px;
+  background: var(--thumb, none) center / cover no-repeat #f5f5f5; }
 ol.products h3 { font-weight: 400; font-size: 14px; min-height: 40px; }
 ol.products h3 a { color: #333; }
 .price { font-size: 18px; font-weight: 700; margin: 4px 0; color: #333; }
@@ -30,13 +31,14 @@ ol.products form.inline { margin-top: 4px; }
 ol.products form.inline + form.inline button, section[aria-label="Buy"] form.inline button {
   background: #eee; border-color: #cdcdcd; color: #333; font-weight: 400; }
 .stock { color: #b30000; font-weight: 600; }
-figure.product-media { float: left; width: 440px; margin: 0 36px 20px 0; border: 1px solid #eee; }
-section[aria-label="Buy"] { overflow: hidden; padding-top: 6px; }
+main:has(> figure.product-media) { display: grid; grid-template-columns: 440px 1fr; column-gap: 36px; align-content: start; }
+main:has(> figure.product-media) > * { grid-column: 1 / -1; }
+main > figure.product-media { grid-column: 1; grid-row: 3 / span 2; border: 1px solid #eee; }
+main:has(> figure.product-media) > section[aria-label="Buy"] { grid-column: 2; grid-row: 3; }
+section[aria-label="Buy"] { padding-top: 6px; }
 section[aria-label="Buy"] form { margin: 12px 0; display: flex; align-items: end; gap: 10px; }
 section[aria-label="Buy"] .field { margin: 0; width: 70px; }
 section[aria-label="Buy"] button[type="submit"] { padding: 12px 28px; font-size: 16px; }
-main > section { clear: both; }
-main > section[aria-label="Buy"] { clear: none; }
 .sorter { display: flex; align-items: center; gap: 8px; justify-content: flex-end; margin: -36px 0 10px; }
 .sorter .field { flex-direction: row; align-items: center; margin: 0; }
 )css";

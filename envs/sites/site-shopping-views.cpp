@@ -1,6 +1,7 @@
 // site-shopping-views.cpp: HTML pieces several shopping pages share: the product grid,
 // rating line, result summary, sort form, pagination, breadcrumb, tables and one-button
 // forms, plus small text helpers.
+#include "picture-pages.h"
 #include "site-shopping.h"
 
 namespace kvarena::sites::shopping {
@@ -40,7 +41,8 @@ html product_grid(const page_context& ctx, const std::vector<product_row>& rows)
       card += element("p", {{"class", "stock"}}, text("Out of stock"));
     card += action_button(ctx.url("/wishlist/add"), "Add to Wish List", "Add " + p.name + " to wish list",
                           {{"product_id", std::to_string(p.id)}, {"next", here}});
-    items.push_back(element("article", card));
+    std::string thumb = thumb_style(ctx, "product_pictures", p.id);  // a CSS background: no node
+    items.push_back(element("article", {{thumb.empty() ? "" : "style", thumb}}, card));
   }
   return list(items, "ol", "products");
 }
