@@ -184,7 +184,13 @@ std::string render_page(const page_chrome& c, std::string_view title, const html
               element("footer", element("p", text(c.footer)));
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>" +
          escape_html(std::string(title) + " | " + c.site_title) + "</title></head>\n<body>\n" + body.str() +
-         "\n</body>\n</html>\n";
+         // The stylesheet link takes the place of the one whitespace node the newlines after
+         // the content made (so no newline follows it): the text browser numbers nodes in DOM
+         // preorder and a field's value text after the last node, so one node more anywhere
+         // would change ids an agent has learnt to read.
+         (c.stylesheet_href.empty() ? std::string("\n")
+                                    : "<link rel=\"stylesheet\" href=\"" + escape_html(c.stylesheet_href) + "\">") +
+         (c.stylesheet_href.empty() ? "</body>\n</html>\n" : "</body></html>");
 }
 
 std::string format_money(int64_t cents) {

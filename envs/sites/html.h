@@ -114,6 +114,7 @@ struct page_chrome {
   std::string login_href;          // shown when logged out
   std::string logout_action;       // POST target shown when logged in
   std::string footer;              // plain text
+  std::string stylesheet_href;     // <link rel=stylesheet> in <head>; "" = none (not in the page's tree)
 };
 // A complete document: header (site link, nav, search, account), <main> with <h1>title
 // and the content, footer.

@@ -1,6 +1,7 @@
 // site-classifieds-browse.cpp: the public classifieds pages (home, category, search,
 // listing, seller profile), the route table and the page frame.
 #include "site-auth.h"
+#include "picture-pages.h"
 #include "site-classifieds.h"
 
 namespace kvarena::sites {
@@ -10,6 +11,7 @@ using namespace classifieds;
 void site_classifieds::add_routes(site_router& r) const {
   add_browse_routes(r);
   add_account_routes(r);
+  add_picture_routes(r, "listing_pictures");
 }
 
 page_chrome site_classifieds::chrome(const page_context& ctx) const {
@@ -141,7 +143,13 @@ void site_classifieds::add_listing_routes(site_router& r) const {
                                     {row->category_name, ctx.url("/category/" + row->category_slug)}});
     content += element("p", {{"class", "price"}}, text(format_money(row->price_cents)));
     if (!row->image_alt.empty())
-      content += element("figure", void_element("img", {{"src", ctx.url("/static/no-photo.svg")}, {"alt", row->image_alt}}));
+    {
+      // The seeded listings with a photo description have a picture; a listing posted
+      // during an episode shows the placeholder.
+      std::string src = picture_url(ctx, "listing_pictures", row->id);
+      content += element("figure", void_element("img", {{"src", src.empty() ? ctx.url("/static/no-photo.svg") : src},
+                                                        {"alt", row->image_alt}}));
+    }
     content += detail_list(ctx, *row);
     content += element("section", element("h2", text("Description")) + text_paragraphs(row->description));
     std::string here = "/item/" + std::to_string(row->id);

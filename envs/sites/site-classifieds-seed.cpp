@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "picture-seed.h"
 #include "seed-data.h"
 #include "site-auth.h"
 #include "site-classifieds.h"
@@ -273,6 +274,7 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
       "INSERT INTO listings (id, seller_id, category_id, title, description, price_cents, condition, location, "
       "posted_at, image_alt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   std::vector<std::pair<int64_t, std::string>> listing_titles;  // (seller, title) by id - 1
+  std::vector<listing_picture_source> pictures;                 // drawn after, from their own stream
   for (int i = 0; i < classifieds::kSeedListings; ++i) {
     int64_t id = i + 1;
     const auto& [category_id, leaf] = leaves[rng.index(leaves.size())];
@@ -303,7 +305,10 @@ void site_classifieds::seed(sqlite_db& db, uint64_t seed) const {
     ins.step();
     ins.reset();
     listing_titles.emplace_back(seller.id, title);
+    pictures.push_back({id, color, leaf->slug, !std::holds_alternative<std::nullptr_t>(image_alt)});
   }
+
+  seed_listing_pictures(db, seed, pictures);
 
   // Messages about listings, a couple to user 1's listings first.
   auto msg = db.prepare(

@@ -1,5 +1,6 @@
 // site-classifieds-views.cpp: HTML pieces several classifieds pages share: the result
 // list, pagination, the search filter form and the option lists of the selects.
+#include "picture-pages.h"
 #include "seed-data.h"
 #include "site-classifieds.h"
 
@@ -11,8 +12,10 @@ html listing_list(const page_context& ctx, const std::vector<listing_row>& rows)
   for (const auto& r : rows) {
     std::string meta = format_money(r.price_cents) + " | " + condition_label(r.condition) + " | " + r.location +
                        " | Posted " + r.posted_at.substr(0, 10);
-    items.push_back(element("article", element("h3", link(ctx.url("/item/" + std::to_string(r.id)), r.title)) +
-                                           element("p", {{"class", "meta"}}, text(meta))));
+    std::string thumb = thumb_style(ctx, "listing_pictures", r.id);  // a CSS background: no node
+    items.push_back(element("article", {{thumb.empty() ? "" : "style", thumb}},
+                            element("h3", link(ctx.url("/item/" + std::to_string(r.id)), r.title)) +
+                                element("p", {{"class", "meta"}}, text(meta))));
   }
   return list(items, "ol", "results");
 }

@@ -2,6 +2,7 @@
 // with its comment tree, one comment's thread, a user's page, search), the route table
 // and the page frame.
 #include "site-auth.h"
+#include "picture-pages.h"
 #include "site-forum.h"
 
 namespace kvarena::sites {
@@ -11,6 +12,7 @@ using namespace forum;
 void site_forum::add_routes(site_router& r) const {
   add_browse_routes(r);
   add_action_routes(r);
+  add_picture_routes(r, "post_pictures");
 }
 
 page_chrome site_forum::chrome(const page_context& ctx) const {
@@ -128,6 +130,9 @@ void site_forum::add_post_page_routes(site_router& r) const {
                        element("h2", {{"id", "comments-heading"}},
                                text(std::to_string(p->comments) + (p->comments == 1 ? " comment" : " comments"))) +
                            add + comment_tree(ctx, comments, 0));
+    // An image post's picture, last in <main> (the stylesheet shows it under the body) with
+    // an empty alt, as image submissions often have: only the nodes after it get new ids.
+    content += picture_figure(ctx, "post_pictures", p->id, "", "post-image");
     return render(ctx, p->title, content);
   };
   r.add("GET", "/f/{forum}/{id}", post_page);

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <set>
 
+#include "picture-seed.h"
 #include "seed-data.h"
 #include "site-auth.h"
 #include "site-forum-content.h"
@@ -275,6 +276,7 @@ void site_forum::seed(sqlite_db& db, uint64_t seed) const {
   auto posts = seed_posts(db, rng, n_users);
   auto comments = seed_comments(db, rng, posts, n_users);
   seed_votes(db, rng, posts, comments);
+  seed_post_pictures(db, seed);  // a stream of its own: the rows above do not change
 }
 
 }  // namespace kvarena::sites

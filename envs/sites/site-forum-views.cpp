@@ -2,6 +2,7 @@
 // buttons, the comment tree, the comment form, pagination and the hot/new/top tabs.
 #include <map>
 
+#include "picture-pages.h"
 #include "site-forum.h"
 
 namespace kvarena::sites::forum {
@@ -57,7 +58,8 @@ html post_list(const page_context& ctx, const std::vector<post_row>& rows) {
         element("h3", heading) + post_summary_line(ctx, p) +
         vote_box(ctx, ctx.url("/post/" + std::to_string(p.id) + "/vote"), p.score, p.my_vote, p.title) +
         element("p", link(ctx.url(path), std::to_string(p.comments) + (p.comments == 1 ? " comment" : " comments")));
-    items.push_back(element("article", card));
+    std::string thumb = thumb_style(ctx, "post_pictures", p.id);  // a CSS background: no node
+    items.push_back(element("article", {{thumb.empty() ? "" : "style", thumb}}, card));
   }
   return list(items, "ol", "posts");
 }

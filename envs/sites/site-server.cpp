@@ -3,6 +3,7 @@
 #include "site-server.h"
 
 #include "site-auth.h"
+#include "site-style.h"
 
 namespace kvarena::sites {
 
@@ -13,6 +14,7 @@ sites_server::sites_server(sites_options opt, std::vector<std::shared_ptr<const 
   for (const auto& s : store_.sites()) {
     site_router& r = routers_[s->name()];
     add_auth_routes(r, *s);
+    add_style_routes(r, *s);
     s->add_routes(r);
   }
 }

@@ -1,6 +1,7 @@
 // site-shopping-browse.cpp: the public shopping pages (home, category, search, product),
 // the route table and the page frame.
 #include "site-auth.h"
+#include "picture-pages.h"
 #include "site-shopping.h"
 
 namespace kvarena::sites {
@@ -12,6 +13,7 @@ void site_shopping::add_routes(site_router& r) const {
   add_cart_routes(r);
   add_account_routes(r);
   add_rest_routes(r);
+  add_picture_routes(r, "product_pictures");
 }
 
 page_chrome site_shopping::chrome(const page_context& ctx) const {
@@ -203,6 +205,9 @@ void site_shopping::add_product_routes(site_router& r) const {
         element("h2", {{"id", "reviews-heading"}}, text("Customer Reviews (" + std::to_string(p->review_count) + ")")) +
             review_list(product_reviews(ctx.db, p->id)));
     content += element("section", element("h2", text("Write Your Own Review")) + write);
+    // Last in <main> (the stylesheet shows it left of the buy box), so only the nodes after
+    // it get new ids in the text browser; the alt text is the product name, as Magento's.
+    content += picture_figure(ctx, "product_pictures", p->id, p->name, "product-media");
     return render(ctx, p->name, content);
   });
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "picture-seed.h"
 #include "seed-data.h"
 #include "site-auth.h"
 #include "site-shopping-catalogue.h"
@@ -306,6 +307,7 @@ void site_shopping::seed(sqlite_db& db, uint64_t seed) const {
   seed_reviews(db, rng, products, users);
   seed_orders(db, rng, products, users);
   seed_lists(db, rng, products, users);
+  seed_product_pictures(db, seed);  // a stream of its own: the rows above do not change
 }
 
 }  // namespace kvarena::sites

@@ -1,6 +1,7 @@
 // site-shopping-views.cpp: HTML pieces several shopping pages share: the product grid,
 // rating line, result summary, sort form, pagination, breadcrumb, tables and one-button
 // forms, plus small text helpers.
+#include "picture-pages.h"
 #include "site-shopping.h"
 
 namespace kvarena::sites::shopping {
@@ -20,7 +21,10 @@ html rating_summary(const product_row& p) {
   if (p.review_count == 0) return element("p", {{"class", "rating"}}, text("No reviews yet"));
   std::string s = "Rating: " + rating_text(p.rating_sum, p.review_count) + " out of 5 (" +
                   std::to_string(p.review_count) + (p.review_count == 1 ? " review)" : " reviews)");
-  return element("p", {{"class", "rating"}}, text(s));
+  // The stylesheet draws the stars from --fill (an attribute, not a node: the text
+  // browser's ids are DOM preorder indices and stay as they were).
+  int64_t fill = (p.rating_sum * 100 + p.review_count * 5 / 2) / (p.review_count * 5);
+  return element("p", {{"class", "rating"}, {"style", "--fill:" + std::to_string(fill) + "%"}}, text(s));
 }
 
 html product_grid(const page_context& ctx, const std::vector<product_row>& rows) {
@@ -37,7 +41,8 @@ html product_grid(const page_context& ctx, const std::vector<product_row>& rows)
       card += element("p", {{"class", "stock"}}, text("Out of stock"));
     card += action_button(ctx.url("/wishlist/add"), "Add to Wish List", "Add " + p.name + " to wish list",
                           {{"product_id", std::to_string(p.id)}, {"next", here}});
-    items.push_back(element("article", card));
+    std::string thumb = thumb_style(ctx, "product_pictures", p.id);  // a CSS background: no node
+    items.push_back(element("article", {{thumb.empty() ? "" : "style", thumb}}, card));
   }
   return list(items, "ol", "products");
 }

@@ -54,6 +54,7 @@ class site_shopping : public site {
   void seed(sqlite_db& db, uint64_t seed) const override;
   void add_routes(site_router& r) const override;
   page_chrome chrome(const page_context& ctx) const override;
+  std::string_view stylesheet() const override;  // site-shopping-style.cpp
 
  private:
   // Each file's route table, by concern, registered in this order (the router takes the

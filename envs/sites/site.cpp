@@ -42,6 +42,7 @@ http_response site::render(page_context& ctx, std::string_view title, const html
   page_chrome c = chrome(ctx);
   if (c.site_title.empty()) c.site_title = this->title();
   if (c.home_href.empty()) c.home_href = ctx.url("/");
+  if (c.stylesheet_href.empty()) c.stylesheet_href = ctx.url(std::string(kStylesheetPath));
   if (ctx.user) {
     c.user_display = ctx.user->display_name;
     c.logout_action = ctx.url("/logout");

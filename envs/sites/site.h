@@ -89,12 +89,19 @@ class site {
   virtual void add_routes(site_router& r) const = 0;
   // Site title, nav and search box; render() adds the account links.
   virtual page_chrome chrome(const page_context& ctx) const = 0;
+  // This site's own CSS (site-<name>-style.cpp), served after the shared base at
+  // kStylesheetPath (site-style.h) and linked from every page. Layout only: the pages'
+  // accessibility tree does not depend on it.
+  virtual std::string_view stylesheet() const { return {}; }
 
   // A full page in this site's frame, with the pending flash message.
   http_response render(page_context& ctx, std::string_view title, const html& content, int status = 200) const;
   // A 404/403/... page in the site's frame, so the agent can navigate on from it.
   http_response error_page(page_context& ctx, int status, std::string_view message) const;
 };
+
+// Where every site serves its stylesheet, relative to the site's base.
+inline constexpr std::string_view kStylesheetPath = "/static/site.css";
 
 // "/<tenant>/<site>" (no trailing slash): what a task's __SITE__ placeholder maps to,
 // after the server's base URL.
