@@ -23,8 +23,8 @@ BUILD=(
   libpng-dev libjpeg-dev  # eval_fuzzy_image_match: PNG and JPEG decoding
 )
 # tests: the GoogleTest executables (tests/), the optional kernel benchmark, the sqlite3
-# shell and git the test scripts call.
-TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3)
+# shell and git the test scripts call, numpy for llama.cpp's gguf-py (test-arch's files).
+TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3 python3-numpy)
 # chromium: the chromium browser backend (envs/browser/chromium-*) and its `chromium` tests.
 CHROMIUM=(chromium)
 # fuzz: the libFuzzer targets under ASan/UBSan (scripts/fuzz.sh, scripts/fuzz-envs.sh).
