@@ -189,8 +189,8 @@ int run_check(const check_args& a) {
   if (const auto sw = f->get_int(ap + "attention.sliding_window"); sw && *sw > 0) {
     // Applied where llama.cpp applies it (gemma3); llama and phi3 files carry the key but
     // llama.cpp runs them with full attention, and so does kvarena (its reference).
-    const bool applied = arch == "gemma3";
-    const int64_t p = f->get_int(ap + "attention.sliding_window_pattern").value_or(6);
+    const bool applied = arch == "gemma2" || arch == "gemma3";
+    const int64_t p = f->get_int(ap + "attention.sliding_window_pattern").value_or(arch == "gemma2" ? 2 : 6);
     const std::string layers = p == 0 ? "all layers" : "layers: " + std::to_string(p - 1) + " of every " + std::to_string(p);
     line("sliding window", std::to_string(*sw) + (applied ? " (" + layers + ")"
                                                           : " (not applied: llama.cpp runs " + arch + " with full attention)"));

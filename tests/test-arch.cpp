@@ -1,4 +1,4 @@
-// test-arch.cpp: the architectures added after qwen3 (gemma3), each checked against
+// test-arch.cpp: the architectures added after qwen3 (gemma2, gemma3), each checked against
 // llama.cpp itself on a random-weight file written at test time by llama.cpp's own Python
 // writer (gguf-py): tests/fixtures/make_arch_fixture.py writes the file and llama.cpp
 // v0.4.0's logits (../shared/tools/llamaref, `llamaref logits --all`) at every position of
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sys/wait.h>
 #include <string>
@@ -146,37 +147,78 @@ TEST(Gemma3, LoadsTheConfigTheMetadataImplies) {
   }
 }
 
-TEST(Gemma3, LogitsMatchLlamaCppAtEveryPosition) {
-  const arch_fixture& f = fixture("gemma3");
+TEST(Gemma2, LoadsTheConfigTheMetadataImplies) {
+  const arch_fixture& f = fixture("gemma2");
+  REQUIRE_FIXTURE(f);
+  const auto m = load_model(f.model);
+  const model_config& c = m->config;
+  EXPECT_EQ(c.arch, model_arch::gemma2);
+  EXPECT_TRUE(c.rope_neox);
+  EXPECT_EQ(c.head_dim, 16);
+  EXPECT_EQ(c.sliding_window, 16);
+  EXPECT_EQ(c.layer_swa, (std::vector<uint8_t>{1, 0, 1, 0}));  // no pattern key: every other layer
+  EXPECT_FLOAT_EQ(c.rope_freq_base_swa, c.rope_freq_base);     // gemma2: the global base by default
+  EXPECT_FLOAT_EQ(c.embed_scale, 8.0f);
+  EXPECT_FLOAT_EQ(c.attn_logit_softcap, 0.3f);
+  EXPECT_FLOAT_EQ(c.final_logit_softcap, 3.0f);
+  EXPECT_EQ(m->output.data, m->tok_embd.data);
+  for (const layer_weights& L : m->layers) {
+    EXPECT_FALSE(L.q_norm);
+    EXPECT_TRUE(L.attn_post_norm && L.ffn_post_norm);
+  }
+}
+
+// Per architecture: what must be seen (a change to the loaded model that must move the
+// logits far from llama.cpp's: the test sees that feature).
+struct arch_case {
+  std::string arch;
+  std::vector<std::pair<std::string, std::function<void(model&)>>> must_matter;
+};
+
+std::vector<arch_case> arch_cases() {
+  auto no_window = [](model& m) { m.config.layer_swa.clear(); };
+  return {{"gemma2",
+           {{"the sliding window", no_window},
+            {"the attention soft-capping", [](model& m) { m.config.attn_logit_softcap = 0; }}}},
+          {"gemma3", {{"the sliding window", no_window}}}};
+}
+
+class ArchLogits : public ::testing::TestWithParam<arch_case> {};
+
+TEST_P(ArchLogits, MatchLlamaCppAtEveryPosition) {
+  const std::string& arch = GetParam().arch;
+  const arch_fixture& f = fixture(arch);
   REQUIRE_FIXTURE(f);
   auto m = load_model(f.model);
-  std::printf("[gemma3] max |logit| (llama.cpp) %.3g\n", max_abs(f.logits));
+  std::printf("[%s] max |logit| (llama.cpp) %.3g\n", arch.c_str(), max_abs(f.logits));
   test::kernel_variant_guard guard;
   for (const std::string& v : cpu_kernel_variants_supported()) {
     set_cpu_kernel_variant(v);
     for (int64_t chunk : {int64_t(64), int64_t(7), int64_t(1)}) {
       const double d = max_abs_diff(logits_of(*m, f.tokens, chunk), f.logits);
-      std::printf("[gemma3] %-8s chunk %2lld vs llama.cpp: max |diff| %.3g over 64 positions\n", v.c_str(),
+      std::printf("[%s] %-8s chunk %2lld vs llama.cpp: max |diff| %.3g over 64 positions\n", arch.c_str(), v.c_str(),
                   static_cast<long long>(chunk), d);
       EXPECT_LE(d, k_tol) << v << " chunk " << chunk;
     }
   }
   const double dr = max_abs_diff(logits_of(*m, f.tokens, 64, /*reference=*/true), f.logits);
-  std::printf("[gemma3] reference path vs llama.cpp: max |diff| %.3g\n", dr);
+  std::printf("[%s] reference path vs llama.cpp: max |diff| %.3g\n", arch.c_str(), dr);
   EXPECT_LE(dr, k_tol);
-  // Without the sliding window (every layer global) the logits past position 16 must be far
-  // off: the test sees the window.
-  m->config.layer_swa.clear();
-  const double without = max_abs_diff(logits_of(*m, f.tokens, 64), f.logits);
-  std::printf("[gemma3] without the sliding window: max |diff| %.3g\n", without);
-  EXPECT_GT(without, 1e-2);
+  for (const auto& [what, change] : GetParam().must_matter) {
+    auto changed = load_model(f.model);
+    change(*changed);
+    const double without = max_abs_diff(logits_of(*changed, f.tokens, 64), f.logits);
+    std::printf("[%s] without %s: max |diff| %.3g\n", arch.c_str(), what.c_str(), without);
+    EXPECT_GT(without, 1e-2) << "without " << what;
+  }
 }
 
-// Every registered KV policy runs on the gemma3 file: the 64-token prompt in chunks of 16,
-// then 32 teacher-forced decode steps, with budgets small enough that each evicts; the
-// window layers attend within their window of what the policy keeps.
-TEST(Gemma3, EveryKvPolicyRuns) {
-  const arch_fixture& f = fixture("gemma3");
+// Every registered KV policy runs on the file: the 64-token prompt in chunks of 16, then 32
+// teacher-forced decode steps, with budgets small enough that each evicts; the window
+// layers attend within their window of what the policy keeps.
+TEST_P(ArchLogits, EveryKvPolicyRuns) {
+  const std::string& arch = GetParam().arch;
+  const arch_fixture& f = fixture(arch);
   REQUIRE_FIXTURE(f);
   const auto m = load_model(f.model);
   std::vector<int32_t> forced;
@@ -204,7 +246,7 @@ TEST(Gemma3, EveryKvPolicyRuns) {
     std::vector<float> last(s.logits(), s.logits() + s.n_vocab());
     const std::vector<float> ref(f.logits.end() - s.n_vocab(), f.logits.end());
     const double d = max_abs_diff(last, ref);
-    std::printf("[gemma3] policy %-10s last prompt position vs llama.cpp: %.3g\n", name.c_str(), d);
+    std::printf("[%s] policy %-10s last prompt position vs llama.cpp: %.3g\n", arch.c_str(), name.c_str(), d);
     if (name == "full" || name == "freekv") {
       // full keeps everything (FP16); freekv's prefill is dense: both are llama.cpp's within
       // the FP16 store's rounding.
@@ -229,6 +271,9 @@ TEST(Gemma3, EveryKvPolicyRuns) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Archs, ArchLogits, ::testing::ValuesIn(arch_cases()),
+                         [](const auto& info) { return info.param.arch; });
+
 TEST(ModelCheck, Gemma3FileIsSupported) {
   const arch_fixture& f = fixture("gemma3");
   REQUIRE_FIXTURE(f);
@@ -236,6 +281,16 @@ TEST(ModelCheck, Gemma3FileIsSupported) {
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("architecture:  gemma3"), std::string::npos) << out;
   EXPECT_NE(out.find("sliding window: 16 (layers: 2 of every 3)"), std::string::npos) << out;
+  EXPECT_NE(out.find("\nsupported\n"), std::string::npos) << out;
+}
+
+TEST(ModelCheck, Gemma2FileIsSupported) {
+  const arch_fixture& f = fixture("gemma2");
+  REQUIRE_FIXTURE(f);
+  const auto [rc, out] = run(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("architecture:  gemma2"), std::string::npos) << out;
+  EXPECT_NE(out.find("sliding window: 16 (layers: 1 of every 2)"), std::string::npos) << out;
   EXPECT_NE(out.find("\nsupported\n"), std::string::npos) << out;
 }
 

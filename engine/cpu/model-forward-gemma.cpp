@@ -1,10 +1,10 @@
-// model-forward-gemma.cpp: the gemma3 forward pass, as llama.cpp v0.4.0 builds it
-// (src/models/gemma3.cpp): the token embedding scaled by sqrt(dim); per block RMSNorm,
-// Q/K/V (queries n_heads * head_dim wide, head_dim from the file), RMSNorm of each q and k
-// head, NEOX RoPE (sliding-window layers with their own base, global layers with the file's
+// model-forward-gemma.cpp: the gemma2 and gemma3 forward pass, as llama.cpp v0.4.0 builds
+// them (src/models/gemma2.cpp, gemma3.cpp): the token embedding scaled by sqrt(dim); per
+// block RMSNorm, Q/K/V (queries n_heads * head_dim wide, head_dim from the file), gemma3:
+// RMSNorm of each q and k head, NEOX RoPE (sliding-window layers with their own base, global layers with the file's
 // base and linear scaling), queries scaled by attn_scale, attention over the KV cache (a
 // sliding-window layer sees only the last sliding_window positions: the KV runtime applies
-// the window, kv-attention-window.h), RMSNorm of the attention output before the residual
+// the window, kv-attention-window.h; gemma2's scores soft-capped there too), RMSNorm of the attention output before the residual
 // add, RMSNorm, GeGLU FFN (GELU as gelu(): ggml's F16 table when asked), RMSNorm of the FFN
 // output before its residual add; final RMSNorm, tied or separate output, logits
 // soft-capped when the file sets final_logit_softcapping. Norm weights are used as stored
@@ -40,8 +40,10 @@ void forward_gemma(const model& m, forward_state& st, const int32_t* tokens, int
     float* k = st.k.data();  // (n, KV)
     float* v = st.v.data();  // (n, KV)
     ops.matmul_same_input({{&L.wq, q}, {&L.wk, k}, {&L.wv, v}}, st.xn.data(), n);
-    ops.rmsnorm(q, L.q_norm, q, n * c.n_heads, c.head_dim, c.norm_eps);  // each head, in place
-    ops.rmsnorm(k, L.k_norm, k, n * c.n_kv_heads, c.head_dim, c.norm_eps);
+    if (L.q_norm) {  // gemma3: each head of q and k, in place
+      ops.rmsnorm(q, L.q_norm, q, n * c.n_heads, c.head_dim, c.norm_eps);
+      ops.rmsnorm(k, L.k_norm, k, n * c.n_kv_heads, c.head_dim, c.norm_eps);
+    }
     if (swa) {
       ops.rope(q, QD, k, KV, n, st.rope_swa, pos0, st.rope_cs_swa.data());
     } else {

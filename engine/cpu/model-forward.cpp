@@ -52,7 +52,7 @@ void forward(const model& m, forward_state& st, const int32_t* tokens, int64_t n
   KV_ASSERT(st.kvr);
   if (m.config.arch == model_arch::gpt2) {
     detail::forward_gpt2(m, st, tokens, n, pos0, mode, logits);
-  } else if (m.config.arch == model_arch::gemma3) {
+  } else if (m.config.arch == model_arch::gemma2 || m.config.arch == model_arch::gemma3) {
     detail::forward_gemma(m, st, tokens, n, pos0, mode, logits);
   } else {
     detail::forward_llama(m, st, tokens, n, pos0, mode, logits);

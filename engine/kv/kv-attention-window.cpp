@@ -30,7 +30,7 @@ void kv_attend_window(thread_pool& pool, const std::vector<kv_attn_head>& heads,
                       const std::vector<const int32_t*>& pos, int64_t window, int64_t q_pos0,
                       int64_t hd, const float* q, int64_t ldq, int64_t n_q, int64_t n_heads,
                       float scale, float* out, int64_t ldo, kv_attend_scratch& scratch,
-                      kv_window_scratch& ws, float mass_decay, bool reference) {
+                      kv_window_scratch& ws, float mass_decay, bool reference, float softcap) {
   KV_ASSERT(window > 0 && n_q >= 1 && pos.size() == heads.size());
   const size_t n_kv = heads.size();
   ws.cut.resize(n_kv);
@@ -61,10 +61,11 @@ void kv_attend_window(thread_pool& pool, const std::vector<kv_attn_head>& heads,
     // Row a + r's weight in the chunk is decay^(n_q-1-a-r) = decay^(n_q-1-b) * decay^(m-1-r).
     const float mass_scale = mass_decay == 1.0f ? 1.0f : std::pow(mass_decay, float(n_q - 1 - b));
     if (reference) {
-      ref::kv_attend(ws.cut, hd, q + a * ldq, ldq, m, n_heads, scale, out + a * ldo, ldo, mass_decay, mass_scale);
+      ref::kv_attend(ws.cut, hd, q + a * ldq, ldq, m, n_heads, scale, out + a * ldo, ldo, mass_decay, mass_scale,
+                     softcap);
     } else {
       kv_attend(pool, ws.cut, hd, q + a * ldq, ldq, m, n_heads, scale, out + a * ldo, ldo, scratch, mass_decay,
-                mass_scale);
+                mass_scale, softcap);
     }
     a = b + 1;
     if (a < n_q) std::swap(ws.lo, ws.lo_next);  // lo_next holds query a's ranges

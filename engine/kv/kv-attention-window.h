@@ -27,7 +27,7 @@ void kv_attend_window(thread_pool& pool, const std::vector<kv_attn_head>& heads,
                       const std::vector<const int32_t*>& pos, int64_t window, int64_t q_pos0,
                       int64_t head_dim, const float* q, int64_t ldq, int64_t n_q, int64_t n_heads,
                       float scale, float* out, int64_t ldo, kv_attend_scratch& scratch,
-                      kv_window_scratch& wscratch, float mass_decay, bool reference);
+                      kv_window_scratch& wscratch, float mass_decay, bool reference, float softcap = 0.0f);
 
 // Tokens [t0, t1) of a head's spans, in order (mass pointers cut alike).
 void kv_cut_head(const kv_attn_head& h, int64_t head_dim, int64_t t0, int64_t t1, kv_attn_head& out);

@@ -79,7 +79,7 @@ class kv_retrieval_runtime final : public kv_runtime {
         // seeing only its window of them.
         build_window_spans(layer, dense, pos0_ + s0 - window);
         kv_attend_window(pool, heads_, hpos_, window, pos0_ + s0, hd_, q + s0 * ldq, ldq, m, n_heads_, scale,
-                         out + s0 * ldo, ldo, scratch_, wscratch_, 1.0f, false);
+                         out + s0 * ldo, ldo, scratch_, wscratch_, 1.0f, false, cfg_.attn_softcap);
         continue;
       }
       if (dense) {
@@ -87,7 +87,8 @@ class kv_retrieval_runtime final : public kv_runtime {
       } else {
         build_spans(layer);
       }
-      kv_attend(pool, heads_, hd_, q + s0 * ldq, ldq, m, n_heads_, scale, out + s0 * ldo, ldo, scratch_);
+      kv_attend(pool, heads_, hd_, q + s0 * ldq, ldq, m, n_heads_, scale, out + s0 * ldo, ldo, scratch_, 1.0f, 1.0f,
+                cfg_.attn_softcap);
     }
     // The next call's pages are chosen and recalled either way; without overlap the caller
     // waits for the copies here instead of computing on (so both modes fill the same slots

@@ -212,11 +212,13 @@ class kv_eviction_runtime final : public kv_runtime {
     }
     if (window > 0) {  // a sliding-window layer: each query sees its window of what is kept
       kv_attend_window(pool, heads_, hpos_, window, pos0_ + n_ - n_q, hd_, q, ldq, n_q, n_heads_, scale, out, ldo,
-                       scratch_, wscratch_, policy_->mass_decay(), cfg_.reference);
+                       scratch_, wscratch_, policy_->mass_decay(), cfg_.reference, cfg_.attn_softcap);
     } else if (cfg_.reference) {
-      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, policy_->mass_decay());
+      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, policy_->mass_decay(), 1.0f,
+                     cfg_.attn_softcap);
     } else {
-      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_, policy_->mass_decay());
+      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_, policy_->mass_decay(), 1.0f,
+                cfg_.attn_softcap);
     }
     if (!needs_.logits_confidence) select_layer(layer);  // gated policies: in end_forward
     track();

@@ -62,6 +62,7 @@ struct kv_runtime_config {
   // the whole causal past. The policy runs on such a layer as on any other; the window
   // applies on top of what it keeps (engine/kv/README.md).
   std::vector<int64_t> layer_window;
+  float attn_softcap = 0.0f;    // > 0: attention scores soft-capped (gemma2; kv_attend's softcap)
   int64_t window_of(int64_t layer) const {
     return layer_window.empty() ? 0 : layer_window[size_t(layer)];
   }

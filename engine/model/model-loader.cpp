@@ -1,5 +1,5 @@
 // model-loader.cpp: turns a GGUF file into a `model`: reads the config keys of the
-// architecture (llama, qwen2, qwen3, gemma3, gpt2), finds every tensor and checks its type and shape
+// architecture (llama, qwen2, qwen3, gemma2, gemma3, gpt2), finds every tensor and checks its type and shape
 // against the config, so the forward pass can trust every view it is handed. Weights stay
 // in the memory map; only 1-D tensors stored in a non-F32 type are converted (the norm and
 // bias kernels take F32). load_model() picks GGUF or llama2.c by the file's magic.
@@ -104,28 +104,37 @@ void read_rope_scaling(const gguf_file& f, const std::string& a, model_config& c
   c.rope_freq_scale = float(1.0 / factor);
 }
 
-// gemma3, as llama.cpp v0.4.0 reads it (src/models/gemma3.cpp): `attention.sliding_window`
-// (absent or 0: every layer global), `attention.sliding_window_pattern` P (default 6: in
-// each run of P layers the first P-1 are sliding-window, the last global), the local layers'
-// RoPE base `rope.freq_base_swa` (default 10000, no scaling), `final_logit_softcapping`;
-// the embedding scaled by sqrt(dim); queries by 1/sqrt(head_dim), except the 62-layer
-// (27B) model's 1/sqrt(dim / n_heads) (its query_pre_attn_scalar: GGUFs carry no such key).
-void read_gemma3_config(const gguf_file& f, const std::string& a, model_config& c) {
+// gemma2 and gemma3, as llama.cpp v0.4.0 reads them (src/models/gemma2.cpp, gemma3.cpp):
+// the embedding scaled by sqrt(dim); queries by 1/sqrt(head_dim), except the 27B models'
+// (gemma2: 46 layers, gemma3: 62) 1/sqrt(dim / n_heads) (their query_pre_attn_scalar: GGUFs
+// carry no such key); `final_logit_softcapping` (gemma2 default 30, gemma3 none), gemma2's
+// `attn_logit_softcapping` (default 50). Sliding-window layers: `attention.sliding_window`
+// (gemma2 default 4096; gemma3: absent or 0 = every layer global), in each run of
+// `attention.sliding_window_pattern` P layers (gemma2 default 2, gemma3 6) the first P-1 are
+// sliding-window, the last global; the local layers' RoPE base `rope.freq_base_swa`
+// (gemma2: default the global base and scaling; gemma3: default 10000, unscaled).
+void read_gemma_config(const gguf_file& f, const std::string& a, model_config& c) {
+  const bool g2 = c.arch == model_arch::gemma2;
   c.embed_scale = std::sqrt(float(c.dim));
-  c.attn_scale = c.n_layers == 62 ? 1.0f / std::sqrt(float(c.dim / c.n_heads)) : 1.0f / std::sqrt(float(c.head_dim));
-  c.final_logit_softcap = float(f.get_float(a + "final_logit_softcapping").value_or(0.0));
-  if (!(c.final_logit_softcap >= 0) || !std::isfinite(c.final_logit_softcap))
-    f.fail(a + "final_logit_softcapping must be a non-negative number");
-  const int64_t window = f.get_int(a + "attention.sliding_window").value_or(0);
+  const bool is_27b = c.n_layers == (g2 ? 46 : 62);
+  c.attn_scale = is_27b ? 1.0f / std::sqrt(float(c.dim / c.n_heads)) : 1.0f / std::sqrt(float(c.head_dim));
+  auto cap = [&](const char* key, double dflt) {
+    const float v = float(f.get_float(a + key).value_or(dflt));
+    if (!(v >= 0) || !std::isfinite(v)) f.fail(a + key + " must be a non-negative number");
+    return v;
+  };
+  c.final_logit_softcap = cap("final_logit_softcapping", g2 ? 30.0 : 0.0);
+  if (g2) c.attn_logit_softcap = cap("attn_logit_softcapping", 50.0);
+  const int64_t window = f.get_int(a + "attention.sliding_window").value_or(g2 ? 4096 : 0);
   if (window < 0) f.fail(a + "attention.sliding_window must not be negative");
   if (window == 0) return;
-  const int64_t period = f.get_int(a + "attention.sliding_window_pattern").value_or(6);
+  const int64_t period = f.get_int(a + "attention.sliding_window_pattern").value_or(g2 ? 2 : 6);
   if (period < 0) f.fail(a + "attention.sliding_window_pattern must not be negative");
   c.sliding_window = window;
   c.layer_swa.assign(size_t(c.n_layers), 0);
   for (int64_t l = 0; l < c.n_layers; ++l) c.layer_swa[size_t(l)] = period == 0 || l % period < period - 1;
-  c.rope_freq_base_swa = float(f.get_float(a + "rope.freq_base_swa").value_or(10000.0));
-  c.rope_freq_scale_swa = 1.0f;
+  c.rope_freq_base_swa = float(f.get_float(a + "rope.freq_base_swa").value_or(g2 ? c.rope_freq_base : 10000.0));
+  c.rope_freq_scale_swa = g2 ? c.rope_freq_scale : 1.0f;
   if (!(c.rope_freq_base_swa > 0)) f.fail(a + "rope.freq_base_swa must be positive");
 }
 
@@ -180,7 +189,8 @@ void read_config(const gguf_file& f, model_config& c) {
     c.rope_dims = f.get_int(a + "rope.dimension_count").value_or(c.head_dim);
     c.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
     // llama.cpp's NEOX archs
-    c.rope_neox = c.arch == model_arch::qwen2 || c.arch == model_arch::qwen3 || c.arch == model_arch::gemma3;
+    c.rope_neox = c.arch == model_arch::qwen2 || c.arch == model_arch::qwen3 || c.arch == model_arch::gemma2 ||
+                  c.arch == model_arch::gemma3;
     if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
       f.fail("rope.dimension_count " + std::to_string(c.rope_dims) +
              " must be even and in [2, head_dim = " + std::to_string(c.head_dim) + "]");
@@ -189,7 +199,7 @@ void read_config(const gguf_file& f, model_config& c) {
     read_rope_scaling(f, a, c);
   }
   if (!(c.norm_eps > 0)) f.fail("the norm epsilon must be positive");
-  if (c.arch == model_arch::gemma3) read_gemma3_config(f, a, c);
+  if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3) read_gemma_config(f, a, c);
 }
 
 void bind_llama(tensor_binder& b, model& m) {
@@ -212,9 +222,9 @@ void bind_llama(tensor_binder& b, model& m) {
       L.k_norm = b.vec(blk(l, "attn_k_norm.weight"), c.head_dim);
     }
     L.wo = b.matrix(blk(l, "attn_output.weight"), qd, d);
-    // gemma3: RMSNorm of the attention and FFN outputs before each residual add. The norm
+    // gemma2/3: RMSNorm of the attention and FFN outputs before each residual add. The norm
     // weights are used as stored: llama.cpp's converter already added Gemma's 1 to them.
-    if (c.arch == model_arch::gemma3) {
+    if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3) {
       L.attn_post_norm = b.vec(blk(l, "post_attention_norm.weight"), d);
       L.ffn_post_norm = b.vec(blk(l, "post_ffw_norm.weight"), d);
     }
@@ -269,7 +279,8 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   m->tok_embd = b.matrix("token_embd.weight", c.dim, c.n_vocab);
   m->output_norm = b.vec("output_norm.weight", c.dim);
   if (c.arch == model_arch::gpt2) m->output_norm_b = b.vec("output_norm.bias", c.dim);
-  m->output = b.matrix("output.weight", c.dim, c.n_vocab, /*required=*/false);
+  // gemma2: llama.cpp always ties the output to the embedding (an output.weight is ignored).
+  if (c.arch != model_arch::gemma2) m->output = b.matrix("output.weight", c.dim, c.n_vocab, /*required=*/false);
   if (!m->output) m->output = m->tok_embd;  // tied embeddings
 
   // Each block has several tensors: a block_count beyond the tensor count is a bad file
@@ -280,8 +291,8 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   }
   // Llama 3.1+ RoPE scaling: one frequency divisor per rotated pair (llama.cpp reads the
   // tensor for llama and qwen-style archs alike; gpt2 has no RoPE).
-  // gemma3's graph passes no frequency factors: llama.cpp never reads the tensor there.
-  if (c.arch != model_arch::gpt2 && c.arch != model_arch::gemma3) {
+  // gemma's graphs pass no frequency factors: llama.cpp never reads the tensor there.
+  if (c.arch != model_arch::gpt2 && c.arch != model_arch::gemma2 && c.arch != model_arch::gemma3) {
     if (const tensor_view* rf = f.find_tensor("rope_freqs.weight")) {
       const tensor_view v = b.vec("rope_freqs.weight", c.rope_dims / 2);
       const float* p = reinterpret_cast<const float*>(v.data);

@@ -15,7 +15,7 @@ namespace kvarena {
 
 class gguf_file;
 
-enum class model_arch { llama, qwen2, gpt2, qwen3, gemma3 };
+enum class model_arch { llama, qwen2, gpt2, qwen3, gemma3, gemma2 };
 const char* model_arch_name(model_arch a);
 // The architectures the GGUF loader reads, by general.architecture name (nullopt: none),
 // and their names as one list for messages ("llama, qwen2, ...").
@@ -55,10 +55,12 @@ struct model_config {
   float rope_freq_base_swa = 10000.0f;
   float rope_freq_scale_swa = 1.0f;
   // gemma: the embedding scaled by embed_scale (sqrt(dim)), the queries by attn_scale
-  // (0 = 1/sqrt(head_dim)), the final logits soft-capped: cap * tanh(logit / cap) (0 = none).
+  // (0 = 1/sqrt(head_dim)), the final logits soft-capped: cap * tanh(logit / cap) (0 = none),
+  // gemma2 also the attention scores (attn_logit_softcap, 0 = none).
   float embed_scale = 1.0f;
   float attn_scale = 0.0f;
   float final_logit_softcap = 0.0f;
+  float attn_logit_softcap = 0.0f;
   bool is_swa(int64_t l) const { return !layer_swa.empty() && layer_swa[size_t(l)] != 0; }
   // The attention window of layer l for the KV cache: sliding_window, or 0 (unbounded).
   int64_t layer_window(int64_t l) const { return is_swa(l) ? sliding_window : 0; }
@@ -75,12 +77,12 @@ struct layer_weights {
   tensor_view q_norm, k_norm;          // qwen3, gemma3: per-head RMSNorm weights {head_dim}
   tensor_view wqkv, bqkv;              // gpt2 fused: {dim, 3*dim}, {3*dim}
   tensor_view wo, bo;                  // {q_dim, dim}; bo: gpt2
-  tensor_view attn_post_norm;          // gemma3: RMSNorm of the attention output {dim}
+  tensor_view attn_post_norm;          // gemma2/3: RMSNorm of the attention output {dim}
   tensor_view ffn_norm, ffn_norm_b;    // {dim}
   tensor_view w_gate;                  // llama: {dim, ffn}
   tensor_view w_up, b_up;              // {dim, ffn}; b_up: gpt2
   tensor_view w_down, b_down;          // {ffn, dim}; b_down: gpt2
-  tensor_view ffn_post_norm;           // gemma3: RMSNorm of the FFN output {dim}
+  tensor_view ffn_post_norm;           // gemma2/3: RMSNorm of the FFN output {dim}
 };
 
 struct model {
