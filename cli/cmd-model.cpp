@@ -169,10 +169,9 @@ int run_check(const check_args& a) {
     return 1;
   }
   const std::string arch = f->get_string("general.architecture").value_or("");
-  const bool arch_ok = arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "gpt2";
+  const bool arch_ok = model_arch_from_name(arch).has_value();
   line("architecture", arch.empty() ? "(none)" : arch);
-  if (!arch_ok)
-    reasons.push_back("architecture '" + arch + "' is not supported (supported: llama, qwen2, qwen3, gpt2)");
+  if (!arch_ok) reasons.push_back("architecture '" + arch + "' is not supported (supported: " + model_arch_names() + ")");
 
   std::map<std::string, int64_t> types;
   for (const tensor_view& t : f->tensors()) types[ggml_traits(t.type).name] += 1;
@@ -189,6 +188,15 @@ int run_check(const check_args& a) {
   if (factor) rope += ", factor " + std::to_string(*factor);
   if (f->find_tensor("rope_freqs.weight")) rope += "; Llama 3 rope_freqs.weight";
   line("rope scaling", rope);
+  if (const auto sw = f->get_int(ap + "attention.sliding_window"); sw && *sw > 0) {
+    // Applied where llama.cpp applies it (gemma3); llama and phi3 files carry the key but
+    // llama.cpp runs them with full attention, and so does kvarena (its reference).
+    const bool applied = arch == "gemma2" || arch == "gemma3";
+    const int64_t p = f->get_int(ap + "attention.sliding_window_pattern").value_or(arch == "gemma2" ? 2 : 6);
+    const std::string layers = p == 0 ? "all layers" : "layers: " + std::to_string(p - 1) + " of every " + std::to_string(p);
+    line("sliding window", std::to_string(*sw) + (applied ? " (" + layers + ")"
+                                                          : " (not applied: llama.cpp runs " + arch + " with full attention)"));
+  }
 
   // Config and tensors (names, shapes, types, scaling keys) as the loader checks them.
   if (arch_ok) {

@@ -49,6 +49,9 @@ std::unique_ptr<kv_runtime> make_runtime(const model& m, const session_options& 
   rc.options.n_heads = m.config.n_heads;
   rc.options.n_kv_heads = m.config.n_kv_heads;
   rc.options.head_dim = m.config.head_dim;
+  if (!m.config.layer_swa.empty())  // the model's sliding-window layers (gemma3)
+    for (int64_t l = 0; l < m.config.n_layers; ++l) rc.layer_window.push_back(m.config.layer_window(l));
+  rc.attn_softcap = m.config.attn_logit_softcap;
   rc.max_chunk = std::min(o.prefill_chunk, o.n_ctx);
   rc.overlap = o.kv_overlap;
   return make_kv_runtime(rc);

@@ -25,8 +25,9 @@ BUILD=(
 )
 # tests: the GoogleTest executables (tests/), the optional kernel benchmark, the sqlite3
 # shell and git the test scripts call; python3-jinja2, the reference renderer of chat
-# templates (scripts/chat-template-ref.py, test-chat-template-llamacpp).
-TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3 python3-jinja2)
+# templates (scripts/chat-template-ref.py, test-chat-template-llamacpp); numpy for
+# llama.cpp's gguf-py (test-arch's files).
+TESTS=(git libgtest-dev libgmock-dev libbenchmark-dev sqlite3 python3-jinja2 python3-numpy)
 # chromium: the chromium browser backend (envs/browser/chromium/) and its `chromium` tests.
 CHROMIUM=(chromium)
 # fuzz: the libFuzzer targets under ASan/UBSan (scripts/fuzz.sh, scripts/fuzz-envs.sh).

@@ -11,7 +11,7 @@ namespace kvarena::detail {
 void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
                    int64_t pos0, logits_mode mode, float* logits) {
   const model_config& c = m.config;
-  const int64_t D = c.dim, KV = c.kv_dim();
+  const int64_t D = c.dim, QD = c.q_dim(), KV = c.kv_dim();
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
   forward_ops ops(st.pool, st.options());
 
@@ -24,29 +24,29 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
     const bool last_layer = l == c.n_layers - 1;
 
     ops.rmsnorm(x, L.attn_norm, st.xn.data(), n, D, c.norm_eps);
-    float* q = st.q.data();  // (n, D)
+    float* q = st.q.data();  // (n, QD)
     float* k = st.k.data();  // (n, KV)
     float* v = st.v.data();  // (n, KV)
     ops.matmul_same_input({{&L.wq, q}, {&L.wk, k}, {&L.wv, v}}, st.xn.data(), n);
-    ops.add_bias(q, D, L.bq, n, D);
+    ops.add_bias(q, QD, L.bq, n, QD);
     ops.add_bias(k, KV, L.bk, n, KV);
     ops.add_bias(v, KV, L.bv, n, KV);
     if (L.q_norm) {  // qwen3: each head of q and k RMS-normalised (in place), as llama.cpp
       ops.rmsnorm(q, L.q_norm, q, n * c.n_heads, c.head_dim, c.norm_eps);
       ops.rmsnorm(k, L.k_norm, k, n * c.n_kv_heads, c.head_dim, c.norm_eps);
     }
-    ops.rope(q, D, k, KV, n, c, pos0, st.rope_cs.data());
+    ops.rope(q, QD, k, KV, n, c, pos0, st.rope_cs.data());
     detail::store_kv(st, l, k, v, KV);
     const int64_t r0 = detail::first_attention_row(st, last_layer, mode, n);
-    float* att = st.att.data();  // (n - r0, D)
-    detail::attend_layer(st, l, n, r0, q + r0 * D, D, scale, att, D);
+    float* att = st.att.data();  // (n - r0, QD)
+    detail::attend_layer(st, l, n, r0, q + r0 * QD, QD, scale, att, QD);
     if (last_layer && mode == logits_mode::none) return;
 
     // In the last layer only the rows whose logits are wanted go on (as llama.cpp does).
     const int64_t rk = last_layer && mode == logits_mode::last ? n - 1 : 0;
     const int64_t nr = n - rk;
     float* xr = x + rk * D;      // (nr, D) rows still in play
-    ops.matmul(L.wo, att + (rk - r0) * D, nr, st.tmp.data());
+    ops.matmul(L.wo, att + (rk - r0) * QD, nr, st.tmp.data());
     ops.add(xr, st.tmp.data(), nr, D);
 
     ops.rmsnorm(xr, L.ffn_norm, st.xn.data(), nr, D, c.norm_eps);

@@ -20,20 +20,28 @@ forward_state::forward_state(const model& m, const forward_options& opt)
   if (c.arch == model_arch::gpt2) {
     q.resize(C * size_t(c.dim + 2 * c.kv_dim()));
   } else {
-    q.resize(C * size_t(c.dim));
+    q.resize(C * size_t(c.q_dim()));
     k.resize(C * size_t(c.kv_dim()));
     v.resize(C * size_t(c.kv_dim()));
     up.resize(C * size_t(c.ffn_dim));
   }
-  att.resize(C * size_t(c.dim));
+  att.resize(C * size_t(std::max(c.dim, c.q_dim())));
   tmp.resize(C * size_t(c.dim));
   gate.resize(C * size_t(c.ffn_dim));
   rope_cs.resize(C * size_t(c.rope_dims));
+  if (!c.layer_swa.empty()) {  // the sliding-window layers' own RoPE (base, no scaling)
+    rope_swa.arch = c.arch;
+    rope_swa.head_dim = c.head_dim, rope_swa.rope_dims = c.rope_dims, rope_swa.rope_neox = c.rope_neox;
+    rope_swa.n_heads = c.n_heads, rope_swa.n_kv_heads = c.n_kv_heads;
+    rope_swa.rope_freq_base = c.rope_freq_base_swa;
+    rope_swa.rope_freq_scale = c.rope_freq_scale_swa;
+    rope_cs_swa.resize(C * size_t(c.rope_dims));
+  }
 }
 
 size_t forward_state::scratch_bytes() const {
   size_t n = 0;
-  for (const auto* b : {&x, &xn, &q, &k, &v, &att, &tmp, &gate, &up, &rope_cs}) n += b->size();
+  for (const auto* b : {&x, &xn, &q, &k, &v, &att, &tmp, &gate, &up, &rope_cs, &rope_cs_swa}) n += b->size();
   return n * sizeof(float);
 }
 
@@ -44,6 +52,8 @@ void forward(const model& m, forward_state& st, const int32_t* tokens, int64_t n
   KV_ASSERT(st.kvr);
   if (m.config.arch == model_arch::gpt2) {
     detail::forward_gpt2(m, st, tokens, n, pos0, mode, logits);
+  } else if (m.config.arch == model_arch::gemma2 || m.config.arch == model_arch::gemma3) {
+    detail::forward_gemma(m, st, tokens, n, pos0, mode, logits);
   } else {
     detail::forward_llama(m, st, tokens, n, pos0, mode, logits);
   }
@@ -159,6 +169,20 @@ void forward_ops::swiglu(const tensor_view& w_gate, const tensor_view& w_up, con
     kvarena::matmul(*jp->pool, row_slice(*jp->wu, r0, r1), jp->x, 1, jp->up + r0);
     kvarena::silu_mul(jp->gate + r0, jp->up + r0, r1 - r0);
   });
+}
+
+void forward_ops::geglu(const tensor_view& w_gate, const tensor_view& w_up, const float* x, int64_t n,
+                        float* gate, float* up) {
+  matmul(w_gate, x, n, gate);
+  matmul(w_up, x, n, up);
+  const int64_t ne = n * w_gate.rows();
+  gelu(gate, ne);
+  for (int64_t i = 0; i < ne; ++i) gate[i] *= up[i];
+}
+
+void forward_ops::softcap(float* x, int64_t n_elems, float cap) {
+  const float inv = 1.0f / cap;  // as ggml: scale by 1/cap, tanh, scale by cap
+  for (int64_t i = 0; i < n_elems; ++i) x[i] = std::tanh(x[i] * inv) * cap;
 }
 
 void forward_ops::embed(const tensor_view& w, const int32_t* tokens, int64_t n, float* x) {

@@ -2,7 +2,7 @@
 // [pos0, pos0 + n) through the model, appending their keys/values to the KV cache and
 // writing logits for the last token, for every token, or none (a prefill chunk that is not
 // the last). One file per architecture: model-forward-llama.cpp (llama, qwen2, qwen3),
-// model-forward-gpt2.cpp. forward_state holds everything a sequence needs between calls
+// model-forward-gemma.cpp (gemma3), model-forward-gpt2.cpp. forward_state holds everything a sequence needs between calls
 // (KV cache: kv_runtime, thread pool, scratch sized once for the largest chunk), so a decode step
 // allocates nothing. Not here: sampling, tokens -> text, chunking (session does those).
 #pragma once
@@ -47,13 +47,17 @@ class forward_state {
                                       // (without one, `full` over an F32 store)
   std::vector<float> x;     // (max_chunk, dim) residual stream
   std::vector<float> xn;    // (max_chunk, dim) normed input of a sublayer
-  std::vector<float> q;     // llama: (max_chunk, dim) queries; gpt2: (max_chunk, dim + 2*kv_dim) q|k|v
+  std::vector<float> q;     // llama: (max_chunk, q_dim) queries; gpt2: (max_chunk, dim + 2*kv_dim) q|k|v
   std::vector<float> k, v;  // (max_chunk, kv_dim) llama keys, values
-  std::vector<float> att;   // (max_chunk, dim) attention output
+  std::vector<float> att;   // (max_chunk, max(dim, q_dim)) attention output
   std::vector<float> tmp;   // (max_chunk, dim) sublayer output before the residual add
   std::vector<float> gate;  // (max_chunk, ffn) llama gate / gpt2 up
   std::vector<float> up;    // (max_chunk, ffn) llama up
   std::vector<float> rope_cs;  // (max_chunk, rope_dims/2, 2) cos, sin of the chunk's positions
+  // Sliding-window layers with their own RoPE base (gemma3): the RoPE fields of their config
+  // (rope_swa) and the chunk's cos, sin under it (max_chunk, rope_dims/2, 2); empty otherwise.
+  model_config rope_swa;
+  std::vector<float> rope_cs_swa;
 
  private:
   forward_options opt_;
@@ -81,6 +85,11 @@ class forward_ops {
   // token each thread computes and combines its own slice of both, one round trip.
   void swiglu(const tensor_view& w_gate, const tensor_view& w_up, const float* x, int64_t n,
               float* gate, float* up);
+  // gate = gelu(x @ w_gate^T) * (x @ w_up^T): (n, ffn) (GELU as gelu() computes it); up: scratch
+  void geglu(const tensor_view& w_gate, const tensor_view& w_up, const float* x, int64_t n, float* gate,
+             float* up);
+  // x = cap * tanh(x / cap), element-wise (logit soft-capping)
+  void softcap(float* x, int64_t n_elems, float cap);
   // x: (n, dim) = rows tokens[i] of the embedding
   void embed(const tensor_view& w, const int32_t* tokens, int64_t n, float* x);
   // y: (n, dim) = rmsnorm(x) * w, row by row
@@ -127,6 +136,8 @@ void forward_llama(const model& m, forward_state& st, const int32_t* tokens, int
                    int64_t pos0, logits_mode mode, float* logits);
 void forward_gpt2(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
                   int64_t pos0, logits_mode mode, float* logits);
+void forward_gemma(const model& m, forward_state& st, const int32_t* tokens, int64_t n,
+                   int64_t pos0, logits_mode mode, float* logits);
 // NEOX RoPE of one row (plain reference): (n_heads, head_dim), pairs (x[i], x[i + rope_dims/2]),
 // theta_i = pos * base^(-2i/rope_dims).
 void rope_neox(float* x, int64_t n_heads, int64_t head_dim, int64_t rope_dims, int64_t pos,

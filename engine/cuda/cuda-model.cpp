@@ -52,6 +52,15 @@ void check_cuda_model_config(const model_config& c) {
   if (c.arch == model_arch::qwen3)
     throw engine_error("cuda: architecture qwen3 (per-head q/k RMSNorm) is not supported by the CUDA backend yet; "
                        "use --backend cpu");
+  // Nor the gemma3 block (post-norms, GeGLU, sliding-window layers, scaled embedding).
+  if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3)
+    throw engine_error(std::string("cuda: architecture ") + model_arch_name(c.arch) +
+                       " (GeGLU, post-norms, sliding-window layers, soft-capping) is not supported by the CUDA "
+                       "backend yet; use --backend cpu");
+  if (c.q_dim() != c.dim)
+    throw engine_error("cuda: a head width (attention.key_length " + std::to_string(c.head_dim) +
+                       ") other than embedding_length / head_count is not supported by the CUDA backend yet; "
+                       "use --backend cpu");
   // The CUDA RoPE kernel has no scaling terms: refuse rather than run unscaled.
   if (c.rope_scaled())
     throw engine_error(std::string("cuda: RoPE scaling (") +

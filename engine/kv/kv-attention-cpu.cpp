@@ -145,7 +145,9 @@ struct attend_job {
   int64_t ldo;
   int64_t hd, n_q, n_kv, G;
   float scale;
-  float mass_decay;             // query row i's mass is weighted mass_decay^(n_q - 1 - i)
+  float mass_decay;             // query row i's mass is weighted mass_scale * mass_decay^(n_q - 1 - i)
+  float mass_scale = 1.0f;
+  float softcap = 0.0f;         // > 0: scores become softcap * tanh(score / softcap) before the softmax
   bool split;                   // split mode, else block mode
   int64_t qb, n_blocks;         // block mode: queries per item, items per head
   int64_t rows_max;             // rows of the largest item
@@ -191,8 +193,9 @@ void for_each_chunk(const attend_job& job, int64_t g, int64_t t_begin, int64_t t
 // The weight of query row i's probabilities in the mass: mass_decay^(n_q - 1 - i) (1 when
 // the decay is 1: a plain sum over the queries).
 float query_mass_weight(const attend_job& job, int64_t i) {
-  return job.mass_decay == 1.0f ? 1.0f : std::pow(job.mass_decay, float(job.n_q - 1 - i));
+  return job.mass_scale * (job.mass_decay == 1.0f ? 1.0f : std::pow(job.mass_decay, float(job.n_q - 1 - i)));
 }
+bool weighted_mass(const attend_job& job) { return job.mass_decay != 1.0f || job.mass_scale != 1.0f; }
 
 bool head_has_mass(const kv_attn_head& h) {
   for (const kv_span& s : h.spans)
@@ -288,6 +291,11 @@ void run_item(attend_job& job, int ith, int64_t item) {
   for_each_chunk(job, g, t0, t0 + n_keys, [&](const kv_span& sp, int64_t a, int64_t n, int64_t t) {
     job.kern.qk(sp, a, n, hd, qs, R, S + (t - t0), ld_s, tile);
   });
+  if (job.softcap > 0.0f) {  // gemma2's attention logit soft-capping, as ggml: x * (1/cap), tanh, * cap
+    const float inv = 1.0f / job.softcap;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0, n = vis(r); j < n; ++j) S[r * ld_s + j] = std::tanh(S[r * ld_s + j] * inv) * job.softcap;
+  }
   for (int64_t r = 0; r < R; ++r) row_softmax(S + r * ld_s, vis(r), n_keys, m[r], l[r]);
   std::fill(o, o + R * hd, 0.0f);
   for_each_chunk(job, g, t0, t0 + n_keys, [&](const kv_span& sp, int64_t a, int64_t n, int64_t t) {
@@ -307,11 +315,11 @@ void run_item(attend_job& job, int ith, int64_t item) {
   if (!head_has_mass((*job.heads)[size_t(g)])) return;
   if (hp.n_items == 1) {
     thread_local std::vector<float> w;  // (R,) row weights; none when every weight is 1
-    if (job.mass_decay != 1.0f) {
+    if (weighted_mass(job)) {
       w.resize(size_t(R));
       for (int64_t r = 0; r < R; ++r) w[size_t(r)] = query_mass_weight(job, i0 + r / G);
     }
-    add_mass(job, g, t0, n_keys, S, ld_s, R, job.mass_decay != 1.0f ? w.data() : nullptr);
+    add_mass(job, g, t0, n_keys, S, ld_s, R, weighted_mass(job) ? w.data() : nullptr);
   } else {  // blocks of this head run on several threads: per-thread sums
     float* sums = buf + job.off_mass + hp.tok_off + t0;
     for (int64_t r = 0; r < R; ++r) {
@@ -404,12 +412,14 @@ void grow(std::vector<T>& v, size_t n) {
 
 void kv_attend(thread_pool& pool, const std::vector<kv_attn_head>& heads, int64_t head_dim,
                const float* q, int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out,
-               int64_t ldo, kv_attend_scratch& scratch, float mass_decay) {
+               int64_t ldo, kv_attend_scratch& scratch, float mass_decay, float mass_scale, float softcap) {
   const int64_t n_kv = int64_t(heads.size()), hd = head_dim;
   KV_ASSERT(n_kv >= 1 && n_heads % n_kv == 0 && hd >= 1 && n_q >= 1);
   KV_ASSERT(mass_decay >= 0.0f && mass_decay <= 1.0f);
   attend_job job;
   job.mass_decay = mass_decay;
+  job.mass_scale = mass_scale;
+  job.softcap = softcap;
   job.heads = &heads;
   job.kern = pick_kernels(hd);
   job.q = q, job.ldq = ldq, job.out = out, job.ldo = ldo;
@@ -508,7 +518,7 @@ namespace ref {
 
 void kv_attend(const std::vector<kv_attn_head>& heads, int64_t head_dim, const float* q,
                int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out, int64_t ldo,
-               float mass_decay) {
+               float mass_decay, float mass_scale, float softcap) {
   const int64_t n_kv = int64_t(heads.size()), hd = head_dim;
   KV_ASSERT(n_kv >= 1 && n_heads % n_kv == 0);
   const int64_t G = n_heads / n_kv;
@@ -544,6 +554,7 @@ void kv_attend(const std::vector<kv_attn_head>& heads, int64_t head_dim, const f
           double s = 0.0;
           for (int64_t c = 0; c < hd; ++c) s += double(qr[c]) * K[size_t(t * hd + c)];
           p[size_t(t)] = s * scale;
+          if (softcap > 0.0f) p[size_t(t)] = double(softcap) * std::tanh(p[size_t(t)] / double(softcap));
           mx = std::max(mx, p[size_t(t)]);
         }
         for (int64_t t = 0; t < n; ++t) sum += (p[size_t(t)] = std::exp(p[size_t(t)] - mx));
@@ -552,7 +563,7 @@ void kv_attend(const std::vector<kv_attn_head>& heads, int64_t head_dim, const f
           for (int64_t t = 0; t < n; ++t) acc += p[size_t(t)] / sum * V[size_t(t * hd + c)];
           o[c] = float(acc);
         }
-        const double w = std::pow(double(mass_decay), double(n_q - 1 - i));  // query i's weight
+        const double w = double(mass_scale) * std::pow(double(mass_decay), double(n_q - 1 - i));  // query i's weight
         for (int64_t t = 0; t < n; ++t)
           if (mass[size_t(t)]) *mass[size_t(t)] += float(w * p[size_t(t)] / sum);
       }

@@ -70,15 +70,19 @@ class kv_attend_scratch {
 // i's weighted mass_decay^(n_q - 1 - i): 1 sums the queries (H2O); CONF-KV's EMA decay d
 // gives each token sum_i d^(n_q-1-i) p_i, what n_q one-token steps of the EMA add (the
 // policy then scales its old score by d^n_q), so its score does not depend on the chunking.
+// mass_scale multiplies every query's weight (a call over part of a chunk's rows,
+// kv-attention-window.h: the weight its rows have in the whole chunk). softcap > 0: each
+// score s = scale * q . k becomes softcap * tanh(s / softcap) before the softmax (gemma2).
 void kv_attend(thread_pool& pool, const std::vector<kv_attn_head>& heads, int64_t head_dim,
                const float* q, int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out,
-               int64_t ldo, kv_attend_scratch& scratch, float mass_decay = 1.0f);
+               int64_t ldo, kv_attend_scratch& scratch, float mass_decay = 1.0f, float mass_scale = 1.0f,
+               float softcap = 0.0f);
 
 namespace ref {
 // Same contract: plain loops, one thread, double accumulation.
 void kv_attend(const std::vector<kv_attn_head>& heads, int64_t head_dim, const float* q,
                int64_t ldq, int64_t n_q, int64_t n_heads, float scale, float* out, int64_t ldo,
-               float mass_decay = 1.0f);
+               float mass_decay = 1.0f, float mass_scale = 1.0f, float softcap = 0.0f);
 }  // namespace ref
 
 }  // namespace kvarena

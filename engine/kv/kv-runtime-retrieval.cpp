@@ -11,6 +11,8 @@
 //           prefill (spec: dense, as the paper): attention of the page's queries over every
 //           host page before the window + the window, read where they are (no recall: on
 //           the CPU the pool is addressable), so the prompt's logits are full KV's;
+//           a sliding-window layer reads the same pages and window in position order, each
+//           query only its window of them (kv-attention-window.h);
 //           after the last page, prefetch the pages the next step will want (chosen with
 //           this query): copied by the thread pool in its idle moments while later layers
 //           compute (without overlap: the same prefetch, waited for at once).
@@ -72,12 +74,21 @@ class kv_retrieval_runtime final : public kv_runtime {
       track();
       const bool dense = !sig_.decode;
       select(pool, layer, q + (s0 + m - 1) * ldq, !dense);
+      if (const int64_t window = cfg_.window_of(layer); window > 0) {
+        // A sliding-window layer: the same pages and window, in position order, each query
+        // seeing only its window of them.
+        build_window_spans(layer, dense, pos0_ + s0 - window);
+        kv_attend_window(pool, heads_, hpos_, window, pos0_ + s0, hd_, q + s0 * ldq, ldq, m, n_heads_, scale,
+                         out + s0 * ldo, ldo, scratch_, wscratch_, 1.0f, false, cfg_.attn_softcap);
+        continue;
+      }
       if (dense) {
         build_dense_spans(layer);
       } else {
         build_spans(layer);
       }
-      kv_attend(pool, heads_, hd_, q + s0 * ldq, ldq, m, n_heads_, scale, out + s0 * ldo, ldo, scratch_);
+      kv_attend(pool, heads_, hd_, q + s0 * ldq, ldq, m, n_heads_, scale, out + s0 * ldo, ldo, scratch_, 1.0f, 1.0f,
+                cfg_.attn_softcap);
     }
     // The next call's pages are chosen and recalled either way; without overlap the caller
     // waits for the copies here instead of computing on (so both modes fill the same slots
@@ -183,6 +194,56 @@ class kv_retrieval_runtime final : public kv_runtime {
     }
   }
 
+  // A sliding-window layer's spans, in position order, with their positions (hpos_): the
+  // pages build_spans (decode: the recalled slots) or build_dense_spans (prefill: the pool)
+  // would read, one span per page, leaving out the pages wholly at or before `oldest` (no
+  // query of this page of the chunk sees them), then the store's window.
+  void build_window_spans(int64_t layer, bool dense, int64_t oldest) {
+    const int64_t page = cfg_.options.page;
+    hpos_.resize(size_t(n_kv_));
+    hposbuf_.resize(size_t(n_kv_));
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      kv_attn_head& h = heads_[g];
+      h.spans.clear();
+      std::vector<int32_t>& P = hposbuf_[size_t(g)];
+      P.clear();
+      const kv_head_view w = store_.head_view(layer, g);
+      // (page id, keys): values follow the keys at page * head_dim (pool) or in the slot's values.
+      std::vector<std::pair<int32_t, kv_span>>& pg = pagebuf_;
+      pg.clear();
+      if (dense) {
+        const int64_t wstart = w.n() > 0 ? w.pos[0] : store_.seq_len(layer);
+        for (int64_t p = 0; p < wstart / page; ++p) {
+          kv_span sp;
+          sp.n = page;
+          sp.k16 = host_.page_data(layer, p, g);
+          sp.v16 = sp.k16 + page * hd_;
+          pg.push_back({int32_t(p), sp});
+        }
+      } else {
+        for (int64_t s = 0; s < dev_.n_slots(); ++s) {
+          const int32_t p = dev_.slot_page(layer, g, s);
+          if (p < 0 || !std::binary_search(pages_[g].begin(), pages_[g].end(), p)) continue;
+          kv_span sp;
+          sp.n = page;
+          sp.k16 = dev_.slot_k(layer, g, s);
+          sp.v16 = dev_.slot_v(layer, g, s);
+          pg.push_back({p, sp});
+        }
+        std::sort(pg.begin(), pg.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      }
+      for (const auto& [p, sp] : pg) {
+        if ((int64_t(p) + 1) * page - 1 <= oldest) continue;  // before every query's window
+        h.spans.push_back(sp);
+        for (int64_t j = 0; j < page; ++j) P.push_back(int32_t(int64_t(p) * page + j));
+      }
+      const kv_attn_head store_part = kv_attn_head_from_view(w, false);
+      h.spans.insert(h.spans.end(), store_part.spans.begin(), store_part.spans.end());
+      P.insert(P.end(), w.pos, w.pos + w.n());
+      hpos_[size_t(g)] = P.data();
+    }
+  }
+
   // recall: bring the chosen pages to the device now (decode); a dense prefill page reads
   // the pool instead, and the prefetch after the chunk brings what the next step wants.
   void select(thread_pool& pool, int64_t layer, const float* q_last, bool recall) {
@@ -234,6 +295,8 @@ class kv_retrieval_runtime final : public kv_runtime {
   std::vector<const float*> qptr_;           // (n_layers,) into qbuf_
   std::vector<std::vector<int32_t>> pages_;  // (n_kv_heads,) device-resident pages for this layer's attention
   std::vector<int64_t> pages_read_;          // (n_layers, n_kv_heads) pages the last attention read
+  std::vector<std::vector<int32_t>> hposbuf_;  // (n_kv_heads,) window layers: positions of heads_' tokens
+  std::vector<std::pair<int32_t, kv_span>> pagebuf_;  // build_window_spans scratch: (page id, span)
 };
 
 }  // namespace

@@ -5,7 +5,9 @@
 //   eviction policies (full, window, h2o, confkv, confkv-l):
 //     append: store capacity = budget + n, then the chunk's rows go in (FP16);
 //     attend: clear the mass column (only when the policy ranks by it), attention over the
-//             INT8 + FP16 spans (the kernel adds mass), then select + apply (evict, INT8);
+//             INT8 + FP16 spans (the kernel adds mass; a sliding-window layer: each query
+//             over its window of them), then select + apply (evict, INT8); a sliding-window
+//             layer then also drops what no later query's window reaches;
 //     policies gated on the step's confidence (confkv, confkv-l) instead select in
 //     end_forward, for every layer, once the step's own logits gave c_t (spec: the budget
 //     applied when the cache is trimmed after step t comes from c_t);
@@ -65,6 +67,9 @@ kv_runtime::kv_runtime(const kv_runtime_config& cfg) : cfg_(cfg) {
   needs_ = policy_->needs();
   n_layers_ = o.n_layers, n_heads_ = o.n_heads, n_kv_ = o.n_kv_heads, hd_ = o.head_dim;
   max_chunk_ = std::max<int64_t>(1, cfg.max_chunk);
+  if (!cfg.layer_window.empty() && int64_t(cfg.layer_window.size()) != n_layers_)
+    throw engine_error("kv runtime: layer_window has " + std::to_string(cfg.layer_window.size()) +
+                       " entries for " + std::to_string(n_layers_) + " layers");
 }
 
 kv_store_config kv_runtime::store_config() const {
@@ -126,9 +131,28 @@ void kv_runtime::select_layer(int64_t layer) {
   kv_layer_meta meta = store_.layer_meta(layer);
   meta.rows = n_;
   store_.apply(layer, policy_->select(layer, meta));
+  drop_out_of_window(layer);
   int64_t kept = 0;
   for (int64_t g = 0; g < n_kv_; ++g) kept = std::max(kept, store_.n_kept(layer, g));
   cur_.kept[size_t(layer)] = kept;
+}
+
+void kv_runtime::drop_out_of_window(int64_t layer) {
+  const int64_t window = cfg_.window_of(layer);
+  if (window <= 0) return;
+  // The next query is at pos0_ + n_ or later and sees positions > pos0_ + n_ - window only.
+  const int32_t oldest = int32_t(pos0_ + n_ - window + 1);
+  keep_decision d;
+  d.keep_all = false;
+  d.keep.resize(size_t(n_kv_));
+  bool any = false;
+  for (int64_t g = 0; g < n_kv_; ++g) {
+    const kv_head_view v = store_.head_view(layer, g);
+    const int64_t lo = std::lower_bound(v.pos, v.pos + v.n(), oldest) - v.pos;
+    any = any || lo > 0;
+    for (int64_t t = lo; t < v.n(); ++t) d.keep[size_t(g)].push_back(int32_t(t));
+  }
+  if (any) store_.apply(layer, d);
 }
 
 const kv_step_stats& kv_runtime::end_forward(double ms, float confidence) {
@@ -179,11 +203,22 @@ class kv_eviction_runtime final : public kv_runtime {
     KV_ASSERT(n_q >= 1 && n_q <= n_);
     const bool mass = needs_.attention_mass;
     if (mass) store_.clear_mass(layer);
-    for (int64_t g = 0; g < n_kv_; ++g) heads_[g] = kv_attn_head_from_view(store_.head_view(layer, g), mass);
-    if (cfg_.reference) {
-      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, policy_->mass_decay());
+    const int64_t window = cfg_.window_of(layer);
+    hpos_.resize(size_t(n_kv_));
+    for (int64_t g = 0; g < n_kv_; ++g) {
+      const kv_head_view view = store_.head_view(layer, g);
+      heads_[g] = kv_attn_head_from_view(view, mass);
+      hpos_[size_t(g)] = view.pos;
+    }
+    if (window > 0) {  // a sliding-window layer: each query sees its window of what is kept
+      kv_attend_window(pool, heads_, hpos_, window, pos0_ + n_ - n_q, hd_, q, ldq, n_q, n_heads_, scale, out, ldo,
+                       scratch_, wscratch_, policy_->mass_decay(), cfg_.reference, cfg_.attn_softcap);
+    } else if (cfg_.reference) {
+      ref::kv_attend(heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, policy_->mass_decay(), 1.0f,
+                     cfg_.attn_softcap);
     } else {
-      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_, policy_->mass_decay());
+      kv_attend(pool, heads_, hd_, q, ldq, n_q, n_heads_, scale, out, ldo, scratch_, policy_->mass_decay(), 1.0f,
+                cfg_.attn_softcap);
     }
     if (!needs_.logits_confidence) select_layer(layer);  // gated policies: in end_forward
     track();

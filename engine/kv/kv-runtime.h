@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kv-attention-cpu.h"
+#include "kv-attention-window.h"
 #include "kv-policy.h"
 #include "kv-store.h"
 #include "thread-pool.h"
@@ -56,6 +57,15 @@ struct kv_runtime_config {
   bool f32 = false;             // the store's recent tokens in F32 (eviction policies without INT8):
                                 // `full` so is the policy-free reference cache
   bool reference = false;       // eviction kind: ref::kv_attend's plain loops instead of the kernel
+  // (n_layers,) or empty: layer l's attention window (a sliding-window layer of the model:
+  // a query at position p sees keys at positions > p - window; kv-attention-window.h), 0 =
+  // the whole causal past. The policy runs on such a layer as on any other; the window
+  // applies on top of what it keeps (engine/kv/README.md).
+  std::vector<int64_t> layer_window;
+  float attn_softcap = 0.0f;    // > 0: attention scores soft-capped (gemma2; kv_attend's softcap)
+  int64_t window_of(int64_t layer) const {
+    return layer_window.empty() ? 0 : layer_window[size_t(layer)];
+  }
 };
 
 // One sequence's KV cache under a policy. Two kinds behind one interface, chosen by the
@@ -112,6 +122,9 @@ class kv_runtime {
   virtual void add_counts(int64_t layer, int64_t head, kv_head_counts& c) const {}
   void track();
   void select_layer(int64_t layer);  // select + apply (eviction kind); kept statistics
+  // A sliding-window layer (eviction kind): drops the kept tokens no later query can see
+  // (positions <= the next position - window), whatever the policy chose.
+  void drop_out_of_window(int64_t layer);
 
   kv_runtime_config cfg_;
   std::unique_ptr<kv_policy> policy_;
@@ -120,6 +133,8 @@ class kv_runtime {
   kv_store store_;
   std::vector<kv_attn_head> heads_;  // (n_kv_heads,) spans of the current layer
   kv_attend_scratch scratch_;
+  kv_window_scratch wscratch_;       // sliding-window layers
+  std::vector<const int32_t*> hpos_;  // (n_kv_heads,) positions of heads_' tokens (window layers)
   // step state
   step_signals sig_;
   int64_t pos0_ = 0, n_ = 0, step_ = 0;

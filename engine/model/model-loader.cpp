@@ -1,11 +1,12 @@
 // model-loader.cpp: turns a GGUF file into a `model`: reads the config keys of the
-// architecture (llama, qwen2, qwen3, gpt2), finds every tensor and checks its type and shape
+// architecture (llama, qwen2, qwen3, gemma2, gemma3, gpt2), finds every tensor and checks its type and shape
 // against the config, so the forward pass can trust every view it is handed. Weights stay
 // in the memory map; only 1-D tensors stored in a non-F32 type are converted (the norm and
 // bias kernels take F32). load_model() picks GGUF or llama2.c by the file's magic.
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "engine-error.h"
@@ -103,6 +104,40 @@ void read_rope_scaling(const gguf_file& f, const std::string& a, model_config& c
   c.rope_freq_scale = float(1.0 / factor);
 }
 
+// gemma2 and gemma3, as llama.cpp v0.4.0 reads them (src/models/gemma2.cpp, gemma3.cpp):
+// the embedding scaled by sqrt(dim); queries by 1/sqrt(head_dim), except the 27B models'
+// (gemma2: 46 layers, gemma3: 62) 1/sqrt(dim / n_heads) (their query_pre_attn_scalar: GGUFs
+// carry no such key); `final_logit_softcapping` (gemma2 default 30, gemma3 none), gemma2's
+// `attn_logit_softcapping` (default 50). Sliding-window layers: `attention.sliding_window`
+// (gemma2 default 4096; gemma3: absent or 0 = every layer global), in each run of
+// `attention.sliding_window_pattern` P layers (gemma2 default 2, gemma3 6) the first P-1 are
+// sliding-window, the last global; the local layers' RoPE base `rope.freq_base_swa`
+// (gemma2: default the global base and scaling; gemma3: default 10000, unscaled).
+void read_gemma_config(const gguf_file& f, const std::string& a, model_config& c) {
+  const bool g2 = c.arch == model_arch::gemma2;
+  c.embed_scale = std::sqrt(float(c.dim));
+  const bool is_27b = c.n_layers == (g2 ? 46 : 62);
+  c.attn_scale = is_27b ? 1.0f / std::sqrt(float(c.dim / c.n_heads)) : 1.0f / std::sqrt(float(c.head_dim));
+  auto cap = [&](const char* key, double dflt) {
+    const float v = float(f.get_float(a + key).value_or(dflt));
+    if (!(v >= 0) || !std::isfinite(v)) f.fail(a + key + " must be a non-negative number");
+    return v;
+  };
+  c.final_logit_softcap = cap("final_logit_softcapping", g2 ? 30.0 : 0.0);
+  if (g2) c.attn_logit_softcap = cap("attn_logit_softcapping", 50.0);
+  const int64_t window = f.get_int(a + "attention.sliding_window").value_or(g2 ? 4096 : 0);
+  if (window < 0) f.fail(a + "attention.sliding_window must not be negative");
+  if (window == 0) return;
+  const int64_t period = f.get_int(a + "attention.sliding_window_pattern").value_or(g2 ? 2 : 6);
+  if (period < 0) f.fail(a + "attention.sliding_window_pattern must not be negative");
+  c.sliding_window = window;
+  c.layer_swa.assign(size_t(c.n_layers), 0);
+  for (int64_t l = 0; l < c.n_layers; ++l) c.layer_swa[size_t(l)] = period == 0 || l % period < period - 1;
+  c.rope_freq_base_swa = float(f.get_float(a + "rope.freq_base_swa").value_or(g2 ? c.rope_freq_base : 10000.0));
+  c.rope_freq_scale_swa = g2 ? c.rope_freq_scale : 1.0f;
+  if (!(c.rope_freq_base_swa > 0)) f.fail(a + "rope.freq_base_swa must be positive");
+}
+
 void read_config(const gguf_file& f, model_config& c) {
   const std::string a = std::string(model_arch_name(c.arch)) + ".";
   c.n_ctx = f.require_int(a + "context_length");
@@ -121,20 +156,28 @@ void read_config(const gguf_file& f, model_config& c) {
   positive("feed_forward_length", c.ffn_dim);
   positive("attention.head_count", c.n_heads);
   positive("attention.head_count_kv", c.n_kv_heads);
-  if (c.dim % c.n_heads != 0) {
-    f.fail("embedding_length " + std::to_string(c.dim) + " is not a multiple of head_count " +
-           std::to_string(c.n_heads));
-  }
   if (c.n_heads % c.n_kv_heads != 0) {
     f.fail("head_count " + std::to_string(c.n_heads) + " is not a multiple of head_count_kv " +
            std::to_string(c.n_kv_heads));
   }
-  c.head_dim = c.dim / c.n_heads;
+  // Head width: attention.key_length where the file sets it (gemma: 256, whatever the
+  // embedding width; queries then are n_heads * head_dim wide), else dim / n_heads.
+  const std::optional<int64_t> key_len = f.get_int(a + "attention.key_length");
+  if (c.arch != model_arch::gpt2 && key_len) {
+    if (*key_len <= 0 || *key_len > 1024)
+      f.fail("metadata key '" + a + "attention.key_length' = " + std::to_string(*key_len) + " is out of range");
+    c.head_dim = *key_len;
+  } else {
+    if (c.dim % c.n_heads != 0) {
+      f.fail("embedding_length " + std::to_string(c.dim) + " is not a multiple of head_count " +
+             std::to_string(c.n_heads));
+    }
+    c.head_dim = c.dim / c.n_heads;
+  }
   for (const char* key : {"attention.key_length", "attention.value_length"}) {
     if (auto v = f.get_int(a + key); v && *v != c.head_dim) {
-      f.fail("metadata key '" + a + key + "' = " + std::to_string(*v) +
-             " differs from embedding_length / head_count = " + std::to_string(c.head_dim) +
-             " (not supported)");
+      f.fail("metadata key '" + a + key + "' = " + std::to_string(*v) + " differs from the head width " +
+             std::to_string(c.head_dim) + " (not supported)");
     }
   }
 
@@ -145,7 +188,9 @@ void read_config(const gguf_file& f, model_config& c) {
     c.norm_eps = float(f.get_float(a + "attention.layer_norm_rms_epsilon").value_or(1e-5));
     c.rope_dims = f.get_int(a + "rope.dimension_count").value_or(c.head_dim);
     c.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
-    c.rope_neox = c.arch == model_arch::qwen2 || c.arch == model_arch::qwen3;  // llama.cpp's NEOX archs
+    // llama.cpp's NEOX archs
+    c.rope_neox = c.arch == model_arch::qwen2 || c.arch == model_arch::qwen3 || c.arch == model_arch::gemma2 ||
+                  c.arch == model_arch::gemma3;
     if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
       f.fail("rope.dimension_count " + std::to_string(c.rope_dims) +
              " must be even and in [2, head_dim = " + std::to_string(c.head_dim) + "]");
@@ -154,28 +199,35 @@ void read_config(const gguf_file& f, model_config& c) {
     read_rope_scaling(f, a, c);
   }
   if (!(c.norm_eps > 0)) f.fail("the norm epsilon must be positive");
+  if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3) read_gemma_config(f, a, c);
 }
 
 void bind_llama(tensor_binder& b, model& m) {
   const auto& c = m.config;
-  const int64_t d = c.dim, kv = c.kv_dim(), ff = c.ffn_dim;
+  const int64_t d = c.dim, qd = c.q_dim(), kv = c.kv_dim(), ff = c.ffn_dim;
   for (int64_t l = 0; l < c.n_layers; ++l) {
     auto& L = m.layers[size_t(l)];
     L.attn_norm = b.vec(blk(l, "attn_norm.weight"), d);
-    L.wq = b.matrix(blk(l, "attn_q.weight"), d, d);
+    L.wq = b.matrix(blk(l, "attn_q.weight"), d, qd);
     L.wk = b.matrix(blk(l, "attn_k.weight"), d, kv);
     L.wv = b.matrix(blk(l, "attn_v.weight"), d, kv);
     // Q/K/V biases: required by qwen2, optional in llama files (llama.cpp accepts them).
     const bool need_bias = c.arch == model_arch::qwen2;
-    L.bq = b.vec(blk(l, "attn_q.bias"), d, need_bias);
+    L.bq = b.vec(blk(l, "attn_q.bias"), qd, need_bias);
     L.bk = b.vec(blk(l, "attn_k.bias"), kv, need_bias);
     L.bv = b.vec(blk(l, "attn_v.bias"), kv, need_bias);
-    // qwen3: RMSNorm of each head of q and k (after the projections, before RoPE).
-    if (c.arch == model_arch::qwen3) {
+    // qwen3, gemma3: RMSNorm of each head of q and k (after the projections, before RoPE).
+    if (c.arch == model_arch::qwen3 || c.arch == model_arch::gemma3) {
       L.q_norm = b.vec(blk(l, "attn_q_norm.weight"), c.head_dim);
       L.k_norm = b.vec(blk(l, "attn_k_norm.weight"), c.head_dim);
     }
-    L.wo = b.matrix(blk(l, "attn_output.weight"), d, d);
+    L.wo = b.matrix(blk(l, "attn_output.weight"), qd, d);
+    // gemma2/3: RMSNorm of the attention and FFN outputs before each residual add. The norm
+    // weights are used as stored: llama.cpp's converter already added Gemma's 1 to them.
+    if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3) {
+      L.attn_post_norm = b.vec(blk(l, "post_attention_norm.weight"), d);
+      L.ffn_post_norm = b.vec(blk(l, "post_ffw_norm.weight"), d);
+    }
     L.ffn_norm = b.vec(blk(l, "ffn_norm.weight"), d);
     L.w_gate = b.matrix(blk(l, "ffn_gate.weight"), d, ff);
     L.w_up = b.matrix(blk(l, "ffn_up.weight"), d, ff);
@@ -213,17 +265,9 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   m->gguf = file;
 
   const std::string arch = f.require_string("general.architecture");
-  if (arch == "llama") {
-    m->config.arch = model_arch::llama;
-  } else if (arch == "qwen2") {
-    m->config.arch = model_arch::qwen2;
-  } else if (arch == "qwen3") {
-    m->config.arch = model_arch::qwen3;
-  } else if (arch == "gpt2") {
-    m->config.arch = model_arch::gpt2;
-  } else {
-    f.fail("unsupported architecture '" + arch + "' (supported: llama, qwen2, qwen3, gpt2)");
-  }
+  const std::optional<model_arch> a = model_arch_from_name(arch);
+  if (!a) f.fail("unsupported architecture '" + arch + "' (supported: " + model_arch_names() + ")");
+  m->config.arch = *a;
   model_config& c = m->config;
   read_config(f, c);
 
@@ -235,7 +279,8 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   m->tok_embd = b.matrix("token_embd.weight", c.dim, c.n_vocab);
   m->output_norm = b.vec("output_norm.weight", c.dim);
   if (c.arch == model_arch::gpt2) m->output_norm_b = b.vec("output_norm.bias", c.dim);
-  m->output = b.matrix("output.weight", c.dim, c.n_vocab, /*required=*/false);
+  // gemma2: llama.cpp always ties the output to the embedding (an output.weight is ignored).
+  if (c.arch != model_arch::gemma2) m->output = b.matrix("output.weight", c.dim, c.n_vocab, /*required=*/false);
   if (!m->output) m->output = m->tok_embd;  // tied embeddings
 
   // Each block has several tensors: a block_count beyond the tensor count is a bad file
@@ -246,7 +291,8 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   }
   // Llama 3.1+ RoPE scaling: one frequency divisor per rotated pair (llama.cpp reads the
   // tensor for llama and qwen-style archs alike; gpt2 has no RoPE).
-  if (c.arch != model_arch::gpt2) {
+  // gemma's graphs pass no frequency factors: llama.cpp never reads the tensor there.
+  if (c.arch != model_arch::gpt2 && c.arch != model_arch::gemma2 && c.arch != model_arch::gemma3) {
     if (const tensor_view* rf = f.find_tensor("rope_freqs.weight")) {
       const tensor_view v = b.vec("rope_freqs.weight", c.rope_dims / 2);
       const float* p = reinterpret_cast<const float*>(v.data);

@@ -12,8 +12,27 @@ const char* model_arch_name(model_arch a) {
     case model_arch::qwen2: return "qwen2";
     case model_arch::gpt2: return "gpt2";
     case model_arch::qwen3: return "qwen3";
+    case model_arch::gemma3: return "gemma3";
+    case model_arch::gemma2: return "gemma2";
   }
   return "unknown";
+}
+
+namespace {
+constexpr model_arch k_archs[] = {model_arch::llama, model_arch::qwen2, model_arch::qwen3, model_arch::gemma2,
+                                  model_arch::gemma3, model_arch::gpt2};
+}
+
+std::optional<model_arch> model_arch_from_name(const std::string& name) {
+  for (model_arch a : k_archs)
+    if (name == model_arch_name(a)) return a;
+  return std::nullopt;
+}
+
+std::string model_arch_names() {
+  std::string s;
+  for (model_arch a : k_archs) s += (s.empty() ? "" : ", ") + std::string(model_arch_name(a));
+  return s;
 }
 
 size_t model::weight_bytes() const {
@@ -30,7 +49,7 @@ size_t model::weight_bytes() const {
   count(output);
   for (const auto& l : layers) {
     for (const tensor_view* t : {&l.attn_norm, &l.attn_norm_b, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk,
-                                 &l.bv, &l.q_norm, &l.k_norm, &l.wqkv, &l.bqkv, &l.wo, &l.bo, &l.ffn_norm, &l.ffn_norm_b,
+                                 &l.bv, &l.q_norm, &l.k_norm, &l.wqkv, &l.bqkv, &l.wo, &l.bo, &l.attn_post_norm, &l.ffn_norm, &l.ffn_norm_b, &l.ffn_post_norm,
                                  &l.w_gate, &l.w_up, &l.b_up, &l.w_down, &l.b_down}) {
       count(*t);
     }
