@@ -7,6 +7,8 @@
 //   classifieds.visual_badge_text  504  the label printed on the photo's badge (and its shape)
 //   classifieds.visual_main_colour 505  main colour + object of photos in a category list
 //   reddit.visual_image_post       506  object + pattern of an image post's picture in a forum
+//   classifieds.visual_input_image 507  the listing whose photo shows the task's input image
+//                                       (VWA's `image` field: the object-only query view)
 // The text an agent reads never states these (alt texts are names or photo descriptions
 // that name at most the main colour); the oracle answers from the generator's data.
 #include <map>
@@ -14,6 +16,7 @@
 #include <stdexcept>
 
 #include "generator/gen-templates.h"
+#include "sites/picture.h"
 #include "sites/site-classifieds.h"
 #include "sites/site-forum.h"
 #include "sites/site-shopping.h"
@@ -180,6 +183,53 @@ void classifieds_visual(const site_data& data, std::vector<draft>& out) {
   }
 }
 
+// An input image: the object-only view of a listing's photo (same objects, colours,
+// pattern and count, no badge, another size); the listing is the only one of its category
+// whose photo has those attributes. The answer is its price.
+void classifieds_input_image(const site_data& data, std::vector<draft>& out) {
+  auto pics = pictures(data, "classifieds", "listing_pictures");
+  json cats = data.rows("classifieds",
+                        "SELECT c.id, c.name, t.name AS parent_name FROM categories c JOIN categories t ON "
+                        "t.id = c.parent_id ORDER BY c.id");
+  std::vector<std::pair<json, json>> picks;  // (category, listing)
+  auto look = [&](const json& pic) {
+    return str(pic, "object") + "|" + str(pic, "main_colour") + "|" + str(pic, "second_colour") + "|" +
+           str(pic, "pattern") + "|" + std::to_string(num(pic, "item_count"));
+  };
+  for (const json& c : cats) {
+    json ls = data.rows("classifieds", std::string(k_classifieds_listing_sql) + "WHERE l.category_id = " +
+                                           std::to_string(num(c, "id")) + " ORDER BY l.id");
+    if (ls.size() > size_t(sites::classifieds::kListingsPerPage)) continue;
+    std::map<std::string, int> seen, titles;
+    for (const json& l : ls) {
+      titles[str(l, "title")]++;
+      if (pics.count(num(l, "id"))) seen[look(pics.at(num(l, "id")))]++;
+    }
+    for (auto it = ls.rbegin(); it != ls.rend(); ++it) {  // the newest first: another listing than 505's
+      const json& l = *it;
+      if (pics.count(num(l, "id")) && titles[str(l, "title")] == 1 && seen[look(pics.at(num(l, "id")))] == 1) {
+        picks.emplace_back(c, l);
+        break;
+      }
+    }
+  }
+  for (size_t k = 0; k < 3; ++k) {
+    if (picks.empty()) throw std::runtime_error("generator: no classifieds category with a unique photo");
+    const auto& [c, l] = picks[(k * 5 + 4) * picks.size() / 15];
+    draft d = site_draft("classifieds", "__CLASSIFIEDS__", "visual_input_image", 507,
+                         "Among the {category} listings, find the one whose photo shows the item in the input "
+                         "image. What is its price?");
+    d.instantiation = {{"category", str(c, "name")}};
+    d.image = {"__CLASSIFIEDS__" + sites::picture_path(sites::kPictureQuery.name, num(l, "id"))};
+    expect_must_include(d, {price_alternatives(num(l, "price_cents"))});
+    d.plan.click("link", str(c, "parent_name")).click("link", str(c, "name")).click("link", str(l, "title"));
+    d.plan.expect(str(l, "title")).stop(money(num(l, "price_cents")));
+    d.visual = "hard";
+    d.reasoning = "medium";
+    out.push_back(d);
+  }
+}
+
 void reddit_visual(const site_data& data, std::vector<draft>& out) {
   auto pics = pictures(data, "reddit", "post_pictures");
   json forums = data.rows("reddit", "SELECT f.id, f.name, (SELECT COUNT(*) FROM posts p WHERE p.forum_id = f.id) AS n "
@@ -229,6 +279,7 @@ void visual_templates(const site_data& data, std::vector<draft>& out) {
   shopping_visual(data, out);
   classifieds_visual(data, out);
   if (data.has_site("reddit")) reddit_visual(data, out);
+  classifieds_input_image(data, out);
 }
 
 }  // namespace kvarena::tasks::gen
