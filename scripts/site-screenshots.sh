@@ -3,7 +3,8 @@
 # pages of each local site (classifieds, shopping, reddit), served by `kvarena sites`.
 # Usage: scripts/site-screenshots.sh [KVARENA_BINARY] [OUT_DIR] [PREFIX]
 #   defaults: build/kvarena, docs/images, "" (files OUT_DIR/PREFIX<site>-<page>.png)
-# PNGs are written at 1280x900 and, when pngquant or optipng is installed, compressed.
+# PNGs are written at SIZE (default 1280,900) and, when pngquant or optipng is installed, compressed.
+# ONLY="shopping-list reddit-item" limits the pages (names as in PAGES below).
 set -euo pipefail
 BIN=${1:-build/kvarena}
 OUT=${2:-docs/images}
@@ -19,24 +20,25 @@ B="http://127.0.0.1:$PORT/main"
 PAGES=(
   "classifieds-home $B/classifieds/"
   "classifieds-list $B/classifieds/category/bicycles"
-  "classifieds-item $B/classifieds/item/2"
+  "classifieds-item $B/classifieds/item/3"
   "classifieds-search $B/classifieds/search?q=chair"
   "shopping-home $B/shopping/"
   "shopping-list $B/shopping/category/2"
   "shopping-item $B/shopping/product/3"
-  "shopping-search $B/shopping/search?q=mug"
+  "shopping-search $B/shopping/search?q=kettle"
   "reddit-home $B/reddit/"
   "reddit-list $B/reddit/f/photography"
-  "reddit-item $B/reddit/post/3"
+  "reddit-item $B/reddit/post/7"
   "reddit-search $B/reddit/search?q=camera"
 )
 PROFILE=$(mktemp -d /tmp/kvarena-shots-XXXXXX)
 for entry in "${PAGES[@]}"; do
   name=${entry%% *}
   url=${entry#* }
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
   file="$OUT/$PREFIX$name.png"
   "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$PROFILE" \
-    --window-size=1280,900 --screenshot="$file" "$url" >/dev/null 2>&1
+    --window-size="${SIZE:-1280,900}" --screenshot="$file" "$url" >/dev/null 2>&1
   if command -v pngquant >/dev/null; then pngquant --force --skip-if-larger --output "$file" 64 "$file" || true
   elif command -v optipng >/dev/null; then optipng -quiet -o2 "$file" || true; fi
   echo "$file $(stat -c %s "$file") bytes"

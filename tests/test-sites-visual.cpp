@@ -171,6 +171,25 @@ TEST_F(SitesVisual, PicturesArePngsOfTheTwoSizesInTheirMainColourDrawnOnce) {
   EXPECT_EQ(http.get(base + "/images/full/7.gif").status, 404);
 }
 
+// A task's input image: the object-only view at an opaque name (no id in the URL), square,
+// without the badge, so it is not the listing's own picture byte for byte.
+TEST_F(SitesVisual, TheQueryViewIsAnotherRenderingAtAnOpaqueUrl) {
+  std::string base = fresh("classifieds");
+  site_client http;
+  std::string path = picture_path("query", 3);
+  EXPECT_EQ(path.find("/3."), std::string::npos) << path;
+  auto q = http.get(base + path);
+  ASSERT_EQ(q.status, 200) << path;
+  rgb_image qi = decode_png(q.body);
+  EXPECT_EQ(qi.width, 400);
+  EXPECT_EQ(qi.height, 400);
+  // The badge is near-black (25, 25, 30) in the full picture; the query view has none of it.
+  rgb_image full = decode_png(http.get(base + "/images/full/3.png").body);
+  EXPECT_GT(pixels_of(full, 25, 25, 31), 100);
+  EXPECT_EQ(pixels_of(qi, 25, 25, 31), 0);
+  EXPECT_EQ(http.get(base + "/images/query/0123456789abcdef.png").status, 404);
+}
+
 TEST_F(SitesVisual, ItemPagesShowThePictureWithAltTextAndListsAddNoNode) {
   site_client http;
   std::string shop = fresh("shopping");

@@ -1,4 +1,4 @@
-// test-tasks.cpp: the committed task suites (tasks/vwa-local, tasks/long-horizon), their
+// test-tasks.cpp: the committed task suites (tasks/vwa-local, tasks/long-horizon, tasks/vwa-visual), their
 // generator, their checks, and the oracle that must solve every task through the real env
 // HTTP API on loopback (the CI check that a task, its plan and the sites agree).
 //   - the generator reproduces the committed files byte for byte (drift is caught; the
@@ -240,7 +240,7 @@ TEST(TaskGenerator, CommittedSuitesMatchTheGenerator) {
     expected.insert(rel);
     if (read_file(k_tasks_dir / rel) != text) differ.push_back(rel);
   }
-  for (const char* suite : {"vwa-local", "long-horizon"})
+  for (const char* suite : {"vwa-local", "long-horizon", "vwa-visual"})
     for (const auto& e : fs::directory_iterator(k_tasks_dir / suite))
       if (e.path().extension() == ".json" && !expected.count(std::string(suite) + "/" + e.path().filename().string()))
         differ.push_back(std::string(suite) + "/" + e.path().filename().string() + " (not made by the generator)");
@@ -278,7 +278,7 @@ TEST(TaskGenerator, WritesWhatItGenerates) {
   ASSERT_TRUE(write_suites(generated(), dir.string(), &err)) << err;
   for (const auto& [rel, text] : suite_files(generated())) EXPECT_EQ(read_file(dir / rel), text) << rel;
   // What was written loads back to the same tasks, and writes back to the same text.
-  for (const char* suite : {"vwa-local", "long-horizon"}) {
+  for (const char* suite : {"vwa-local", "long-horizon", "vwa-visual"}) {
     auto r = check_suite((dir / suite).string(), std::string(suite) == "long-horizon");
     EXPECT_TRUE(r.ok()) << (r.errors.empty() ? "" : r.errors.front());
     const auto& want = generated().suites.at(suite);
@@ -293,7 +293,7 @@ TEST(TaskGenerator, WritesWhatItGenerates) {
 // ---- validation and coverage ----
 
 TEST(TaskSuites, Validate) {
-  for (const char* suite : {"vwa-local", "long-horizon"}) {
+  for (const char* suite : {"vwa-local", "long-horizon", "vwa-visual"}) {
     auto r = load(suite);
     std::string errs;
     for (size_t i = 0; i < r.errors.size() && i < 10; ++i) errs += "\n  " + r.errors[i];
@@ -380,6 +380,12 @@ TEST_F(Oracle, SolvesVwaLocal) {
   expect_all_solved("vwa-local", loaded, *client_);
 }
 
+TEST_F(Oracle, SolvesVwaVisual) {
+  auto loaded = load("vwa-visual");
+  ASSERT_FALSE(loaded.tasks.empty());
+  expect_all_solved("vwa-visual", loaded, *client_);
+}
+
 TEST_F(Oracle, SolvesLongHorizon) {
   auto loaded = load("long-horizon");
   ASSERT_FALSE(loaded.tasks.empty());
@@ -389,7 +395,7 @@ TEST_F(Oracle, SolvesLongHorizon) {
 // An agent that stops at once must score 0 on every task: no task is solved by the start
 // state, so the oracle test above can fail.
 TEST_F(Oracle, DoingNothingScoresZeroEverywhere) {
-  for (const char* suite : {"vwa-local", "long-horizon"}) {
+  for (const char* suite : {"vwa-local", "long-horizon", "vwa-visual"}) {
     auto loaded = load(suite);
     std::vector<task> idle;
     for (const task& t : loaded.tasks) {

@@ -233,7 +233,7 @@ std::string draw_picture_png(const picture_spec& a, int width, int height) {
   cairo_t* cr = cairo_create(s);
   cairo_pattern_t* bg = cairo_pattern_create_linear(0, 0, 0, height);
   cairo_pattern_add_color_stop_rgb(bg, 0, 0.97, 0.97, 0.96);
-  cairo_pattern_add_color_stop_rgb(bg, 1, 0.86, 0.87, 0.88);
+  cairo_pattern_add_color_stop_rgb(bg, 1, a.object_only ? 0.97 : 0.86, a.object_only ? 0.97 : 0.87, a.object_only ? 0.96 : 0.88);
   cairo_set_source(cr, bg);
   cairo_paint(cr);
   cairo_pattern_destroy(bg);
@@ -259,7 +259,7 @@ std::string draw_picture_png(const picture_spec& a, int width, int height) {
   }
   cairo_pattern_destroy(body);
   double r = height * 0.075;
-  badge(cr, a, width - r * 1.6, r * 1.6, r);
+  if (!a.object_only) badge(cr, a, width - r * 1.6, r * 1.6, r);
 
   cairo_destroy(cr);
   std::string png;

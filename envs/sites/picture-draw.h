@@ -15,6 +15,7 @@ struct picture_spec {
   int64_t count = 1;    // copies, clamped to 1..4
   double main_rgb[3] = {0.5, 0.5, 0.5};    // 0..1
   double second_rgb[3] = {0.5, 0.5, 0.5};  // 0..1
+  bool object_only = false;  // the objects alone on white, no badge (a task's input image)
 };
 
 // The PNG bytes of `p` at width x height pixels.

@@ -20,11 +20,20 @@ void add_picture_routes(site_router& r, std::string table) {
     const std::string& file = ctx.params["file"];
     int64_t id = 0;
     bool ok = file.size() > 4 && file.compare(file.size() - 4, 4, ".png") == 0;
-    if (ok) {
+    if (ok && size == kPictureQuery.name) {  // an opaque token: find the item it names
+      std::string token = file.substr(0, file.size() - 4);
+      auto st = ctx.db.prepare("SELECT item_id FROM " + table + " ORDER BY item_id");
+      ok = false;
+      while (!ok && st.step())
+        if (picture_query_token(st.int64(0)) == token) id = st.int64(0), ok = true;
+    } else if (ok) {
       auto [end, ec] = std::from_chars(file.data(), file.data() + file.size() - 4, id);
       ok = ec == std::errc() && end == file.data() + file.size() - 4 && id > 0;
     }
-    const picture_size* ps = size == kPictureThumb.name ? &kPictureThumb : size == kPictureFull.name ? &kPictureFull : nullptr;
+    const picture_size* ps = size == kPictureThumb.name  ? &kPictureThumb
+                             : size == kPictureFull.name ? &kPictureFull
+                             : size == kPictureQuery.name ? &kPictureQuery
+                                                          : nullptr;
     auto attrs = ok && ps ? load_picture(ctx.db, table, id) : std::nullopt;
     if (!attrs) return http_response::error(404, "there is no such picture");
     http_response res;

@@ -1,5 +1,6 @@
 // picture-pages.h: pictures on the sites' pages and their route (picture-pages.cpp).
 //   GET <base>/images/{thumb|full}/{id}.png  the PNG of the item's row in `table` (404 when none)
+//   GET <base>/images/query/{token}.png      its object-only view, for tasks' input images
 // In result lists the thumbnail is the card's CSS background (`--thumb` on the existing
 // <article>): no node is added, so the text browser's tree and ids of list pages stay as
 // they were. Item pages show the full picture as an <img> with its alt text.

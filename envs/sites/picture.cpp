@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "picture-draw.h"
+#include "splitmix64.h"
 
 namespace kvarena::sites {
 
@@ -111,12 +112,13 @@ int64_t g_drawn = 0;
 
 std::shared_ptr<const std::string> picture_png(const picture_attrs& a, const picture_size& size) {
   std::string key = a.object + '|' + a.main_colour + '|' + a.second_colour + '|' + a.pattern + '|' + a.shape + '|' +
-                    std::to_string(a.count) + '|' + a.label + '|' + std::to_string(size.width) + 'x' +
-                    std::to_string(size.height);
+                    std::to_string(a.count) + '|' + a.label + '|' + std::string(size.name) + '|' +
+                    std::to_string(size.width) + 'x' + std::to_string(size.height);
   std::lock_guard lock(g_cache_mu);
   auto& slot = g_cache[key];
   if (!slot) {
     picture_spec spec{a.object, a.pattern, a.shape, a.label, a.count};
+    spec.object_only = size.name == kPictureQuery.name;
     for (auto [name, rgb] : {std::pair{&a.main_colour, spec.main_rgb}, std::pair{&a.second_colour, spec.second_rgb}})
       if (const picture_colour* c = find_picture_colour(*name)) {
         rgb[0] = c->r / 255.0;
@@ -134,7 +136,15 @@ int64_t pictures_drawn() {
   return g_drawn;
 }
 
+std::string picture_query_token(int64_t id) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(kvarena::splitmix64(uint64_t(id) ^ 0x7175657279ull)));  // "query"
+  return buf;
+}
+
 std::string picture_path(std::string_view size_name, int64_t id) {
+  if (size_name == kPictureQuery.name) return "/images/query/" + picture_query_token(id) + ".png";
   return "/images/" + std::string(size_name) + "/" + std::to_string(id) + ".png";
 }
 

@@ -64,13 +64,18 @@ struct picture_size {
 };
 inline constexpr picture_size kPictureThumb{"thumb", 240, 180};
 inline constexpr picture_size kPictureFull{"full", 640, 480};
+// A re-rendered view for a task's input image (VWA's `image` field): the objects alone,
+// square, no badge, at an opaque URL (picture_query_token) that names no id.
+inline constexpr picture_size kPictureQuery{"query", 400, 400};
 
 // The PNG of `a` at `size`, from the process-wide cache (drawn on first use).
 std::shared_ptr<const std::string> picture_png(const picture_attrs& a, const picture_size& size);
 // How many PNGs have been drawn so far (tests: a second request draws nothing).
 int64_t pictures_drawn();
 
-// "/images/full/12.png" relative to a site's base.
+// "/images/full/12.png" relative to a site's base; query views: "/images/query/TOKEN.png".
 std::string picture_path(std::string_view size_name, int64_t id);
+// 16 hex digits from the item id (splitmix64): the query view's name.
+std::string picture_query_token(int64_t id);
 
 }  // namespace kvarena::sites

@@ -148,6 +148,7 @@ task draft::to_task(int64_t id) const {
   t.intent_template_id = template_id;
   t.require_reset = false;
   t.eval = eval;
+  t.image = image;  // one input image is written as a string, as VWA's files do
   t.reasoning_difficulty = reasoning;
   t.visual_difficulty = visual;
   t.overall_difficulty = overall;

@@ -72,6 +72,7 @@ struct draft {
   std::string reasoning = "easy", visual = "easy", overall = "easy";
   plan_builder plan;
   std::vector<memory_fact> memory;
+  std::vector<std::string> image;  // VWA's input images (URLs with the site placeholders)
 
   // The intent: intent_template with every {key} replaced from `instantiation`.
   std::string intent() const;

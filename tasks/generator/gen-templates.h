@@ -13,6 +13,7 @@ void shopping_templates(const site_data& data, std::vector<draft>& out);     // 
 void reddit_templates(const site_data& data, std::vector<draft>& out);       // gen-forum.cpp
 void multisite_templates(const site_data& data, std::vector<draft>& out);    // gen-multisite.cpp
 void long_horizon_templates(const site_data& data, std::vector<draft>& out); // gen-long-horizon.cpp
+void visual_templates(const site_data& data, std::vector<draft>& out);       // gen-visual.cpp
 
 // Data pickers and plan snippets the families share (defined in their site's file).
 // "Nameable": a unique title/name that the site's own search lists on its first page.

@@ -14,12 +14,13 @@ namespace fs = std::filesystem;
 
 generated_suites generate_suites(uint64_t seed) {
   gen::site_data data(seed);
-  std::vector<gen::draft> local, longh;
+  std::vector<gen::draft> local, longh, visual;
   gen::classifieds_templates(data, local);
   gen::shopping_templates(data, local);
   if (data.has_site("reddit")) gen::reddit_templates(data, local);
   gen::multisite_templates(data, local);
   gen::long_horizon_templates(data, longh);
+  gen::visual_templates(data, visual);
 
   generated_suites g;
   auto number = [](const std::vector<gen::draft>& drafts) {
@@ -29,6 +30,7 @@ generated_suites generate_suites(uint64_t seed) {
   };
   g.suites["vwa-local"] = number(local);
   g.suites["long-horizon"] = number(longh);
+  g.suites["vwa-visual"] = number(visual);
   return g;
 }
 

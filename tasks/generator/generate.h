@@ -3,6 +3,7 @@
 //   vwa-local     one or more tasks per VWA task kind on the local sites (classifieds,
 //                 shopping, reddit, and tasks across two sites)
 //   long-horizon  tasks whose answer needs a fact seen >= 5 steps before it is used
+//   vwa-visual    tasks whose answer depends on a picture (gen-visual.cpp)
 // Same seed -> byte-identical files. Task ids are 0..n-1 within each suite, in template
 // order; the files are <suite>/<id>.json (task_to_json, 2-space indent, newline at the end).
 #pragma once
