@@ -1,7 +1,8 @@
 // chat-template-cases.h: the conversations every real chat template is rendered over in
 // test-chat-template-llamacpp (by kvarena and by python3-jinja2): system + user with and
 // without the generation prompt, user only, multi-turn with assistant replies, with and
-// without a system message. Contents carry what trips renderers: surrounding whitespace
+// without a system message, a reply that carries reasoning (<think>), a lone user turn
+// without the prompt. Contents carry what trips renderers: surrounding whitespace
 // and newlines, quotes of both kinds, non-ASCII text.
 #pragma once
 #include <string>
@@ -27,6 +28,8 @@ inline std::vector<chat_case> chat_cases() {
       {{{"system", sys}, {"user", u1}, {"assistant", a1}, {"user", u2}}, true},
       {{{"user", u1}, {"assistant", a1}, {"user", u2}, {"assistant", a2}}, false},
       {{{"user", u1}, {"assistant", a1}, {"user", u2}}, true},
+      {{{"system", sys}, {"user", u1}, {"assistant", "<think>\nAdd them.\n</think>\n\n4"}, {"user", u2}}, true},
+      {{{"user", "Hi"}}, false},
   };
 }
 

@@ -33,6 +33,7 @@ const std::set<std::string> k_claimed = {
     "Apertus-8B-Instruct",
     "Apriel-1.6-15b-Thinker-fixed",
     "Bielik-11B-v3.0-Instruct",
+    "ByteDance-Seed-OSS",
     "Cohere2MoE",
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use",
     "GLM-4.6",

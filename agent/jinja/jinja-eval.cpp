@@ -202,8 +202,9 @@ class evaluator {
         value d = value::make_dict();
         for (size_t j = 0; j + 1 < e.args.size(); j += 2) {
           const value k = eval(*e.args[j], f);
-          if (!k.is_string()) throw error("chat template: dict keys other than strings are not supported");
-          d.d->set(k.s, eval(*e.args[j + 1], f));
+          if (k.is_list() || k.is_dict() || k.is_undefined() || k.k == value::kind::function)
+            throw error(std::string("chat template: a dict key of type '") + k.type_name() + "' (unhashable)");
+          d.d->set(k, eval(*e.args[j + 1], f));
         }
         return d;
       }

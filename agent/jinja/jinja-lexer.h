@@ -25,8 +25,10 @@ struct token {
   int line = 1;
 };
 
+// transformers' apply_chat_template sets both (jinja2's own default is both off), and
+// llama.cpp's chat-template engine (common/jinja) defaults to both on as well.
 struct lex_options {
-  bool trim_blocks = true;   // as transformers' apply_chat_template sets them
+  bool trim_blocks = true;
   bool lstrip_blocks = true;
 };
 

@@ -190,17 +190,17 @@ value dict_method(const value& obj, const std::string& n) {
   if (n == "get")
     return method(obj, n, [](const value& o, A& a) {
       const value k = a.get(0, "key");
-      const value* v = k.is_string() ? o.d->find(k.s) : nullptr;
+      const value* v = o.d->find(k);
       return v ? *v : a.get(1, "default", value::none());
     });
   if (n == "items" || n == "keys" || n == "values")
     return method(obj, n, [n](const value& o, A&) {
       list out;
       for (const auto& kv : o.d->items) {
-        if (n == "keys") out.push_back(value::str(kv.first));
+        if (n == "keys") out.push_back(kv.first);
         else if (n == "values") out.push_back(kv.second);
         else {
-          value t = value::make_list({value::str(kv.first), kv.second});
+          value t = value::make_list({kv.first, kv.second});
           t.tuple = true;
           out.push_back(t);
         }
@@ -254,8 +254,8 @@ value get_attr(const value& obj, const std::string& name) {
 value get_item(const value& obj, const value& key) {
   if (obj.is_undefined())
     throw error("chat template: '" + (obj.s.empty() ? std::string("value") : obj.s) + "' is undefined (reading [" + key.repr() + "])");
-  if (obj.is_dict() && key.is_string()) {
-    if (const value* v = obj.d->find(key.s)) return *v;
+  if (obj.is_dict()) {
+    if (const value* v = obj.d->find(key)) return *v;
   }
   if ((obj.is_list() || obj.is_string()) && (key.k == value::kind::integer || key.k == value::kind::boolean)) {
     const list items = obj.is_list() ? *obj.l : iterate(obj);

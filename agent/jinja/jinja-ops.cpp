@@ -115,16 +115,22 @@ void json_value(std::string& out, const value& v, int indent, int level, const s
       return;
     case value::kind::dict: {
       if (v.d->items.empty()) { out += "{}"; return; }
-      std::vector<const std::pair<std::string, value>*> items;
-      for (const auto& kv : v.d->items) items.push_back(&kv);
-      if (sort_keys) std::stable_sort(items.begin(), items.end(), [](auto* x, auto* y) { return x->first < y->first; });
+      // json.dumps writes a key as a string: str as is, int and float as repr, true/false/null.
+      std::vector<std::pair<std::string, const value*>> items;
+      for (const auto& kv : v.d->items) {
+        const value& k = kv.first;
+        std::string key = k.is_string() ? k.s : k.k == value::kind::boolean ? (k.b ? "true" : "false")
+                          : k.is_none() ? "null" : k.repr();
+        items.emplace_back(std::move(key), &kv.second);
+      }
+      if (sort_keys) std::stable_sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       out += '{';
       for (size_t j = 0; j < items.size(); ++j) {
         if (j) out += item_sep;
         newline(level + 1);
-        json_string(out, items[j]->first);
+        json_string(out, items[j].first);
         out += key_sep;
-        json_value(out, items[j]->second, indent, level + 1, item_sep, key_sep, sort_keys);
+        json_value(out, *items[j].second, indent, level + 1, item_sep, key_sep, sort_keys);
       }
       newline(level);
       out += '}';
@@ -227,7 +233,7 @@ bool contains(const value& container, const value& item) {
       if (equals(v, item)) return true;
     return false;
   }
-  if (container.is_dict()) return item.is_string() && container.d->find(item.s) != nullptr;
+  if (container.is_dict()) return container.d->find(item) != nullptr;
   if (container.is_undefined()) return false;  // jinja2's Undefined iterates as empty
   throw error(std::string("chat template: 'in' on a value of type '") + container.type_name() + "'");
 }
@@ -238,7 +244,7 @@ list iterate(const value& v) {
     case value::kind::list: return *v.l;
     case value::kind::dict: {
       list keys;
-      for (const auto& kv : v.d->items) keys.push_back(value::str(kv.first));
+      for (const auto& kv : v.d->items) keys.push_back(kv.first);
       return keys;
     }
     case value::kind::string: {

@@ -7,17 +7,25 @@
 
 namespace kvarena::jinja {
 
-const value* dict::find(const std::string& key) const {
+const value* dict::find(const value& key) const {
   for (const auto& kv : items)
-    if (kv.first == key) return &kv.second;
+    if (equals(kv.first, key)) return &kv.second;
   return nullptr;
 }
 
-void dict::set(const std::string& key, value v) {
+const value* dict::find(const std::string& key) const {
+  for (const auto& kv : items)
+    if (kv.first.is_string() && kv.first.s == key) return &kv.second;
+  return nullptr;
+}
+
+void dict::set(const value& key, value v) {
   for (auto& kv : items)
-    if (kv.first == key) { kv.second = std::move(v); return; }
+    if (equals(kv.first, key)) { kv.second = std::move(v); return; }
   items.emplace_back(key, std::move(v));
 }
+
+void dict::set(const std::string& key, value v) { set(value::str(key), std::move(v)); }
 
 value call_args::get(size_t index, const std::string& name, value fallback) const {
   for (const auto& kv : kw)
@@ -138,7 +146,7 @@ std::string value::repr() const {
       std::string out = ns ? "<Namespace {" : "{";
       bool first = true;
       for (const auto& kv : d->items) {
-        out += (first ? "" : ", ") + python_str_repr(kv.first) + ": " + kv.second.repr();
+        out += (first ? "" : ", ") + kv.first.repr() + ": " + kv.second.repr();
         first = false;
       }
       return out + (ns ? "}>" : "}");

@@ -1,6 +1,6 @@
 // jinja-value.h: the values a chat template computes with, as Python/Jinja2 sees them:
-// undefined, none, bool, int, float, str, list (also tuples), dict (insertion-ordered,
-// string keys), and callables (builtins, macros, bound methods). Lists and dicts are shared
+// undefined, none, bool, int, float, str, list (also tuples), dict (insertion-ordered;
+// string and scalar keys), and callables (builtins, macros, bound methods). Lists and dicts are shared
 // by reference, as in Python (a namespace() is a dict whose attributes can be set).
 //
 // to_str() is Python's str() (what `{{ x }}` prints: True, None, ['a', 1], {'k': 'v'});
@@ -68,10 +68,13 @@ struct value {
   const char* type_name() const; // Python's type name, for messages: 'str', 'list', ...
 };
 
-// Insertion-ordered string-keyed map (Python dict of a chat message, tool, namespace).
+// Insertion-ordered map (Python dict of a chat message, tool, namespace). Keys are
+// strings, or the other scalars Python hashes (int, float, bool, None; 1 == 1.0 == True).
 struct dict {
-  std::vector<std::pair<std::string, value>> items;
+  std::vector<std::pair<value, value>> items;
+  const value* find(const value& key) const;
   const value* find(const std::string& key) const;
+  void set(const value& key, value v);
   void set(const std::string& key, value v);
 };
 
