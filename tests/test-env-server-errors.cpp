@@ -1,8 +1,8 @@
 // test-env-server-errors.cpp: the env server's error answers (specs/web-envs.md): unknown
 // session 404, malformed JSON 400 with the parser's message, wrong fields and invalid tasks
 // 422 with the loader's messages, a placeholder without a site, request sites overriding
-// the server's map, an unreachable start URL 502 without a leaked tenant, oversized bodies
-// 413, wrong methods 405.
+// the server's map, each other check of a create request 422 with its message, an
+// unreachable start URL 502 without a leaked tenant, oversized bodies 413, wrong methods 405.
 #include "env-server-test-util.h"
 
 // ---- errors
@@ -106,6 +106,35 @@ TEST_F(EnvServerTest, RequestSitesOverrideTheServersMap) {
 
   opt.sites["classifieds"] = "not-a-url";
   EXPECT_THROW(client_.create_session(classifieds_task(k_string_eval), opt), env_client_error);
+}
+
+// Each check of a create request (env-create.h) answers 422 with its own message and gives
+// the tenant back.
+TEST_F(EnvServerTest, EachCreateCheckIs422WithItsMessageAndLeaksNoTenant) {
+  const size_t tenants = store().tenants().size();
+  nlohmann::json login_elsewhere = parse_json(classifieds_task(k_string_eval, true));
+  login_elsewhere["sites"] = {"classifieds", "gitlab"};
+  std::string many_tabs = "__CLASSIFIEDS__";
+  for (int i = 0; i < k_max_tabs; ++i) many_tabs += " |AND| __CLASSIFIEDS__";
+  const nlohmann::json task = parse_json(classifieds_task(k_string_eval));
+  const std::pair<nlohmann::json, std::string> cases[] = {
+      {{{"task", task}, {"browser", "firefox"}}, "browser 'firefox' is unknown: use \"text\" or \"chromium\""},
+      {{{"task", task}, {"sites", {{"classifieds", "ftp://example.test/"}}}},
+       "sites.classifieds: 'ftp://example.test/' is not an http:// URL"},
+      {{{"task", parse_json(classifieds_task(k_string_eval, false, many_tabs))}},
+       "the task's start_url opens 17 tabs (URLs joined by ' |AND| '); a session may have at most 16"},
+      {{{"task", login_elsewhere}}, "the task requires login on 'gitlab', which this env server does not serve"},
+      {{{"task", task}, {"observation", "som"}}, "\"observation\": \"som\" needs a screenshot"},
+  };
+  for (const auto& [body, message] : cases) {
+    SCOPED_TRACE(message);
+    auto r = client_.request("POST", "/v1/sessions", body.dump());
+    EXPECT_EQ(r.status, 422) << r.body;
+    const std::string got = parse_json(r.body)["error"]["message"];
+    EXPECT_EQ(got.rfind(message, 0), 0u) << got;
+  }
+  EXPECT_EQ(store().tenants().size(), tenants);
+  EXPECT_EQ(server_->session_count(), 0u);
 }
 
 TEST_F(EnvServerTest, UnreachableStartUrlIs502AndLeaksNoTenant) {

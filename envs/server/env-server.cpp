@@ -1,4 +1,5 @@
-// env-server.cpp: routes of the env API onto sessions (see env-server.h, env-api.h).
+// env-server.cpp: routes of the env API onto sessions (see env-server.h, env-api.h): one
+// handler per route (env_server::impl), the checks of a create request in env-create.cpp.
 #include "server/env-server.h"
 
 #include <set>
@@ -6,14 +7,11 @@
 #include <cstdio>
 #include <functional>
 
-#include "browser/common/url-util.h"
-#include "common/url-policy.h"
-#include "task/task.h"
 #include "server/env-api.h"
 #include "server/env-browsers.h"
+#include "server/env-create.h"
 #include "server/env-session-table.h"
 #include "server/env-session.h"
-#include "server/site-login.h"
 #include "sites/http-router.h"
 
 namespace kvarena {
@@ -35,17 +33,10 @@ api_response error_response(const env_api_error& e) {
   return r;
 }
 
-bool is_http_url(const std::string& s) { return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0; }
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 }  // namespace
 
 struct env_server::impl {
+  const env_server_options& options;  // env_server::opt_, which outlives this
   env_sites sites;
   env_browsers browsers;
   env_session_table table;
@@ -53,10 +44,13 @@ struct env_server::impl {
   sites::http_server http;
 
   impl(env_server& owner, const env_server_options& opt)
-      : sites(opt.sites),
+      : options(opt),
+        sites(opt.sites),
         browsers(browsers_options_for(opt)),
         table(opt.max_sessions, opt.idle_timeout, [this](env_session& s) { sites.release(s.lease()); }),
-        http(http_options_for(opt), [&owner](const api_request& req) { return owner.handle(req); }) {}
+        http(http_options_for(opt), [&owner](const api_request& req) { return owner.handle(req); }) {
+    add_routes();
+  }
 
   static env_browsers_options browsers_options_for(const env_server_options& opt) {
     env_browsers_options b{opt.browser, opt.chromium, opt.chromium_browser};
@@ -73,37 +67,40 @@ struct env_server::impl {
     h.json_errors = true;  // even the HTTP layer's own refusals keep the API's error shape
     return h;
   }
-};
 
-env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std::make_unique<impl>(*this, opt_)) {
-  auto& r = impl_->routes;
-  r.add("GET", "/v1/health", [this](const api_request&, const sites::path_params&) {
+  // One handler per route (env-api.h lists them).
+  void add_routes() {
+    using handler = api_response (impl::*)(const api_request&, const sites::path_params&);
+    auto route = [this](handler h) {
+      return [this, h](const api_request& req, const sites::path_params& p) { return (this->*h)(req, p); };
+    };
+    routes.add("GET", "/v1/health", route(&impl::health));
+    routes.add("POST", "/v1/sessions", route(&impl::create_session));
+    routes.add("POST", "/v1/sessions/{id}/step", route(&impl::step_session));
+    routes.add("POST", "/v1/sessions/{id}/evaluate", route(&impl::evaluate_session));
+    routes.add("GET", "/v1/sessions/{id}", route(&impl::session_info));
+    routes.add("DELETE", "/v1/sessions/{id}", route(&impl::delete_session));
+  }
+
+  // GET /v1/health
+  api_response health(const api_request&, const sites::path_params&) {
     env_health h;
-    h.sessions = static_cast<int64_t>(impl_->table.size());
-    h.max_sessions = static_cast<int64_t>(impl_->table.max_sessions());
-    h.sites_mode = impl_->sites.mode();
-    h.sites = impl_->sites.site_names();
-    h.browsers = impl_->browsers.available();
+    h.sessions = static_cast<int64_t>(table.size());
+    h.max_sessions = static_cast<int64_t>(table.max_sessions());
+    h.sites_mode = sites.mode();
+    h.sites = sites.site_names();
+    h.browsers = browsers.available();
     return json_response(to_json_text(h));
-  });
+  }
 
-  r.add("POST", "/v1/sessions", [this](const api_request& req, const sites::path_params&) {
+  // POST /v1/sessions: the stages of env-create.h, then a tenant's session with its browser.
+  api_response create_session(const api_request& req, const sites::path_params&) {
     env_create_request cr;
     from_json_text(req.body, cr);
-    if (cr.browser != "text" && cr.browser != "chromium")
-      throw env_api_error(422, "browser '" + cr.browser + "' is unknown: use \"text\" or \"chromium\"");
-    task_suite suite = parse_tasks(cr.task_json, "task");
-    if (!suite.ok())
-      throw env_api_error(422,
-                          "invalid task: " + suite.errors.front() +
-                              (suite.errors.size() > 1 ? " (and " + std::to_string(suite.errors.size() - 1) +
-                                                             " more problems, listed in details)"
-                                                       : ""),
-                          suite.errors);
-    task t = std::move(suite.tasks.at(0));
-    impl_->table.check_capacity();
+    task t = parse_create_task(cr);
+    table.check_capacity();
 
-    env_sites::lease lease = impl_->sites.acquire();
+    env_sites::lease lease = sites.acquire();
     struct release_guard {  // gives the tenant back unless the session took it
       env_sites& sites;
       const env_sites::lease& lease;
@@ -111,124 +108,73 @@ env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std
       ~release_guard() {
         if (armed) sites.release(lease);
       }
-    } guard{impl_->sites, lease};
+    } guard{sites, lease};
 
-    std::set<std::string> elsewhere;  // sites given by URL: their own login forms
-    for (const auto& [name, url] : opt_.sites.site_urls) elsewhere.insert(name);
-    for (const auto& [name, url] : cr.sites) {
-      elsewhere.insert(name);
-      if (!is_http_url(url))
-        throw env_api_error(422, "sites." + name + ": '" + url + "' is not an http:// URL");
-      lease.urls[name] = url;
-    }
-    std::vector<std::string> left = substitute_placeholders(t, lease.urls);
-    if (!left.empty())
-      throw env_api_error(422, "the task uses " + join(left, ", ") +
-                                   ", but this env server has no URL for it (it serves " +
-                                   join(impl_->sites.site_names(), ", ") +
-                                   "); pass the site's base URL in the request, e.g. \"sites\": {\"shopping\": "
-                                   "\"http://127.0.0.1:7770\"}");
-    if (start_urls(t).size() > static_cast<size_t>(k_max_tabs))
-      throw env_api_error(422, "the task's start_url opens " + std::to_string(start_urls(t).size()) +
-                                   " tabs (URLs joined by ' |AND| '); a session may have at most " +
-                                   std::to_string(k_max_tabs));
-    for (const std::string& url : start_urls(t)) {
-      const std::string target = url_from_user_input(url);  // as the browsers' goto reads it
-      if (target == "about:blank") continue;
-      if (std::string why = refused_url_reason(target, opt_.allow_file_urls); !why.empty())
-        throw env_api_error(422, "the task's start_url is refused: " + why);
-    }
-    std::vector<env_login> logins;
-    if (t.require_login) {
-      for (const std::string& site : t.sites) {
-        auto url = lease.urls.find(site);
-        if (url == lease.urls.end())
-          throw env_api_error(422, "the task requires login on '" + site +
-                                       "', which this env server does not serve (it serves " +
-                                       join(impl_->sites.site_names(), ", ") + ")");
-        if (elsewhere.count(site)) {
-          auto account = vwa_account(site);
-          logins.push_back({site, url->second, account ? account->username : "", true});
-        } else {
-          logins.push_back({site, url->second, impl_->sites.default_user(site, lease.tenant)});
-        }
-      }
-    }
+    const std::set<std::string> elsewhere = apply_site_urls(options.sites.site_urls, cr.sites, lease.urls);
+    fill_site_placeholders(t, lease.urls, sites);
+    check_start_urls(t, options.allow_file_urls);
+    std::vector<env_login> logins = plan_logins(t, lease, elsewhere, sites);
+    env_session_options so = session_options_for(cr, options);
+    const int viewport_height = viewport_height_of(t);
 
-    env_session_options so;
-    so.judge = opt_.judge;
-    so.vqa_url = opt_.vqa_url;
-    so.allow_file_urls = opt_.allow_file_urls;
-    so.max_obs_tokens = cr.max_obs_tokens;
-    so.som = cr.observation == "som";
-    so.screenshot = cr.observation == "screenshot";
-    if ((so.som || so.screenshot) && cr.browser != "chromium")
-      throw env_api_error(422, "\"observation\": \"" + cr.observation +
-                                   "\" needs a screenshot: use it with \"browser\": \"chromium\"");
-    so.early_stop = cr.early_stop.value_or(early_stop_config{});
-    int viewport_height = 0;
-    if (t.viewport_size) {
-      const std::pair<const char*, std::pair<int64_t, int64_t>> sides[] = {
-          {"width", {t.viewport_size->width, k_max_viewport_width_px}},
-          {"height", {t.viewport_size->height, k_max_viewport_height_px}}};
-      for (const auto& [side, v] : sides)
-        if (v.first < 1 || v.first > v.second)
-          throw env_api_error(422, std::string("field \"task.viewport_size.") + side + "\" must be an integer in 1.." +
-                                       std::to_string(v.second) + ", not " + std::to_string(v.first));
-      viewport_height = static_cast<int>(t.viewport_size->height);
-    }
-    std::unique_ptr<session_browser> browser = impl_->browsers.make(cr.browser, viewport_height);
-    auto session = std::make_shared<env_session>(impl_->table.new_id(), std::move(t), lease, so, std::move(browser));
+    std::unique_ptr<session_browser> browser = browsers.make(cr.browser, viewport_height);
+    auto session = std::make_shared<env_session>(table.new_id(), std::move(t), lease, so, std::move(browser));
     session->start(logins);
     env_created created{session->id(), session->observe()};
-    impl_->table.add(session);
+    table.add(session);
     guard.armed = false;
     return json_response(to_json_text(created), 201);
-  });
+  }
+
+  // POST /v1/sessions/{id}/step
+  api_response step_session(const api_request& req, const sites::path_params& p) {
+    env_step_request sr;
+    from_json_text(req.body, sr);
+    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.step(sr.action))); });
+  }
+
+  // POST /v1/sessions/{id}/evaluate
+  api_response evaluate_session(const api_request& req, const sites::path_params& p) {
+    env_evaluate_request er;
+    from_json_text(req.body, er);
+    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.evaluate(er.answer))); });
+  }
+
+  // GET /v1/sessions/{id}
+  api_response session_info(const api_request&, const sites::path_params& p) {
+    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.info())); });
+  }
+
+  // DELETE /v1/sessions/{id}
+  api_response delete_session(const api_request&, const sites::path_params& p) {
+    const std::string& id = p.at("id");
+    if (!table.close(id, options.session_lock_timeout))
+      throw env_api_error(404, "unknown session '" + id + "': it was already deleted, closed after being idle, "
+                                                          "or never created");
+    return json_response(to_json_text(env_deleted{id}));
+  }
 
   // Finds a session and holds its mutex for the rest of the request.
-  auto with_session = [this](const sites::path_params& p, const std::function<api_response(env_session&)>& fn) {
+  api_response with_session(const sites::path_params& p, const std::function<api_response(env_session&)>& fn) {
     const std::string& id = p.at("id");
     auto not_found = [&] {
       return env_api_error(404, "unknown session '" + id +
                                     "': it was deleted, closed after being idle, or never created; create one "
                                     "with POST /v1/sessions");
     };
-    std::shared_ptr<env_session> s = impl_->table.find(id);
+    std::shared_ptr<env_session> s = table.find(id);
     if (!s) throw not_found();
     std::unique_lock lock(s->mutex(), std::defer_lock);
-    if (!lock.try_lock_for(opt_.session_lock_timeout))
+    if (!lock.try_lock_for(options.session_lock_timeout))
       throw env_api_error(503, "session " + id + " is still busy with an earlier request after " +
-                                   std::to_string(opt_.session_lock_timeout.count() / 1000) +
+                                   std::to_string(options.session_lock_timeout.count() / 1000) +
                                    " s; send one request at a time per session");
     if (s->closed()) throw not_found();
     return fn(*s);
-  };
+  }
+};
 
-  r.add("POST", "/v1/sessions/{id}/step", [with_session](const api_request& req, const sites::path_params& p) {
-    env_step_request sr;
-    from_json_text(req.body, sr);
-    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.step(sr.action))); });
-  });
-
-  r.add("POST", "/v1/sessions/{id}/evaluate", [with_session](const api_request& req, const sites::path_params& p) {
-    env_evaluate_request er;
-    from_json_text(req.body, er);
-    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.evaluate(er.answer))); });
-  });
-
-  r.add("GET", "/v1/sessions/{id}", [with_session](const api_request&, const sites::path_params& p) {
-    return with_session(p, [&](env_session& s) { return json_response(to_json_text(s.info())); });
-  });
-
-  r.add("DELETE", "/v1/sessions/{id}", [this](const api_request&, const sites::path_params& p) {
-    const std::string& id = p.at("id");
-    if (!impl_->table.close(id, opt_.session_lock_timeout))
-      throw env_api_error(404, "unknown session '" + id + "': it was already deleted, closed after being idle, "
-                                                          "or never created");
-    return json_response(to_json_text(env_deleted{id}));
-  });
-}
+env_server::env_server(env_server_options opt) : opt_(std::move(opt)), impl_(std::make_unique<impl>(*this, opt_)) {}
 
 env_server::~env_server() { stop(); }
 
