@@ -37,7 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat-template.h"
-#include "eval/task.h"
+#include "task/task.h"
 #include "model-random.h"
 #include "model.h"
 #include "results-db.h"

@@ -12,10 +12,10 @@
 #include <regex>
 #include <set>
 
-#include "browser/ax-print.h"
-#include "browser/ax-tree.h"
-#include "browser/form-state.h"
-#include "browser/html-document.h"
+#include "browser/common/ax-print.h"
+#include "browser/common/ax-tree.h"
+#include "browser/text/form-state.h"
+#include "browser/text/html-document.h"
 #include "sites/html.h"
 #include "sites/picture.h"
 #include "test-sites-client.h"
