@@ -74,6 +74,11 @@ struct fixture {
           s->write(std::string(300, 'x'));
           s->finish();
         });
+      } else if (req.path == "/silent") {  // writes nothing until cancelled: only the read watch sees the client leave
+        producers.emplace_back([s] {
+          for (int i = 0; i < 4000 && !s->cancelled(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          s->respond(http_response::text("too late"));
+        });
       } else if (req.path == "/forever") {  // never completes unless cancelled
         producers.emplace_back([s] {
           s->begin(http_response::text(""));
@@ -152,6 +157,17 @@ TEST(HttpStream, AClientThatLeavesCancelsTheStream) {
   ::close(fd);
   for (int i = 0; i < 2000 && !f.cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   EXPECT_TRUE(f.cancelled);  // the producer stops long before its 20000 ticks
+}
+
+TEST(HttpStream, AClientThatLeavesWhileNothingIsWrittenCancels) {
+  fixture f;
+  const int fd = connect_to(f.server->port());
+  ASSERT_GE(fd, 0);
+  send_all(fd, "POST /silent HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the request is in the handler's hands
+  ::close(fd);
+  for (int i = 0; i < 2000 && !f.cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(f.cancelled);
 }
 
 }  // namespace
