@@ -11,7 +11,7 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
 }, []));
 const url = args.url, label = args.label ?? url;
 const requests = Number(args.requests ?? 16), concurrency = Number(args.concurrency ?? 4);
-const maxTokens = Number(args['max-tokens'] ?? 32), lines = Number(args.lines ?? 150);
+const maxTokens = Number(args['max-tokens'] ?? 32), lines = Number(args.lines ?? 50);
 const extra = args.extra ? JSON.parse(args.extra) : {};
 
 const page = Array.from({ length: lines }, (_, i) =>

@@ -6,7 +6,7 @@
 # --rounds rounds; the summary takes medians over rounds. Prompts are unique per request and
 # llama-server gets "cache_prompt": false, so neither reuses a cached prefix.
 #
-#   scripts/bench-serve.sh [MODEL.gguf] [-t 2] [-k 4] [-r 16] [-n 32] [--lines 150] [--rounds 3]
+#   scripts/bench-serve.sh [MODEL.gguf] [-t 2] [-k 4] [-r 16] [-n 32] [--lines 50] [--rounds 3]
 #     -k: concurrent requests (= --parallel / -np), -r: requests per round, -n: tokens each
 #
 # Needs build/kvarena (or $KVARENA_BIN), node, and llama-server: $LLAMA_SERVER, else
@@ -18,7 +18,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 MODEL="models/kvarena-agent.gguf"
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then MODEL="$1"; shift; fi
-THREADS=2 K=4 REQS=16 NGEN=32 LINES=150 ROUNDS=3
+THREADS=2 K=4 REQS=16 NGEN=32 LINES=50 ROUNDS=3
 while [ $# -gt 0 ]; do
   case "$1" in
     -t) THREADS="$2"; shift 2 ;;
@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
     -n) NGEN="$2"; shift 2 ;;
     --lines) LINES="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
-    *) echo "usage: $0 [MODEL.gguf] [-t 2] [-k 4] [-r 16] [-n 32] [--lines 150] [--rounds 3]" >&2; exit 2 ;;
+    *) echo "usage: $0 [MODEL.gguf] [-t 2] [-k 4] [-r 16] [-n 32] [--lines 50] [--rounds 3]" >&2; exit 2 ;;
   esac
 done
 KVARENA="${KVARENA_BIN:-build/kvarena}"
