@@ -15,7 +15,7 @@ namespace kvarena {
 
 class gguf_file;
 
-enum class model_arch { llama, qwen2, gpt2, qwen3, gemma3, gemma2 };
+enum class model_arch { llama, qwen2, gpt2, qwen3, gemma3, gemma2, phi3 };
 const char* model_arch_name(model_arch a);
 // The architectures the GGUF loader reads, by general.architecture name (nullopt: none),
 // and their names as one list for messages ("llama, qwen2, ...").
