@@ -1,4 +1,5 @@
-// test-arch.cpp: the architectures added after qwen3 (gemma2, gemma3), each checked against
+// test-arch.cpp: the architectures added after qwen3 (gemma2, gemma3, phi3; Mistral-style
+// llama files; qwen3 with a head width other than dim / n_heads), each checked against
 // llama.cpp itself on a random-weight file written at test time by llama.cpp's own Python
 // writer (gguf-py): tests/fixtures/make_arch_fixture.py writes the file and llama.cpp
 // v0.4.0's logits (../shared/tools/llamaref, `llamaref logits --all`) at every position of
@@ -8,7 +9,7 @@
 //    scales, head width).
 //  - Logits: every CPU kernel variant, prefill (one chunk, and chunks of 7) and
 //    token-by-token decode, and the reference path, at every position vs llama.cpp; the
-//    same file without its sliding window must be far off (the window matters: 16 < 64).
+//    same file with a feature changed must be far off (e.g. without the sliding window: 16 < 64).
 //  - Every registered KV policy runs a session on the file (budgets small enough to evict).
 //  - `kvarena model check`: supported, with the sliding window.
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@
 #include "cpu-kernels.h"
 #include "engine-error.h"
 #include "forward-fixture.h"
+#include "gguf-writer.h"
 #include "kv/kv-policy-registry.h"
 #include "llamacpp-logits-fixture.h"
 #include "model.h"
@@ -168,19 +170,35 @@ TEST(Gemma2, LoadsTheConfigTheMetadataImplies) {
   }
 }
 
-// Per architecture: what must be seen (a change to the loaded model that must move the
-// logits far from llama.cpp's: the test sees that feature).
+// Per architecture: changes to the loaded model that must move the logits far from
+// llama.cpp's (the test sees each feature, or that llama.cpp leaves a key unapplied).
 struct arch_case {
   std::string arch;
+  double tol;  // max |diff| vs llama.cpp
   std::vector<std::pair<std::string, std::function<void(model&)>>> must_matter;
 };
 
+// No GELU (phi3, llama, qwen3): F32 sums only, as test-qwen3 (measured <= 3e-7 there):
+// 1e-5 leaves room for summation order.
+constexpr double k_tol_f32 = 1e-5;
+
 std::vector<arch_case> arch_cases() {
   auto no_window = [](model& m) { m.config.layer_swa.clear(); };
-  return {{"gemma2",
-           {{"the sliding window", no_window},
-            {"the attention soft-capping", [](model& m) { m.config.attn_logit_softcap = 0; }}}},
-          {"gemma3", {{"the sliding window", no_window}}}};
+  auto window_16 = [](model& m) {  // what applying the file's sliding_window would do
+    m.config.sliding_window = 16;
+    m.config.layer_swa.assign(size_t(m.config.n_layers), 1);
+  };
+  return {{"gemma2", k_tol,
+           {{"no sliding window", no_window},
+            {"no attention soft-capping", [](model& m) { m.config.attn_logit_softcap = 0; }}}},
+          {"gemma3", k_tol, {{"no sliding window", no_window}}},
+          {"phi3", k_tol_f32,
+           {{"gate and up swapped", [](model& m) { for (auto& L : m.layers) std::swap(L.w_gate, L.w_up); }},
+            {"adjacent-pair RoPE", [](model& m) { m.config.rope_neox = false; }},
+            {"the file's sliding_window applied", window_16}}},
+          {"mistral", k_tol_f32, {{"the file's sliding_window applied", window_16}}},
+          {"qwen3-wide-head", k_tol_f32,
+           {{"no q/k norm", [](model& m) { for (auto& L : m.layers) L.q_norm = L.k_norm = tensor_view{}; }}}}};
 }
 
 class ArchLogits : public ::testing::TestWithParam<arch_case> {};
@@ -198,18 +216,18 @@ TEST_P(ArchLogits, MatchLlamaCppAtEveryPosition) {
       const double d = max_abs_diff(logits_of(*m, f.tokens, chunk), f.logits);
       std::printf("[%s] %-8s chunk %2lld vs llama.cpp: max |diff| %.3g over 64 positions\n", arch.c_str(), v.c_str(),
                   static_cast<long long>(chunk), d);
-      EXPECT_LE(d, k_tol) << v << " chunk " << chunk;
+      EXPECT_LE(d, GetParam().tol) << v << " chunk " << chunk;
     }
   }
   const double dr = max_abs_diff(logits_of(*m, f.tokens, 64, /*reference=*/true), f.logits);
   std::printf("[%s] reference path vs llama.cpp: max |diff| %.3g\n", arch.c_str(), dr);
-  EXPECT_LE(dr, k_tol);
+  EXPECT_LE(dr, GetParam().tol);
   for (const auto& [what, change] : GetParam().must_matter) {
     auto changed = load_model(f.model);
     change(*changed);
     const double without = max_abs_diff(logits_of(*changed, f.tokens, 64), f.logits);
-    std::printf("[%s] without %s: max |diff| %.3g\n", arch.c_str(), what.c_str(), without);
-    EXPECT_GT(without, 1e-2) << "without " << what;
+    std::printf("[%s] with %s: max |diff| %.3g\n", arch.c_str(), what.c_str(), without);
+    EXPECT_GT(without, 1e-2) << "with " << what;
   }
 }
 
@@ -262,7 +280,7 @@ TEST_P(ArchLogits, EveryKvPolicyRuns) {
     }
     // Eviction policies drop what no later query's window reaches: at most window - 1 tokens
     // stay on a sliding-window layer (freekv keeps its own window and pages: its kept count).
-    if (name != "freekv") {
+    if (!m->config.layer_swa.empty() && name != "freekv") {
       EXPECT_LE(most_kept_swa, m->config.sliding_window - 1) << name;
     }
     EXPECT_TRUE(std::isfinite(worst));
@@ -272,7 +290,12 @@ TEST_P(ArchLogits, EveryKvPolicyRuns) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, ArchLogits, ::testing::ValuesIn(arch_cases()),
-                         [](const auto& info) { return info.param.arch; });
+                         [](const auto& info) {
+                           std::string n = info.param.arch;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
 
 TEST(ModelCheck, Gemma3FileIsSupported) {
   const arch_fixture& f = fixture("gemma3");
@@ -282,6 +305,61 @@ TEST(ModelCheck, Gemma3FileIsSupported) {
   EXPECT_NE(out.find("architecture:  gemma3"), std::string::npos) << out;
   EXPECT_NE(out.find("sliding window: 16 (layers: 2 of every 3)"), std::string::npos) << out;
   EXPECT_NE(out.find("\nsupported\n"), std::string::npos) << out;
+}
+
+TEST(Phi3, LoadsFusedQkvAndGateUpAsViews) {
+  const arch_fixture& f = fixture("phi3");
+  REQUIRE_FIXTURE(f);
+  const auto m = load_model(f.model);
+  const model_config& c = m->config;
+  EXPECT_EQ(c.arch, model_arch::phi3);
+  EXPECT_TRUE(c.rope_neox);
+  EXPECT_TRUE(c.layer_swa.empty());  // attention.sliding_window is set, and not applied (llama.cpp)
+  for (const layer_weights& L : m->layers) {
+    EXPECT_EQ(L.wq.ne[1], 64);
+    EXPECT_EQ(L.wk.ne[1], 32);
+    EXPECT_EQ(L.wv.ne[1], 32);
+    EXPECT_EQ(L.wk.data, L.wq.data + 64 * L.wq.row_bytes());  // rows of one fused tensor
+    EXPECT_EQ(L.w_gate.ne[1], 128);
+    EXPECT_EQ(L.w_up.data, L.w_gate.data + 128 * L.w_gate.row_bytes());
+  }
+  EXPECT_NE(m->output.data, m->tok_embd.data);
+}
+
+TEST(Phi3, LongRopeFileIsRefusedByName) {
+  // A config-only phi3 file carrying rope_factors_long.weight (the 128k models' LongRoPE).
+  const std::string path = (test::temp_dir("phi3-longrope") / "p.gguf").string();
+  gguf_writer w;
+  w.set_string("general.architecture", "phi3");
+  w.set_u32("phi3.context_length", 64);
+  w.set_u32("phi3.embedding_length", 8);
+  w.set_u32("phi3.block_count", 1);
+  w.set_u32("phi3.feed_forward_length", 16);
+  w.set_u32("phi3.attention.head_count", 2);
+  const std::vector<float> z8(8 * 8, 0.f), one(8, 1.f), two(2, 1.f);
+  w.add_tensor_f32("token_embd.weight", ggml_type::f32, {8, 8}, z8);
+  w.add_tensor_f32("output_norm.weight", ggml_type::f32, {8}, one);
+  w.add_tensor_f32("rope_factors_long.weight", ggml_type::f32, {2}, two);
+  w.write(path);
+  try {
+    load_model(path);
+    FAIL() << "loaded";
+  } catch (const engine_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rope_factors_long.weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("LongRoPE"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Mistral, SlidingWindowKeyIsReadButNotApplied) {
+  const arch_fixture& f = fixture("mistral");
+  REQUIRE_FIXTURE(f);
+  const auto m = load_model(f.model);
+  EXPECT_EQ(m->config.arch, model_arch::llama);
+  EXPECT_TRUE(m->config.layer_swa.empty());
+  const auto [rc, out] = run(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("sliding window: 16 (not applied: llama.cpp runs llama with full attention)"), std::string::npos)
+      << out;
 }
 
 TEST(ModelCheck, Gemma2FileIsSupported) {

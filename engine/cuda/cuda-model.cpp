@@ -57,6 +57,9 @@ void check_cuda_model_config(const model_config& c) {
     throw engine_error(std::string("cuda: architecture ") + model_arch_name(c.arch) +
                        " (GeGLU, post-norms, sliding-window layers, soft-capping) is not supported by the CUDA "
                        "backend yet; use --backend cpu");
+  if (c.arch == model_arch::phi3)
+    throw engine_error("cuda: architecture phi3 (fused qkv and gate-up) is not supported by the CUDA backend yet; "
+                       "use --backend cpu");
   if (c.q_dim() != c.dim)
     throw engine_error("cuda: a head width (attention.key_length " + std::to_string(c.head_dim) +
                        ") other than embedding_length / head_count is not supported by the CUDA backend yet; "

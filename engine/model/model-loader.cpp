@@ -1,5 +1,5 @@
 // model-loader.cpp: turns a GGUF file into a `model`: reads the config keys of the
-// architecture (llama, qwen2, qwen3, gemma2, gemma3, gpt2), finds every tensor and checks its type and shape
+// architecture (llama, qwen2, qwen3, gemma2, gemma3, phi3, gpt2), finds every tensor and checks its type and shape
 // against the config, so the forward pass can trust every view it is handed. Weights stay
 // in the memory map; only 1-D tensors stored in a non-F32 type are converted (the norm and
 // bias kernels take F32). load_model() picks GGUF or llama2.c by the file's magic.
@@ -39,6 +39,8 @@ class tensor_binder {
 
   // A vector {n} (norm weight, bias): the kernels take F32, so other types are converted
   // into a buffer the model owns.
+  bool has(const std::string& name) const { return f_.find_tensor(name) != nullptr; }
+
   tensor_view vec(const std::string& name, int64_t n, bool required = true) {
     const tensor_view* t = find(name, required);
     if (!t) return {};
@@ -76,6 +78,24 @@ class tensor_binder {
   const gguf_file& f_;
   model& m_;
 };
+
+// Rows [r0, r1) of a matrix {in, out} as a matrix of its own (a part of a fused tensor).
+tensor_view rows_of(const tensor_view& w, int64_t r0, int64_t r1) {
+  tensor_view v = w;
+  v.ne[1] = r1 - r0;
+  v.data = w.data + size_t(r0) * w.row_bytes();
+  v.nbytes = size_t(r1 - r0) * w.row_bytes();
+  return v;
+}
+// Elements [i0, i1) of an F32 vector as a vector of its own.
+tensor_view elems_of(const tensor_view& b, int64_t i0, int64_t i1) {
+  if (!b) return {};
+  tensor_view v = b;
+  v.ne[0] = i1 - i0;
+  v.data = b.data + size_t(i0) * sizeof(float);
+  v.nbytes = size_t(i1 - i0) * sizeof(float);
+  return v;
+}
 
 std::string blk(int64_t l, const char* what) {
   return "blk." + std::to_string(l) + "." + what;
@@ -190,7 +210,7 @@ void read_config(const gguf_file& f, model_config& c) {
     c.rope_freq_base = float(f.get_float(a + "rope.freq_base").value_or(10000.0));
     // llama.cpp's NEOX archs
     c.rope_neox = c.arch == model_arch::qwen2 || c.arch == model_arch::qwen3 || c.arch == model_arch::gemma2 ||
-                  c.arch == model_arch::gemma3;
+                  c.arch == model_arch::gemma3 || c.arch == model_arch::phi3;
     if (c.rope_dims <= 0 || c.rope_dims > c.head_dim || c.rope_dims % 2 != 0) {
       f.fail("rope.dimension_count " + std::to_string(c.rope_dims) +
              " must be even and in [2, head_dim = " + std::to_string(c.head_dim) + "]");
@@ -208,14 +228,23 @@ void bind_llama(tensor_binder& b, model& m) {
   for (int64_t l = 0; l < c.n_layers; ++l) {
     auto& L = m.layers[size_t(l)];
     L.attn_norm = b.vec(blk(l, "attn_norm.weight"), d);
-    L.wq = b.matrix(blk(l, "attn_q.weight"), d, qd);
-    L.wk = b.matrix(blk(l, "attn_k.weight"), d, kv);
-    L.wv = b.matrix(blk(l, "attn_v.weight"), d, kv);
-    // Q/K/V biases: required by qwen2, optional in llama files (llama.cpp accepts them).
-    const bool need_bias = c.arch == model_arch::qwen2;
-    L.bq = b.vec(blk(l, "attn_q.bias"), qd, need_bias);
-    L.bk = b.vec(blk(l, "attn_k.bias"), kv, need_bias);
-    L.bv = b.vec(blk(l, "attn_v.bias"), kv, need_bias);
+    if (c.arch == model_arch::phi3 && b.has(blk(l, "attn_qkv.weight"))) {
+      // phi3's fused Q|K|V {dim, q_dim + 2 kv_dim} (llama.cpp's views: q, then k, then v
+      // rows), used as three matrices; its optional bias alike.
+      const tensor_view w = b.matrix(blk(l, "attn_qkv.weight"), d, qd + 2 * kv);
+      L.wq = rows_of(w, 0, qd), L.wk = rows_of(w, qd, qd + kv), L.wv = rows_of(w, qd + kv, qd + 2 * kv);
+      const tensor_view bias = b.vec(blk(l, "attn_qkv.bias"), qd + 2 * kv, false);
+      L.bq = elems_of(bias, 0, qd), L.bk = elems_of(bias, qd, qd + kv), L.bv = elems_of(bias, qd + kv, qd + 2 * kv);
+    } else {
+      L.wq = b.matrix(blk(l, "attn_q.weight"), d, qd);
+      L.wk = b.matrix(blk(l, "attn_k.weight"), d, kv);
+      L.wv = b.matrix(blk(l, "attn_v.weight"), d, kv);
+      // Q/K/V biases: required by qwen2, optional in llama files (llama.cpp accepts them).
+      const bool need_bias = c.arch == model_arch::qwen2;
+      L.bq = b.vec(blk(l, "attn_q.bias"), qd, need_bias);
+      L.bk = b.vec(blk(l, "attn_k.bias"), kv, need_bias);
+      L.bv = b.vec(blk(l, "attn_v.bias"), kv, need_bias);
+    }
     // qwen3, gemma3: RMSNorm of each head of q and k (after the projections, before RoPE).
     if (c.arch == model_arch::qwen3 || c.arch == model_arch::gemma3) {
       L.q_norm = b.vec(blk(l, "attn_q_norm.weight"), c.head_dim);
@@ -229,8 +258,15 @@ void bind_llama(tensor_binder& b, model& m) {
       L.ffn_post_norm = b.vec(blk(l, "post_ffw_norm.weight"), d);
     }
     L.ffn_norm = b.vec(blk(l, "ffn_norm.weight"), d);
-    L.w_gate = b.matrix(blk(l, "ffn_gate.weight"), d, ff);
-    L.w_up = b.matrix(blk(l, "ffn_up.weight"), d, ff);
+    if (c.arch == model_arch::phi3) {
+      // phi3's fused gate|up {dim, 2 ffn}: SwiGLU of the first half times the second
+      // (ggml_swiglu on the fused product), used as the two matrices.
+      const tensor_view w = b.matrix(blk(l, "ffn_up.weight"), d, 2 * ff);
+      L.w_gate = rows_of(w, 0, ff), L.w_up = rows_of(w, ff, 2 * ff);
+    } else {
+      L.w_gate = b.matrix(blk(l, "ffn_gate.weight"), d, ff);
+      L.w_up = b.matrix(blk(l, "ffn_up.weight"), d, ff);
+    }
     L.w_down = b.matrix(blk(l, "ffn_down.weight"), ff, d);
   }
 }
@@ -291,8 +327,16 @@ std::unique_ptr<model> load_model_gguf(std::shared_ptr<const gguf_file> file) {
   }
   // Llama 3.1+ RoPE scaling: one frequency divisor per rotated pair (llama.cpp reads the
   // tensor for llama and qwen-style archs alike; gpt2 has no RoPE).
-  // gemma's graphs pass no frequency factors: llama.cpp never reads the tensor there.
-  if (c.arch != model_arch::gpt2 && c.arch != model_arch::gemma2 && c.arch != model_arch::gemma3) {
+  // phi3's LongRoPE factors (the 128k models): per-context long/short frequency factors and
+  // an attention factor kvarena does not apply: refused by name rather than run unscaled.
+  if (c.arch == model_arch::phi3) {
+    for (const char* t : {"rope_factors_long.weight", "rope_factors_short.weight"})
+      if (f.find_tensor(t))
+        f.fail(std::string("tensor '") + t + "': phi3 LongRoPE (the 128k-context models) is not supported");
+  }
+  // gemma's and phi3's graphs pass no rope_freqs factors: llama.cpp never reads the tensor there.
+  if (c.arch != model_arch::gpt2 && c.arch != model_arch::gemma2 && c.arch != model_arch::gemma3 &&
+      c.arch != model_arch::phi3) {
     if (const tensor_view* rf = f.find_tensor("rope_freqs.weight")) {
       const tensor_view v = b.vec("rope_freqs.weight", c.rope_dims / 2);
       const float* p = reinterpret_cast<const float*>(v.data);

@@ -69,7 +69,7 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   if (s.arch == model_arch::qwen3)
     bad_spec("arch qwen3 is not written by the random-model generator (use ../shared/tools/llamaref/make_random_gguf.py "
              "--arch qwen3)");
-  if (s.arch == model_arch::gemma2 || s.arch == model_arch::gemma3)
+  if (s.arch == model_arch::gemma2 || s.arch == model_arch::gemma3 || s.arch == model_arch::phi3)
     bad_spec(std::string("arch ") + model_arch_name(s.arch) + " is not written by the random-model generator (use tests/fixtures/make_arch_fixture.py, "
              "llama.cpp's gguf-py)");
   if (s.qk_bias_scale != 1.0f && s.arch != model_arch::qwen2)
@@ -278,7 +278,8 @@ random_model_summary write_random_model(const random_model_spec& spec, const std
     switch (spec.arch) {
       case model_arch::llama:
       case model_arch::gemma2:
-      case model_arch::gemma3: write_tokenizer(w, make_spm_vocab(c.n_vocab)); break;
+      case model_arch::gemma3:
+      case model_arch::phi3: write_tokenizer(w, make_spm_vocab(c.n_vocab)); break;
       case model_arch::qwen2:
       case model_arch::qwen3: write_tokenizer(w, make_bpe_vocab(c.n_vocab, "qwen2")); break;
       case model_arch::gpt2: write_tokenizer(w, make_bpe_vocab(c.n_vocab, "gpt-2")); break;

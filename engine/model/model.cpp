@@ -14,13 +14,14 @@ const char* model_arch_name(model_arch a) {
     case model_arch::qwen3: return "qwen3";
     case model_arch::gemma3: return "gemma3";
     case model_arch::gemma2: return "gemma2";
+    case model_arch::phi3: return "phi3";
   }
   return "unknown";
 }
 
 namespace {
 constexpr model_arch k_archs[] = {model_arch::llama, model_arch::qwen2, model_arch::qwen3, model_arch::gemma2,
-                                  model_arch::gemma3, model_arch::gpt2};
+                                  model_arch::gemma3, model_arch::phi3, model_arch::gpt2};
 }
 
 std::optional<model_arch> model_arch_from_name(const std::string& name) {

@@ -15,7 +15,7 @@ namespace kvarena {
 
 class gguf_file;
 
-enum class model_arch { llama, qwen2, gpt2, qwen3, gemma3, gemma2 };
+enum class model_arch { llama, qwen2, gpt2, qwen3, gemma3, gemma2, phi3 };
 const char* model_arch_name(model_arch a);
 // The architectures the GGUF loader reads, by general.architecture name (nullopt: none),
 // and their names as one list for messages ("llama, qwen2, ...").
@@ -35,7 +35,7 @@ struct model_config {
   int64_t rope_dims = 0;   // llama: rotated dims per head (<= head_dim)
   float rope_freq_base = 10000.0f;
   // How RoPE pairs dims: false = adjacent (x[2i], x[2i+1]) as llama GGUFs store Q/K;
-  // true = halves (x[i], x[i + rope_dims/2]), llama.cpp's "NEOX" mode, used for qwen2, qwen3.
+  // true = halves (x[i], x[i + rope_dims/2]), llama.cpp's "NEOX" mode, used for qwen2, qwen3, gemma2/3, phi3.
   bool rope_neox = false;
   // RoPE scaling, as llama.cpp applies it: pair j of position p turns by
   //   theta_j = p * rope_freq_scale * base^(-2j/rope_dims) / rope_freq_factors[j].
