@@ -57,7 +57,7 @@ struct run_policy {
   kv_policy_spec spec;              // the engine's policy and options (unused by the oracle)
   std::string options_json = "{}";  // effective options as a JSON object (into the config)
   bool oracle = false;              // items of this label run the scripted oracle, not the model
-  std::string endpoint_kv_json;     // with an endpoint: the "kv" object its requests carry ("" none)
+  std::string endpoint_kv_json{};   // with an endpoint: the "kv" object its requests carry ("" none)
 };
 
 struct runner_config {
