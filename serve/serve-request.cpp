@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json-nesting.h"
 #include "serve-error.h"
 
 namespace kvarena::serve {
@@ -57,7 +58,13 @@ std::string string(const json& v, const std::string& param) {
   return v.get<std::string>();
 }
 
+// No request of the OpenAI API nests deeper than this (messages -> content parts -> text).
+constexpr int k_max_body_depth = 64;
+
 json parse_body(std::string_view body) {
+  if (!json_nesting_within(body, k_max_body_depth))
+    throw serve_error(400, "the request body nests deeper than " + std::to_string(k_max_body_depth) +
+                               " levels of [ and {; no request of this API needs that");
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     throw serve_error(400, "the request body is not valid JSON (send a JSON object with Content-Type: application/json)");

@@ -127,6 +127,24 @@ TEST(ServeRequest, MalformedBodiesName400AndTheField) {
   }
 }
 
+// A body nested a million levels deep is a 400 before the JSON parser sees it; 64 levels
+// (the limit) still parse and then fail on their content, not on depth.
+TEST(ServeRequest, DeeplyNestedBodyIs400BeforeParsing) {
+  const std::string deep = "{\"messages\": " + std::string(1000000, '[') + std::string(1000000, ']') + "}";
+  const serve_error e = chat_error(deep);
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_NE(std::string(e.what()).find("nests deeper than 64 levels"), std::string::npos) << e.what();
+  // Depth 64 exactly: the object plus 63 arrays; refused for its content instead.
+  const std::string at_limit = "{\"messages\": " + std::string(63, '[') + std::string(63, ']') + "}";
+  const serve_error f = chat_error(at_limit);
+  EXPECT_EQ(f.status(), 400);
+  EXPECT_EQ(std::string(f.what()).find("nests deeper"), std::string::npos) << f.what();
+  EXPECT_EQ(f.param(), "messages[0]");
+  // Brackets inside strings do not count.
+  const std::string in_string = R"({"messages": [{"role": "user", "content": ")" + std::string(200, '[') + R"("}]})";
+  EXPECT_NO_THROW(parse_chat_request(in_string));
+}
+
 TEST(ServeRequest, CompletionPrompts) {
   EXPECT_EQ(parse_completion_request(R"({"prompt": "abc"})").prompt, "abc");
   EXPECT_EQ(parse_completion_request(R"({"prompt": ["abc"]})").prompt, "abc");

@@ -2,6 +2,7 @@
 // env server and client that includes nlohmann/json.
 #include <nlohmann/json.hpp>
 
+#include "common/json-nesting.h"
 #include "server/env-api.h"
 
 namespace kvarena {
@@ -15,31 +16,11 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 const char* type_name(const json& j) { return j.type_name(); }  // "object", "null", ...
 
-// Refuses nesting deeper than k_max_body_depth before nlohmann sees it (its destructor and
-// dump recurse); no body of this API nests more than a VWA task does.
-bool nesting_ok(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > k_max_body_depth) return false;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
-
 // The body as a JSON object; "" counts as {} when empty_ok.
 json parse_object(std::string_view text, bool empty_ok = false) {
   if (empty_ok && text.find_first_not_of(" \t\r\n") == std::string_view::npos) return json::object();
-  if (!nesting_ok(text))
+  // nlohmann's dump and compare recurse: no body of this API nests more than a VWA task does.
+  if (!json_nesting_within(text, k_max_body_depth))
     throw env_api_error(400, "the body is not acceptable JSON: it nests deeper than " +
                                  std::to_string(k_max_body_depth) + " levels");
   json j;

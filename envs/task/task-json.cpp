@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "common/json-nesting.h"
 #include "eval/eval-text.h"
 #include "task/task.h"
 
@@ -17,31 +18,8 @@ using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
+// Deeper task files are refused before nlohmann sees them (its dump and compare recurse).
 constexpr int k_max_json_depth = 64;
-
-// Depth of [ and { nesting outside strings; deeper input is refused before nlohmann sees
-// it (its dump and compare recurse).
-bool nesting_within(std::string_view text, int max_depth, size_t* at) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) {
-        *at = i;
-        return false;
-      }
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return true;
-}
 
 // Line and column (1-based) of a byte offset, for parse error messages.
 std::string line_col(std::string_view text, size_t byte) {
@@ -391,7 +369,7 @@ task_suite parse_impl(std::string_view text, const std::string& origin, bool* wa
   task_suite suite;
   *was_array = false;
   size_t deep_at = 0;
-  if (!nesting_within(text, k_max_json_depth, &deep_at)) {
+  if (!json_nesting_within(text, k_max_json_depth, &deep_at)) {
     suite.errors.push_back(origin + ": JSON nested deeper than " +
                            std::to_string(k_max_json_depth) + " levels at " +
                            line_col(text, deep_at));

@@ -118,6 +118,14 @@ test('an unknown KV option is a 400 naming it', async () => {
     (e) => e.status === 400 && e.param === 'temperature');
 });
 
+test('a body nested a million levels deep is a 400, and the server still answers', async () => {
+  const body = `{"model": "m", "messages": ${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}}`;
+  const r = await fetch(`${SERVE}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  assert.equal(r.status, 400);
+  assert.match((await r.json()).error.message, /nests deeper than 64 levels/);
+  assert.equal((await client.models.list()).data.length, 1);
+});
+
 test('a token is required where the server has one', async () => {
   const noKey = new OpenAI({ baseURL: `${SMALL}/v1`, apiKey: 'wrong', maxRetries: 0 });
   await assert.rejects(noKey.models.list(), (e) => e.status === 401);
