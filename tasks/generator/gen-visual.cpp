@@ -40,6 +40,29 @@ std::map<int64_t, json> pictures(const site_data& data, const std::string& site,
   return out;
 }
 
+// The one row of a group (a category's listings, a forum's posts) a visual task can name by
+// its picture alone: the first row, in order (newest first when asked), whose title no
+// other row of the group has and whose picture's `look` no other picture of the group has;
+// `eligible` narrows the candidates (not the counting). nullptr when no row qualifies.
+template <class Look, class Eligible>
+const json* unique_look(const json& rows, const std::map<int64_t, json>& pics, Look look, Eligible eligible,
+                        bool newest_first = false) {
+  std::map<std::string, int> looks, titles;
+  for (const json& r : rows) {
+    titles[str(r, "title")]++;
+    if (pics.count(num(r, "id"))) looks[look(pics.at(num(r, "id")))]++;
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& r = rows[newest_first ? rows.size() - 1 - i : i];
+    if (!pics.count(num(r, "id")) || titles[str(r, "title")] != 1) continue;  // its link names it alone
+    const json& pic = pics.at(num(r, "id"));
+    if (eligible(pic) && looks[look(pic)] == 1) return &r;
+  }
+  return nullptr;
+}
+
+const auto any_picture = [](const json&) { return true; };
+
 void shopping_visual(const site_data& data, std::vector<draft>& out) {
   auto pics = pictures(data, "shopping", "product_pictures");
   // Count: products whose picture shows 2-4 items and whose name states no count.
@@ -150,19 +173,9 @@ void classifieds_visual(const site_data& data, std::vector<draft>& out) {
     json ls = data.rows("classifieds", std::string(k_classifieds_listing_sql) + "WHERE l.category_id = " +
                                            std::to_string(num(c, "id")) + " ORDER BY l.id");
     if (ls.size() > size_t(sites::classifieds::kListingsPerPage)) continue;
-    std::map<std::string, int> seen, titles;
-    for (const json& l : ls) {
-      titles[str(l, "title")]++;
-      if (pics.count(num(l, "id"))) seen[str(pics.at(num(l, "id")), "main_colour") + "|" + str(pics.at(num(l, "id")), "pattern")]++;
-    }
-    for (const json& l : ls) {
-      if (!pics.count(num(l, "id")) || titles[str(l, "title")] != 1) continue;  // its link names it alone
-      const json& pic = pics.at(num(l, "id"));
-      if (str(pic, "pattern") != "solid" && seen[str(pic, "main_colour") + "|" + str(pic, "pattern")] == 1) {
-        picks.emplace_back(c, l);
-        break;
-      }
-    }
+    const auto colour_pattern = [](const json& pic) { return str(pic, "main_colour") + "|" + str(pic, "pattern"); };
+    const auto patterned = [](const json& pic) { return str(pic, "pattern") != "solid"; };
+    if (const json* l = unique_look(ls, pics, colour_pattern, patterned)) picks.emplace_back(c, *l);
   }
   for (size_t k = 0; k < 3; ++k) {
     if (picks.empty()) throw std::runtime_error("generator: no classifieds category with a unique photo");
@@ -200,18 +213,8 @@ void classifieds_input_image(const site_data& data, std::vector<draft>& out) {
     json ls = data.rows("classifieds", std::string(k_classifieds_listing_sql) + "WHERE l.category_id = " +
                                            std::to_string(num(c, "id")) + " ORDER BY l.id");
     if (ls.size() > size_t(sites::classifieds::kListingsPerPage)) continue;
-    std::map<std::string, int> seen, titles;
-    for (const json& l : ls) {
-      titles[str(l, "title")]++;
-      if (pics.count(num(l, "id"))) seen[look(pics.at(num(l, "id")))]++;
-    }
-    for (auto it = ls.rbegin(); it != ls.rend(); ++it) {  // the newest first: another listing than 505's
-      const json& l = *it;
-      if (pics.count(num(l, "id")) && titles[str(l, "title")] == 1 && seen[look(pics.at(num(l, "id")))] == 1) {
-        picks.emplace_back(c, l);
-        break;
-      }
-    }
+    // The newest first: another listing than 505's.
+    if (const json* l = unique_look(ls, pics, look, any_picture, /*newest_first=*/true)) picks.emplace_back(c, *l);
   }
   for (size_t k = 0; k < 3; ++k) {
     if (picks.empty()) throw std::runtime_error("generator: no classifieds category with a unique photo");
@@ -239,19 +242,10 @@ void reddit_visual(const site_data& data, std::vector<draft>& out) {
     if (num(f, "n") > sites::forum::kPostsPerPage) continue;
     json ps = data.rows("reddit", "SELECT id, title FROM posts WHERE forum_id = " + std::to_string(num(f, "id")) +
                                       " ORDER BY id");
-    std::map<std::string, int> seen, titles;
-    for (const json& p : ps) {
-      titles[str(p, "title")]++;
-      if (pics.count(num(p, "id"))) seen[str(pics.at(num(p, "id")), "object") + "|" + str(pics.at(num(p, "id")), "pattern") + "|" + str(pics.at(num(p, "id")), "main_colour")]++;
-    }
-    for (const json& p : ps) {
-      if (!pics.count(num(p, "id")) || titles[str(p, "title")] != 1) continue;
-      const json& pic = pics.at(num(p, "id"));
-      if (seen[str(pic, "object") + "|" + str(pic, "pattern") + "|" + str(pic, "main_colour")] == 1) {
-        picks.emplace_back(f, p);
-        break;
-      }
-    }
+    const auto object_pattern_colour = [](const json& pic) {
+      return str(pic, "object") + "|" + str(pic, "pattern") + "|" + str(pic, "main_colour");
+    };
+    if (const json* p = unique_look(ps, pics, object_pattern_colour, any_picture)) picks.emplace_back(f, *p);
   }
   for (size_t k = 0; k < 3; ++k) {
     if (picks.empty()) throw std::runtime_error("generator: no forum with a unique image post");
