@@ -13,6 +13,7 @@
 #include "model-random.h"
 #include "model.h"
 #include "test-util.h"
+#include "tiny-model-spec.h"
 #include "tokenizer.h"
 
 namespace kvarena {
@@ -20,16 +21,7 @@ namespace kvarena {
 class AgentModel : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    random_model_spec s;
-    s.arch = model_arch::llama;
-    s.dim = 64;
-    s.n_layers = 2;
-    s.n_heads = 4;
-    s.n_kv_heads = 2;
-    s.ffn_dim = 128;
-    s.n_vocab = 1024;
-    s.n_ctx = 8192;
-    s.seed = 5;
+    const random_model_spec s = test::tiny_llama_spec(/*n_vocab=*/1024, /*n_ctx=*/8192, /*seed=*/5);
     const std::string path = (test::temp_dir("agent-model") / "m.gguf").string();
     write_random_model(s, path);
     model_ = load_model(path).release();

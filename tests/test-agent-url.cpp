@@ -45,6 +45,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "sites/http-server.h"
+#include "sqlite-query.h"
 #include "test-util.h"
 #include "tokenizer.h"
 
@@ -53,40 +54,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using rows_t = std::vector<std::vector<std::string>>;
+using test::query;
+using test::rows_t;
 
-// Every row of `sql` as text ("" for NULL, "NULL" spelled out by the caller's SQL if wanted).
-rows_t query(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  rows_t out;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    sqlite3_close(h);
-    ADD_FAILURE() << "cannot open " << db;
-    return out;
-  }
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(h);
-    sqlite3_close(h);
-    return out;
-  }
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int i = 0; i < sqlite3_column_count(st); ++i) {
-      const unsigned char* t = sqlite3_column_text(st, i);
-      row.push_back(t ? reinterpret_cast<const char*>(t) : "");
-    }
-    out.push_back(std::move(row));
-  }
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return out;
-}
-
-std::string one(const std::string& db, const std::string& sql) {
-  rows_t r = query(db, sql);
-  return r.empty() || r[0].empty() ? "<no row>" : r[0][0];
-}
+std::string one(const std::string& db, const std::string& sql) { return test::query_one(db, sql); }
 
 struct run_result {
   int rc = -1;

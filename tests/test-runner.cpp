@@ -31,47 +31,18 @@
 #include "runner-plan.h"
 #include "runner-progress.h"
 #include "runner-record.h"
+#include "sqlite-query.h"
 #include "test-util.h"
+#include "tiny-model-spec.h"
 
 namespace kvarena {
 namespace {
 
 namespace fs = std::filesystem;
-using rows_t = std::vector<std::vector<std::string>>;
+using test::query;
+using test::rows_t;
 
 // ---------------------------------------------------------------- helpers
-
-// Every row of `sql` as text ("" for NULL). The file is opened read-write so that a killed
-// writer's hot journal is rolled back, as any results opener does.
-rows_t query(const std::string& db, const std::string& sql) {
-  sqlite3* h = nullptr;
-  rows_t out;
-  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    sqlite3_close(h);
-    ADD_FAILURE() << "cannot open " << db;
-    return out;
-  }
-  sqlite3_busy_timeout(h, 10000);
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(h);
-    sqlite3_close(h);
-    return out;
-  }
-  int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    std::vector<std::string> row;
-    for (int i = 0; i < sqlite3_column_count(st); ++i) {
-      const unsigned char* t = sqlite3_column_text(st, i);
-      row.push_back(t ? reinterpret_cast<const char*>(t) : "");
-    }
-    out.push_back(std::move(row));
-  }
-  if (rc != SQLITE_DONE) ADD_FAILURE() << sql << ": " << sqlite3_errmsg(h);
-  sqlite3_finalize(st);
-  sqlite3_close(h);
-  return out;
-}
 
 int64_t count(const std::string& db, const std::string& sql) {
   rows_t r = query(db, sql);
@@ -126,18 +97,7 @@ class Runner : public ::testing::Test {
   // The suite's tiny llama (byte-level vocabulary, no kvarena.* keys); tests that need a
   // variant copy it and change what they test.
   static random_model_spec tiny_spec() {
-    random_model_spec s;
-    s.arch = model_arch::llama;
-    s.dim = 64;
-    s.n_layers = 2;
-    s.n_heads = 4;
-    s.n_kv_heads = 2;
-    s.ffn_dim = 128;
-    s.n_vocab = 512;
-    s.n_ctx = 8192;
-    s.type = ggml_type::f32;
-    s.seed = 3;
-    return s;
+    return test::tiny_llama_spec(/*n_vocab=*/512, /*n_ctx=*/8192, /*seed=*/3);
   }
   static void TearDownTestSuite() {
     delete dir_;

@@ -13,6 +13,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "test-util.h"
+#include "tiny-model-spec.h"
 #include "tokenizer.h"
 
 namespace kvarena {
@@ -48,17 +49,7 @@ class bracket_tokenizer : public tokenizer {
 class Session : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    random_model_spec s;
-    s.arch = model_arch::llama;
-    s.dim = 64;
-    s.n_layers = 2;
-    s.n_heads = 4;
-    s.n_kv_heads = 2;
-    s.ffn_dim = 128;
-    s.n_vocab = 320;
-    s.n_ctx = 512;
-    s.type = ggml_type::f32;
-    s.seed = 17;
+    const random_model_spec s = test::tiny_llama_spec(/*n_vocab=*/320, /*n_ctx=*/512, /*seed=*/17);
     const std::string path = (test::temp_dir("session") / "m.gguf").string();
     write_random_model(s, path);
     model_ = load_model(path).release();
