@@ -141,6 +141,14 @@ const iq4_fixtures& fixtures() {
     if (rc != 0) r.error = "make_iq4_fixture.py exit " + std::to_string(rc) + ": " + out;
     return r;
   }();
+  struct remove_at_exit {  // one directory per test process (ctest runs each test alone)
+    std::string dir;
+    ~remove_at_exit() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  };
+  static const remove_at_exit cleanup{f.dir};
   return f;
 }
 
