@@ -8,6 +8,7 @@
 #include "cpu-kernels-impl.h"
 
 #ifdef KVARENA_CPU_KERNELS_SIMD
+#include "cpu-kernels-simd-iq4.h"
 
 namespace kvarena::cpu {
 namespace {
@@ -115,7 +116,7 @@ struct s256 {
   }
 };
 
-constexpr kernel_table table = simd::make_table<s256, 6, 2>("avx2");  // no code runs
+constexpr kernel_table table = simd::with_iq4<s256>(simd::make_table<s256, 6, 2>("avx2"));  // no code runs
 
 }  // namespace
 

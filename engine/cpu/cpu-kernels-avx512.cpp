@@ -9,6 +9,7 @@
 #include "cpu-kernels-impl.h"
 
 #ifdef KVARENA_CPU_KERNELS_SIMD
+#include "cpu-kernels-simd-iq4.h"
 
 // GCC 12's avx512fintrin.h initialises its "undefined" vectors from themselves, which
 // -Wuninitialized reports at every reduce/extract; the code is fine.
@@ -251,7 +252,7 @@ void gemm(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t 
 }
 
 constexpr kernel_table make_table() {
-  kernel_table k = simd::make_table<s512, gemm_rows, gemm_vectors>("avx512");
+  kernel_table k = simd::with_iq4<s512>(simd::make_table<s512, gemm_rows, gemm_vectors>("avx512"));
   k.pack_x = pack_x;
   k.gemm = gemm;
   return k;

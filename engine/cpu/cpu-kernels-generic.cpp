@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cpu-kernels-impl.h"
+#include "cpu-kernels-iq4-scalar.h"
 #include "cpu-kernels-kquant-scalar.h"
 
 namespace kvarena::cpu {
@@ -274,6 +275,9 @@ const kernel_table table = {
     .add = add,
     .dot = dot_f32,
     .axpy = axpy,
+    .matvec_iq4nl = iq4nl_matvec_plain<half_to_float>,
+    .matvec_iq4xs = iq4xs_matvec_plain<half_to_float>,
+    .get_row_iq4 = iq4_get_row_plain<half_to_float>,
 };
 
 }  // namespace

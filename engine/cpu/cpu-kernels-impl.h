@@ -103,6 +103,16 @@ struct kernel_table {
   void (*add)(float* y, const float* x, int64_t n);
   float (*dot)(const float* a, const float* b, int64_t n);
   void (*axpy)(float* y, float alpha, const float* x, int64_t n);
+
+  // IQ4 weights (cpu-kernels-iq4-scalar.h; SIMD: cpu-kernels-simd-iq4.h, registered by each
+  // variant), every token count, n_tok <= kq_max_tokens per call: y[t*ldy + r] for r in
+  // [r0, r1). IQ4_NL against Q8_0 activations xq: (n_tok, in/32); IQ4_XS against Q8_K
+  // activations xq: (n_tok, in/256). get_row_iq4: row r of either, dequantised.
+  void (*matvec_iq4nl)(const weights& w, const block_q8x* xq, int n_tok, int64_t r0, int64_t r1, float* y,
+                       int64_t ldy);
+  void (*matvec_iq4xs)(const weights& w, const block_q8k* xq, int n_tok, int64_t r0, int64_t r1, float* y,
+                       int64_t ldy);
+  void (*get_row_iq4)(const weights& w, int64_t r, float* dst);
 };
 
 inline int64_t gemm_padded_k(const kernel_table& k, int64_t in) {

@@ -44,6 +44,8 @@ size_t row_bytes(ggml_type t, int64_t n) {
     case ggml_type::q4_k: return size_t(n / 256) * 144;
     case ggml_type::q5_k: return size_t(n / 256) * 176;
     case ggml_type::q6_k: return size_t(n / 256) * 210;
+    case ggml_type::iq4_nl: return size_t(n / 32) * 18;
+    case ggml_type::iq4_xs: return size_t(n / 256) * 136;
   }
   throw engine_error("ref: unsupported weight type");
 }
@@ -53,7 +55,7 @@ std::vector<double> row_values(const tensor_view& w, int64_t r) {
   const int64_t n = w.ne[0];
   const uint8_t* p = w.data + size_t(r) * row_bytes(w.type, n);
   std::vector<double> v(static_cast<size_t>(n));
-  if (ggml_is_k_quant(w.type)) {  // the plain-loop dequantisation of ggml-types.cpp
+  if (ggml_is_k_quant(w.type) || ggml_is_iq4(w.type)) {  // the plain-loop dequantisation of ggml-types.cpp
     std::vector<float> f(static_cast<size_t>(n));
     dequantize_row_ref(w.type, p, f.data(), n);
     for (int64_t i = 0; i < n; ++i) v[i] = f[i];
@@ -81,7 +83,7 @@ std::vector<double> row_values(const tensor_view& w, int64_t r) {
         v[i] = half_value(u16_at(blk)) * double(q - 8);
         break;
       }
-      default: break;  // K-quants: above
+      default: break;  // K-quants, IQ4: above
     }
   }
   return v;

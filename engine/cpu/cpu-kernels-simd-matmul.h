@@ -423,6 +423,7 @@ void get_row(const weights& w, int64_t r, float* dst) {
       for (int64_t b = 0; b < K / 256; ++b) kq_dequant_block<S>(w.type, row + size_t(b) * bb, dst + 256 * b);
       return;
     }
+    default: return;  // IQ4_NL, IQ4_XS: get_row_iq4 (cpu-kernels-simd-iq4.h)
   }
 }
 

@@ -127,7 +127,9 @@ size_t row_bytes_of(ggml_type t, int64_t n) {
     case ggml_type::q3_k:
     case ggml_type::q4_k:
     case ggml_type::q5_k:
-    case ggml_type::q6_k: return ggml_row_bytes(t, n);
+    case ggml_type::q6_k:
+    case ggml_type::iq4_nl:
+    case ggml_type::iq4_xs: return ggml_row_bytes(t, n);
   }
   return 0;
 }
@@ -149,16 +151,21 @@ cpu::weights weights_of(const tensor_view& w, const char* op) {
     case ggml_type::q3_k:
     case ggml_type::q4_k:
     case ggml_type::q5_k:
-    case ggml_type::q6_k: break;
+    case ggml_type::q6_k:
+    case ggml_type::iq4_nl:
+    case ggml_type::iq4_xs: break;
     default:
       bad_weights(w, op, "has ggml type " + std::to_string(uint32_t(w.type)) +
                              ", which the CPU kernels do not support (F32, F16, BF16, Q8_0, Q4_0, "
-                             "Q2_K..Q6_K)");
+                             "Q2_K..Q6_K, IQ4_NL, IQ4_XS)");
   }
   if (is_quantized(w.type) && w.ne[0] % 32 != 0)
     bad_weights(w, op, "has rows of " + std::to_string(w.ne[0]) +
                            " elements, not a multiple of the 32-element block");
-  if (ggml_is_k_quant(w.type) && w.ne[0] % 256 != 0)
+  if (w.type == ggml_type::iq4_nl && w.ne[0] % 32 != 0)
+    bad_weights(w, op, "has rows of " + std::to_string(w.ne[0]) +
+                           " elements, not a multiple of the 32-element IQ4_NL block");
+  if ((ggml_is_k_quant(w.type) || w.type == ggml_type::iq4_xs) && w.ne[0] % 256 != 0)
     bad_weights(w, op, "has rows of " + std::to_string(w.ne[0]) +
                            " elements, not a multiple of the 256-element K-quant super-block");
   return cpu::weights{w.type, w.ne[0], w.rows(), row_bytes_of(w.type, w.ne[0]), w.data};
@@ -238,6 +245,29 @@ void for_row_chunks(thread_pool& pool, int64_t macs, const cpu::weights& cw, int
   run_split(pool, macs, rows_job);
 }
 
+// IQ4 weights: the activations rounded as llama.cpp rounds them for these types (IQ4_NL:
+// Q8_0, the same blocks as for Q8_0/Q4_0 weights; IQ4_XS: Q8_K), then one integer kernel for
+// every token count, on groups of up to 8 tokens, as the K-quants (cpu-kernels-simd-iq4.h).
+static void matmul_iq4(thread_pool& pool, const kernel_table& k, const cpu::weights& cw, const float* x, int64_t n_tok,
+                float* y) {
+  const int64_t in = cw.in, out = cw.out, macs = in * out * n_tok;
+  if (cw.type == ggml_type::iq4_nl) {
+    const int64_t nb = in / 32;
+    cpu::block_q8x* xq = tls_xq.get<cpu::block_q8x>(size_t(n_tok * nb));
+    for (int64_t t = 0; t < n_tok; ++t) k.quantize_q8x(x + t * in, xq + t * nb, in);
+    for_row_chunks(pool, macs, cw, n_tok, cpu::kq_max_tokens, [&](int64_t c0, int64_t c1, int64_t t0, int nt) {
+      k.matvec_iq4nl(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
+    });
+    return;
+  }
+  const int64_t nb = in / 256;
+  cpu::block_q8k* xq = tls_xq.get<cpu::block_q8k>(size_t(n_tok * nb));
+  for (int64_t t = 0; t < n_tok; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
+  for_row_chunks(pool, macs, cw, n_tok, cpu::kq_max_tokens, [&](int64_t c0, int64_t c1, int64_t t0, int nt) {
+    k.matvec_iq4xs(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
+  });
+}
+
 void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_tok, float* y) {
   const cpu::weights cw = weights_of(w, "matmul");
   const kernel_table& k = active();
@@ -246,6 +276,10 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
   const bool quantized = is_quantized(cw.type);
   const int64_t macs = in * out * n_tok;
 
+  if (ggml_is_iq4(cw.type)) {
+    matmul_iq4(pool, k, cw, x, n_tok, y);
+    return;
+  }
   const bool kquant = ggml_is_k_quant(cw.type);
   // K-quants: decode and prefill alike run the integer kernel, on groups of up to 8 tokens
   // (each super-block unpacked once per group; a 64 KB chunk of rows stays in L2 for all the
@@ -297,7 +331,10 @@ void get_row(const tensor_view& w, int64_t r, float* dst) {
   if (r < 0 || r >= cw.out)
     throw engine_error("get_row: row " + std::to_string(r) + " of tensor '" + w.name +
                        "' is out of range (it has " + std::to_string(cw.out) + " rows)");
-  active().get_row(cw, r, dst);
+  if (ggml_is_iq4(cw.type))
+    active().get_row_iq4(cw, r, dst);
+  else
+    active().get_row(cw, r, dst);
 }
 
 void rmsnorm(const float* x, const float* w, float* y, int64_t n, float eps) {

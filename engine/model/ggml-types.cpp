@@ -20,6 +20,8 @@ const ggml_type_traits k_q3_k{"q3_k", 256, sizeof(block_q3_k)};
 const ggml_type_traits k_q4_k{"q4_k", 256, sizeof(block_q4_k)};
 const ggml_type_traits k_q5_k{"q5_k", 256, sizeof(block_q5_k)};
 const ggml_type_traits k_q6_k{"q6_k", 256, sizeof(block_q6_k)};
+const ggml_type_traits k_iq4_nl{"iq4_nl", 32, sizeof(block_iq4_nl)};
+const ggml_type_traits k_iq4_xs{"iq4_xs", 256, sizeof(block_iq4_xs)};
 }  // namespace
 
 std::optional<ggml_type> ggml_type_from_u32(uint32_t t) {
@@ -33,6 +35,8 @@ std::optional<ggml_type> ggml_type_from_u32(uint32_t t) {
     case 12: return ggml_type::q4_k;
     case 13: return ggml_type::q5_k;
     case 14: return ggml_type::q6_k;
+    case 20: return ggml_type::iq4_nl;
+    case 23: return ggml_type::iq4_xs;
     case 30: return ggml_type::bf16;
     default: return std::nullopt;
   }
@@ -50,6 +54,8 @@ const ggml_type_traits& ggml_traits(ggml_type t) {
     case ggml_type::q4_k: return k_q4_k;
     case ggml_type::q5_k: return k_q5_k;
     case ggml_type::q6_k: return k_q6_k;
+    case ggml_type::iq4_nl: return k_iq4_nl;
+    case ggml_type::iq4_xs: return k_iq4_xs;
   }
   KV_ASSERT(false && "unknown ggml_type");
   return k_f32;
@@ -211,6 +217,32 @@ void dequantize_row_ref(ggml_type t, const void* src, float* dst, int64_t n) {
       }
       return;
     }
+    case ggml_type::iq4_nl: {
+      const auto* b = static_cast<const block_iq4_nl*>(src);
+      for (int64_t i = 0; i < n / 32; ++i, dst += 32) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int j = 0; j < 16; ++j) {
+          dst[j] = d * float(iq4_nl_values[b[i].qs[j] & 0x0f]);
+          dst[j + 16] = d * float(iq4_nl_values[b[i].qs[j] >> 4]);
+        }
+      }
+      return;
+    }
+    case ggml_type::iq4_xs: {
+      const auto* b = static_cast<const block_iq4_xs*>(src);
+      for (int64_t i = 0; i < n / qk_k; ++i) {
+        const float d = fp16_to_fp32(b[i].d);
+        for (int s = 0; s < 8; ++s, dst += 32) {
+          const float dl = d * float(iq4xs_scale(b[i], s) - 32);
+          const uint8_t* qs = b[i].qs + 16 * s;
+          for (int j = 0; j < 16; ++j) {
+            dst[j] = dl * float(iq4_nl_values[qs[j] & 0x0f]);
+            dst[j + 16] = dl * float(iq4_nl_values[qs[j] >> 4]);
+          }
+        }
+      }
+      return;
+    }
   }
   KV_ASSERT(false && "dequantize_row_ref: unknown type");
 }
@@ -266,6 +298,8 @@ void quantize_row_ref(ggml_type t, const float* src, void* dst, int64_t n) {
     case ggml_type::q4_k:
     case ggml_type::q5_k:
     case ggml_type::q6_k:
+    case ggml_type::iq4_nl:
+    case ggml_type::iq4_xs:
       throw engine_error(std::string("quantize_row_ref: kvarena reads ") + ggml_traits(t).name +
                          " tensors but does not write them (quantize with llama.cpp)");
   }

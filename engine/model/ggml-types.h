@@ -1,5 +1,6 @@
 // ggml-types.h: the ggml tensor element types kvarena reads and writes (F32, F16, BF16,
-// Q8_0, Q4_0; read only: the K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K), their block layouts,
+// Q8_0, Q4_0; read only: the K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and the non-linear
+// IQ4_NL, IQ4_XS), their block layouts,
 // scalar conversions and plain-loop (reference) dequantise/quantise routines. Optimised kernels live in cpu-kernels; these are the
 // reference every kernel is checked against.
 #pragma once
@@ -14,6 +15,7 @@ namespace kvarena {
 enum class ggml_type : uint32_t {
   f32 = 0, f16 = 1, q4_0 = 2, q8_0 = 8,
   q2_k = 10, q3_k = 11, q4_k = 12, q5_k = 13, q6_k = 14,  // read only (see quantize_row_ref)
+  iq4_nl = 20, iq4_xs = 23,                               // read only
   bf16 = 30
 };
 
@@ -33,6 +35,11 @@ inline bool ggml_is_k_quant(ggml_type t) {
   return t == ggml_type::q2_k || t == ggml_type::q3_k || t == ggml_type::q4_k ||
          t == ggml_type::q5_k || t == ggml_type::q6_k;
 }
+
+// The 4-bit non-linear types: each nibble indexes a 16-entry codebook (iq4_nl_values).
+// IQ4_NL blocks of 32, matmul activations rounded to Q8_0 (as llama.cpp's vec_dot_type);
+// IQ4_XS super-blocks of 256, activations rounded to Q8_K.
+inline bool ggml_is_iq4(ggml_type t) { return t == ggml_type::iq4_nl || t == ggml_type::iq4_xs; }
 
 // Bytes of a row of n elements; n must be a multiple of the block size.
 inline size_t ggml_row_bytes(ggml_type t, int64_t n) {
@@ -94,6 +101,21 @@ struct block_q6_k {
   int8_t scales[16];
   uint16_t d;
 };
+// IQ4_NL: x = d * iq4_nl_values[q], q 4 bits; byte qs[j] holds element j (low nibble) and
+//   element j + 16 (high nibble).
+struct block_iq4_nl {
+  uint16_t d;      // fp16 scale
+  uint8_t qs[16];
+};
+// IQ4_XS: 8 sub-blocks of 32; sub-block s: x = d * (ls - 32) * iq4_nl_values[q], ls 6 bits:
+//   low 4 bits in scales_l[s/2] (nibble s%2), high 2 bits in scales_h bits 2s..2s+1 (see
+//   iq4xs_scale); byte qs[16s + j] holds element 32s + j (low nibble) and 32s + 16 + j (high).
+struct block_iq4_xs {
+  uint16_t d;  // fp16 scale
+  uint16_t scales_h;
+  uint8_t scales_l[4];
+  uint8_t qs[128];
+};
 #pragma pack(pop)
 static_assert(sizeof(block_q8_0) == 34);
 static_assert(sizeof(block_q4_0) == 18);
@@ -102,6 +124,8 @@ static_assert(sizeof(block_q3_k) == 110);
 static_assert(sizeof(block_q4_k) == 144);
 static_assert(sizeof(block_q5_k) == 176);
 static_assert(sizeof(block_q6_k) == 210);
+static_assert(sizeof(block_iq4_nl) == 18);
+static_assert(sizeof(block_iq4_xs) == 136);
 constexpr int64_t qk_k = 256;  // K-quant super-block
 
 // Q4_K / Q5_K: the 6-bit scale and min of group g (0..7) from the 12 packed bytes: groups
@@ -123,6 +147,14 @@ inline int k3_scale(const uint8_t* s, int g) {
   return (lo | hi << 4) - 32;
 }
 
+// IQ4_NL / IQ4_XS codebook: the value of each 4-bit index (ggml's kvalues_iq4nl).
+inline constexpr int8_t iq4_nl_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
+                                             1,    13,   25,  38,  53,  69,  89,  113};
+// IQ4_XS: the unsigned 6-bit scale ls (0..63) of sub-block s (0..7); the factor is ls - 32.
+inline int iq4xs_scale(const block_iq4_xs& b, int s) {
+  return ((b.scales_l[s / 2] >> (4 * (s % 2))) & 0x0f) | (((b.scales_h >> (2 * s)) & 3) << 4);
+}
+
 float fp16_to_fp32(uint16_t h);
 uint16_t fp32_to_fp16(float f);  // round to nearest even, like F16C
 inline float bf16_to_fp32(uint16_t h) {
@@ -134,7 +166,7 @@ inline float bf16_to_fp32(uint16_t h) {
 uint16_t fp32_to_bf16(float f);  // round to nearest even
 
 // Reference (plain loop) conversions of one row of n elements (a multiple of the block).
-// quantize_row_ref throws engine_error for the K-quants (kvarena only reads them).
+// quantize_row_ref throws engine_error for the K-quants and IQ4 types (kvarena only reads them).
 void dequantize_row_ref(ggml_type t, const void* src, float* dst, int64_t n);
 void quantize_row_ref(ggml_type t, const float* src, void* dst, int64_t n);
 

@@ -235,7 +235,8 @@ gguf_file::gguf_file(const std::string& path) : map_(std::make_shared<mapped_fil
     const auto type = ggml_type_from_u32(ti.type);
     if (!type) {
       fail("tensor '" + ti.name + "' has unknown or unsupported type " + std::to_string(ti.type) +
-           " (supported: f32=0, f16=1, q4_0=2, q8_0=8, bf16=30)");
+           " (supported: f32=0, f16=1, q4_0=2, q8_0=8, q2_k=10, q3_k=11, q4_k=12, q5_k=13, q6_k=14, "
+           "iq4_nl=20, iq4_xs=23, bf16=30)");
     }
     const auto& tr = ggml_traits(*type);
     if (ti.ne[0] % tr.block_elems != 0) {

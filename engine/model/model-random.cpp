@@ -31,6 +31,8 @@ uint32_t file_type_of(ggml_type t) {
     case ggml_type::q4_k: return 15;
     case ggml_type::q5_k: return 17;
     case ggml_type::q6_k: return 18;
+    case ggml_type::iq4_nl: return 25;  // never written here either
+    case ggml_type::iq4_xs: return 30;
   }
   return 0;
 }
