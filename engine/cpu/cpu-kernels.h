@@ -62,7 +62,8 @@ void set_cpu_kernel_variant(const std::string& name);
 // F32 rounding. K-quant weights (Q2_K..Q6_K): the activations are rounded to Q8_K as
 // llama.cpp's quantize_row_q8_K does (per 256: signed max m, q = round(-127 x / m),
 // d = -m/127 kept in F32) and every token count runs integer dot products per group of 16
-// (prefill too, on groups of 8 tokens). F32/F16/BF16 weights use the F32 activations as
+// (prefill too: AVX-512 in a VNNI GEMM, AVX2 / generic on groups of 8 tokens through the
+// matrix-vector kernel). F32/F16/BF16 weights use the F32 activations as
 // they are.
 
 namespace ref {
