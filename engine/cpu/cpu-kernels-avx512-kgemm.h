@@ -5,7 +5,8 @@
 // The arithmetic is the matrix-vector kernel's (cpu-kernels-kquant-scalar.h's common form),
 // integer sums per super-block then one float step, so the results match llama.cpp's to
 // float rounding as before:
-//   isum = sum_g sc[g] * (sum_{e in g} q[e] xq[e])        (vpdpbusd, then vpmulld by sc[g])
+//   isum = sum_g sc[g] * (sum_{e in g} q[e] xq[e])        (vpdpbusd, then vpmulld by sc[g];
+//          Q4_K/Q5_K per group of 32, whose two halves share one scale)
 //   isum2 = sum_g v[g] * bsum[g]                           (vpdpwssd on int16 pairs)
 //   y += xd * d * (isum - isum2)                  (Q3_K, Q6_K: v = off * sc)
 //   y += xd * d * isum - xd * dmin * isum2        (Q2_K, Q4_K, Q5_K: v = m)
@@ -93,7 +94,7 @@ inline __m512i kg_dpwssd(__m512i acc, __m512i w, const void* p) {
 
 // y[t*ldy + r] for NT tokens x (Q8_K, nb blocks each, ldx blocks apart) and the 16 rows of
 // the panel (r < mr stored).
-template <int NT, bool HasOff>
+template <int NT, bool HasOff, bool Scale32>
 void kg_tile(const uint8_t* panel, const block_q8k* x, int64_t nb, int mr, float* y, int64_t ldy) {
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
@@ -103,18 +104,19 @@ void kg_tile(const uint8_t* panel, const block_q8k* x, int64_t nb, int mr, float
     for (int t = 0; t < NT; ++t) xb[t] = x + t * nb + b;
     __m512i isum[NT], isum2[NT];
     for (int t = 0; t < NT; ++t) isum[t] = isum2[t] = _mm512_setzero_si512();
+    // Scale groups of GS elements (Q4_K, Q5_K: 32, their scales come in equal pairs; else
+    // 16): GS/4 vpdpbusd per token, then one vpmulld by the group's scales.
+    constexpr int GS = Scale32 ? 32 : 16;
 #pragma GCC unroll 2
-    for (int g = 0; g < 16; ++g) {
-      const uint8_t* pq = pb + g * 4 * kg_rows * 4;
-      const __m512i w0 = _mm512_loadu_si512(pq), w1 = _mm512_loadu_si512(pq + 64);
-      const __m512i w2 = _mm512_loadu_si512(pq + 128), w3 = _mm512_loadu_si512(pq + 192);
-      const __m512i scg = _mm512_loadu_si512(pb + kg_q_bytes + g * kg_rows * 4);
+    for (int g = 0; g < 256 / GS; ++g) {
+      const uint8_t* pq = pb + g * (GS / 4) * kg_rows * 4;
+      __m512i wv[GS / 4];
+      for (int i = 0; i < GS / 4; ++i) wv[i] = _mm512_loadu_si512(pq + 64 * i);
+      const __m512i scg = _mm512_loadu_si512(pb + kg_q_bytes + g * (GS / 16) * kg_rows * 4);
       for (int t = 0; t < NT; ++t) {
-        const int8_t* xq = xb[t]->q + 16 * g;
-        __m512i s = kg_dpbusd(_mm512_setzero_si512(), w0, xq);
-        s = kg_dpbusd(s, w1, xq + 4);
-        s = kg_dpbusd(s, w2, xq + 8);
-        s = kg_dpbusd(s, w3, xq + 12);
+        const int8_t* xq = xb[t]->q + GS * g;
+        __m512i s = kg_dpbusd(_mm512_setzero_si512(), wv[0], xq);
+        for (int i = 1; i < GS / 4; ++i) s = kg_dpbusd(s, wv[i], xq + 4 * i);
         isum[t] = _mm512_add_epi32(isum[t], _mm512_mullo_epi32(s, scg));
       }
     }
@@ -140,15 +142,15 @@ void kg_tile(const uint8_t* panel, const block_q8k* x, int64_t nb, int mr, float
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * ldy, rows, acc[t]);
 }
 
-template <bool HasOff>
+template <bool HasOff, bool Scale32>
 void kg_tiles(const uint8_t* panel, const block_q8k* xq, int64_t nb, int64_t n_tok, int mr, float* y,
               int64_t ldy) {
   int64_t t0 = 0;
-  for (; t0 + 4 <= n_tok; t0 += 4) kg_tile<4, HasOff>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy);
+  for (; t0 + 4 <= n_tok; t0 += 4) kg_tile<4, HasOff, Scale32>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy);
   switch (n_tok - t0) {
-    case 3: kg_tile<3, HasOff>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy); break;
-    case 2: kg_tile<2, HasOff>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy); break;
-    case 1: kg_tile<1, HasOff>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy); break;
+    case 3: kg_tile<3, HasOff, Scale32>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy); break;
+    case 2: kg_tile<2, HasOff, Scale32>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy); break;
+    case 1: kg_tile<1, HasOff, Scale32>(panel, xq + t0 * nb, nb, mr, y + t0 * ldy, ldy); break;
     default: break;
   }
 }
@@ -160,13 +162,16 @@ void kg_gemm(const weights& w, const block_q8k* xq, int64_t n_tok, int64_t r0, i
              int64_t ldy, uint8_t* panel, Quants quants) {
   const int64_t nb = w.in / 256;
   const bool off = w.type == ggml_type::q3_k || w.type == ggml_type::q6_k;
+  const bool s32 = w.type == ggml_type::q4_k || w.type == ggml_type::q5_k;
   for (int64_t o = r0; o < r1; o += kg_rows) {
     const int mr = int(r1 - o < kg_rows ? r1 - o : kg_rows);
     kg_pack_panel(w, o, mr, panel, quants);
     if (off)
-      kg_tiles<true>(panel, xq, nb, n_tok, mr, y + o, ldy);
+      kg_tiles<true, false>(panel, xq, nb, n_tok, mr, y + o, ldy);
+    else if (s32)
+      kg_tiles<false, true>(panel, xq, nb, n_tok, mr, y + o, ldy);
     else
-      kg_tiles<false>(panel, xq, nb, n_tok, mr, y + o, ldy);
+      kg_tiles<false, false>(panel, xq, nb, n_tok, mr, y + o, ldy);
   }
 }
 

@@ -254,7 +254,15 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
   if (kquant) {
     const int64_t nb = in / 256;
     cpu::block_q8k* xq = tls_xq.get<cpu::block_q8k>(size_t(n_tok * nb));
-    for (int64_t t = 0; t < n_tok; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
+    auto quant_job = [&](int ith, int nth) {  // tokens split between the threads
+      int64_t t0, t1;
+      split_range(n_tok, ith, nth, t0, t1);
+      for (int64_t t = t0; t < t1; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
+    };
+    if (n_tok >= gemm_min_tokens)
+      run_split(pool, macs, quant_job);
+    else
+      quant_job(0, 1);
     if (n_tok >= gemm_min_tokens && k.gemm_k) {  // prefill: the variant's integer GEMM
       auto job = [&](int ith, int nth) {
         int64_t r0, r1;
