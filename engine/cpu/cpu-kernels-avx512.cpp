@@ -1,6 +1,7 @@
 // cpu-kernels-avx512.cpp: the AVX-512 kernel variant (F, BW, VL, DQ, VNNI; plus F16C, FMA).
 // The algorithms are the shared templates in cpu-kernels-impl.h; this file supplies the
-// 512-bit traits, plus an integer (VNNI) GEMM for Q8_0/Q4_0 weights. F32 GEMM tile: 12
+// 512-bit traits, plus integer (VNNI) GEMMs for Q8_0/Q4_0 weights (here) and for K-quant
+// weights (cpu-kernels-avx512-kgemm.h). F32 GEMM tile: 12
 // weight rows x 32 tokens = 24 zmm accumulators.
 // Picked at run time by cpu-kernels.cpp only when the CPU reports all of the above.
 #if defined(__x86_64__) && defined(__AVX512F__)
@@ -15,6 +16,8 @@
 // -Wuninitialized reports at every reduce/extract; the code is fine.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "cpu-kernels-avx512-kgemm.h"
 
 namespace kvarena::cpu {
 namespace {
@@ -228,6 +231,17 @@ void gemm_q8(const weights& w, const xq_record* xq, int64_t n_tok, int64_t r0, i
   }
 }
 
+// ---- K-quant GEMM (cpu-kernels-avx512-kgemm.h) ---------------------------------------------
+
+void gemm_k(const weights& w, const block_q8k* xq, int64_t n_tok, int64_t r0, int64_t r1, float* y,
+            int64_t ldy, uint8_t* panel) {
+  kg_gemm(w, xq, n_tok, r0, r1, y, ldy, panel, [](ggml_type t, const uint8_t* blk, uint8_t* q) {
+    __m256i qv[8];
+    simd::kq_simd_quants<s512>(t, blk, qv);
+    for (int i = 0; i < 8; ++i) _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32 * i), qv[i]);
+  });
+}
+
 // ---- the table ---------------------------------------------------------------------------
 
 constexpr int gemm_rows = 12, gemm_vectors = 2;  // F32 tile: 12 rows x 32 tokens
@@ -255,6 +269,9 @@ constexpr kernel_table make_table() {
   kernel_table k = simd::with_iq4<s512>(simd::make_table<s512, gemm_rows, gemm_vectors>("avx512"));
   k.pack_x = pack_x;
   k.gemm = gemm;
+  k.gemm_k = gemm_k;
+  k.gemm_k_rows = kg_rows;
+  k.gemm_k_block_bytes = int(kg_block_bytes);
   return k;
 }
 

@@ -92,6 +92,14 @@ struct kernel_table {
   // handles every token count).
   void (*gemm)(const weights& w, const float* xt, int64_t n_tok, int64_t r0, int64_t r1,
                float* y, int64_t ldy, float* panel);
+  // K-quant weights, n_tok >= 16 (prefill), where a variant has one (else nullptr: matvec_k
+  // runs every token count): y[t*ldy + r] for r in [r0, r1) (r0 a multiple of gemm_k_rows),
+  // every token of xq: (n_tok, in/256) Q8_K blocks; panel: this thread's scratch of
+  // in/256 * gemm_k_block_bytes bytes (64-byte aligned).
+  void (*gemm_k)(const weights& w, const block_q8k* xq, int64_t n_tok, int64_t r0, int64_t r1,
+                 float* y, int64_t ldy, uint8_t* panel);
+  int gemm_k_rows;
+  int gemm_k_block_bytes;
   void (*get_row)(const weights& w, int64_t r, float* dst);
 
   void (*rmsnorm)(const float* x, const float* w, float* y, int64_t n, float eps);

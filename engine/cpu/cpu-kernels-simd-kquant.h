@@ -18,6 +18,11 @@
 #include "cpu-kernels-kquant-scalar.h"
 
 namespace kvarena::cpu::simd {
+// Software prefetch distance of the decode kernels, in bytes ahead of the weight block being
+// read (each thread streams its rows in order). The hardware prefetcher alone left the 2-core
+// VM's decode waiting on weight loads (perf: the samples sit on the instructions after them);
+// prefetching 2-4 KB ahead measured +30% (Q8_0) to +60% (Q4_K) decode tok/s there, under load.
+constexpr int64_t pf_q8_bytes = 2048, pf_kq_bytes = 4096;
 
 // One decoded super-block.
 struct kq_simd_block {
@@ -185,6 +190,8 @@ inline void kq_mv_rows(const weights& w, const block_q8k* xq, int64_t r0, int64_
     __m256 acc[NT];
     for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
+      for (size_t off = 0; off < bb; off += 64)  // every line of the block pf_kq_bytes ahead
+        _mm_prefetch(reinterpret_cast<const char*>(row + size_t(b) * bb + off) + pf_kq_bytes, _MM_HINT_T0);
       kq_simd_block blk;
       kq_simd_decode<S, T>(row + size_t(b) * bb, blk);
       for (int t = 0; t < NT; ++t) acc[t] = kq_simd_dot<S, off, mins>(blk, xq[t * nb + b], acc[t]);

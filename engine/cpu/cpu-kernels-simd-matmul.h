@@ -114,6 +114,8 @@ inline void mv_q8_0_tile(const weights& w, const block_q8x* xq, int64_t o, float
     for (int t = 0; t < NT; ++t)
       for (int u = 0; u < U; ++u) acc[r][t][u] = _mm256_setzero_ps();
   auto block = [&](int64_t b, int u) {
+    for (int r = 0; r < R; ++r)  // blocks are 34 bytes: one prefetch each covers every line
+      _mm_prefetch(reinterpret_cast<const char*>(row[r] + b) + pf_q8_bytes, _MM_HINT_T0);
     __m256i xv[NT];
     for (int t = 0; t < NT; ++t)
       xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t * nb + b].q));
@@ -164,6 +166,7 @@ inline void mv_q4_0_tile(const weights& w, const block_q8x* xq, int64_t o, float
     for (int t = 0; t < NT; ++t)
       xv[t] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[t * nb + b].q));
     for (int r = 0; r < R; ++r) {
+      _mm_prefetch(reinterpret_cast<const char*>(row[r] + b) + pf_q8_bytes, _MM_HINT_T0);
       const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r][b].q));
       const __m256i q = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(raw, 4), raw), lo4);
       const float dw = S::half(row[r][b].d);

@@ -281,14 +281,33 @@ void matmul(thread_pool& pool, const tensor_view& w, const float* x, int64_t n_t
     return;
   }
   const bool kquant = ggml_is_k_quant(cw.type);
-  // K-quants: decode and prefill alike run the integer kernel, on groups of up to 8 tokens
-  // (each super-block unpacked once per group; a 64 KB chunk of rows stays in L2 for all the
-  // groups). Measured faster than dequantising into the F32 GEMM: 1.15-1.4x prefill on a
-  // 200M Q4_K_M llama (AVX-512, 1 thread).
+  // K-quants: the activations are rounded to Q8_K once; prefill runs the variant's integer
+  // GEMM where it has one (AVX-512 VNNI), else (and for decode) the integer matrix-vector
+  // kernel on groups of up to 8 tokens (each super-block unpacked once per group; a 64 KB
+  // chunk of rows stays in L2 for all the groups).
   if (kquant) {
     const int64_t nb = in / 256;
     cpu::block_q8k* xq = tls_xq.get<cpu::block_q8k>(size_t(n_tok * nb));
-    for (int64_t t = 0; t < n_tok; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
+    auto quant_job = [&](int ith, int nth) {  // tokens split between the threads
+      int64_t t0, t1;
+      split_range(n_tok, ith, nth, t0, t1);
+      for (int64_t t = t0; t < t1; ++t) cpu::quantize_q8k(x + t * in, xq + t * nb, in);
+    };
+    if (n_tok >= gemm_min_tokens)
+      run_split(pool, macs, quant_job);
+    else
+      quant_job(0, 1);
+    if (n_tok >= gemm_min_tokens && k.gemm_k) {  // prefill: the variant's integer GEMM
+      auto job = [&](int ith, int nth) {
+        int64_t r0, r1;
+        split_rows(out, k.gemm_k_rows, ith, nth, r0, r1);
+        if (r0 >= r1) return;
+        uint8_t* panel = tls_panel.get<uint8_t>(size_t(nb * k.gemm_k_block_bytes));
+        k.gemm_k(cw, xq, n_tok, r0, r1, y, out, panel);
+      };
+      run_split(pool, macs, job);
+      return;
+    }
     for_row_chunks(pool, macs, cw, n_tok, cpu::kq_max_tokens, [&](int64_t c0, int64_t c1, int64_t t0, int nt) {
       k.matvec_k(cw, xq + t0 * nb, nt, c0, c1, y + t0 * out, out);
     });

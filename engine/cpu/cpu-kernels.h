@@ -62,10 +62,11 @@ void set_cpu_kernel_variant(const std::string& name);
 // F32 rounding. K-quant weights (Q2_K..Q6_K): the activations are rounded to Q8_K as
 // llama.cpp's quantize_row_q8_K does (per 256: signed max m, q = round(-127 x / m),
 // d = -m/127 kept in F32) and every token count runs integer dot products per group of 16
-// (prefill too, on groups of 8 tokens). IQ4_NL weights: activations rounded to Q8_0 as for
-// Q8_0/Q4_0, IQ4_XS: to Q8_K as for the K-quants (llama.cpp's vec_dot_type for each), then
-// integer dot products for every token count, as the K-quants. F32/F16/BF16 weights use the
-// F32 activations as they are.
+// (prefill too: AVX-512 in a VNNI GEMM, AVX2 / generic on groups of 8 tokens through the
+// matrix-vector kernel). IQ4_NL weights: activations rounded to Q8_0 as for Q8_0/Q4_0,
+// IQ4_XS: to Q8_K as for the K-quants (llama.cpp's vec_dot_type for each), then integer dot
+// products for every token count (groups of 8 tokens). F32/F16/BF16 weights use the F32
+// activations as they are.
 
 namespace ref {
 void matmul(const tensor_view& w, const float* x, int64_t n_tok, float* y);
