@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <system_error>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
@@ -47,10 +48,24 @@ inline std::pair<int, std::string> run_command(const std::string& cmd) {
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
+// The fixtures a process made, by stem; their directories (up to ~15 MB each with the F32
+// source of a quantized file) are removed when the process ends.
+struct arch_fixture_cache {
+  std::map<std::string, arch_fixture> fixtures;
+  std::vector<std::string> dirs;
+  ~arch_fixture_cache() {
+    for (const std::string& d : dirs) {
+      std::error_code ec;
+      std::filesystem::remove_all(d, ec);
+    }
+  }
+};
+
 // The fixture of case `arch` (make_arch_fixture.py --arch) in `type` ("F32", or a
 // llamaref quantize type: "Q4_K_M"), written once per process.
 inline const arch_fixture& arch_fixture_of(const std::string& arch, const std::string& type = "F32") {
-  static std::map<std::string, arch_fixture> cache;
+  static arch_fixture_cache cache_;
+  auto& cache = cache_.fixtures;
   std::string stem = arch;
   if (type != "F32") {
     std::string t = type;
@@ -63,6 +78,7 @@ inline const arch_fixture& arch_fixture_of(const std::string& arch, const std::s
                            (stem + "-" + std::to_string(::getpid())))
                               .string();
   std::filesystem::remove_all(dir);
+  cache_.dirs.push_back(dir);
   const std::string py = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   const auto [rc, out] = run_command(py + " '" + fixture_path("make_arch_fixture.py") + "' --arch " + arch +
                                      (type == "F32" ? "" : " --type " + type) + " --out '" + dir + "'");
