@@ -1,8 +1,8 @@
 // llamacpp-logits-fixture.h: what the tests that compare kvarena's logits with llama.cpp's
 // share (test-kquant, test-qwen3): the committed fixtures (tests/fixtures/<stem>.json, its
 // logits .bin of (n_positions, n_vocab) floats, and the GGUF they were made from, checked by
-// hash), kvarena's logits of the same tokens by prefill or by decode, the largest difference,
-// and a guard that restores the CPU kernel variant a test switches.
+// hash), kvarena's logits of the same tokens by prefill or by decode, the largest and the
+// root-mean-square difference, and a guard that restores the CPU kernel variant a test switches.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -74,6 +74,13 @@ inline double max_abs_diff(const std::vector<float>& a, const std::vector<float>
     m = std::max(m, e <= INFINITY ? e : INFINITY);
   }
   return m;
+}
+
+// Root mean square of a - b over the common length.
+inline double rms_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double s = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+  return std::sqrt(s / double(std::max<size_t>(1, a.size())));
 }
 
 }  // namespace kvarena::test

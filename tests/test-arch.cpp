@@ -16,20 +16,17 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <functional>
-#include <map>
-#include <sys/wait.h>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cpu-kernels.h"
+#include "arch-fixture.h"
 #include "engine-error.h"
 #include "forward-fixture.h"
 #include "gguf-writer.h"
 #include "kv/kv-policy-registry.h"
+#include "kv-policy-session.h"
 #include "llamacpp-logits-fixture.h"
 #include "model.h"
 #include "session.h"
@@ -40,78 +37,8 @@ namespace {
 
 using test::max_abs_diff;
 
-struct arch_fixture {
-  std::string error;          // why there is none (the test skips with it)
-  std::string model;          // the GGUF
-  std::vector<int32_t> tokens;  // (64,)
-  std::vector<float> logits;    // (64, n_vocab) llama.cpp's
-};
-
-// Runs `cmd`: (exit status, stdout + stderr).
-std::pair<int, std::string> run(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return {-1, ""};
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-// The fixture of `arch`, written once per process by make_arch_fixture.py.
-const arch_fixture& fixture(const std::string& arch) {
-  static std::map<std::string, arch_fixture> cache;
-  if (auto it = cache.find(arch); it != cache.end()) return it->second;
-  arch_fixture& f = cache[arch];
-  const std::string dir = (std::filesystem::path(KVARENA_BINARY_DIR) / "test-tmp" / "arch-fixtures" /
-                           (arch + "-" + std::to_string(::getpid())))
-                              .string();
-  std::filesystem::remove_all(dir);
-  const std::string py = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  const auto [rc, out] = run(py + " '" + test::fixture_path("make_arch_fixture.py") + "' --arch " + arch +
-                             " --out '" + dir + "'");
-  if (rc != 0) {
-    f.error = "make_arch_fixture.py --arch " + arch + " exit " + std::to_string(rc) + ": " + out;
-    return f;
-  }
-  const auto header = nlohmann::json::parse(test::read_file(dir + "/" + arch + ".json"));
-  f.model = dir + "/" + arch + ".gguf";
-  f.tokens = header.at("tokens").get<std::vector<int32_t>>();
-  const std::string bin = test::read_file(dir + "/" + arch + ".bin");
-  f.logits.resize(bin.size() / 4);
-  std::memcpy(f.logits.data(), bin.data(), f.logits.size() * 4);
-  EXPECT_EQ(f.logits.size(), size_t(64) * header.at("n_vocab").get<size_t>());
-  return f;
-}
-
-#define REQUIRE_FIXTURE(f)                                                            \
-  do {                                                                                \
-    if (!(f).error.empty()) {                                                         \
-      if ((f).error.find("exit 77") != std::string::npos) GTEST_SKIP() << (f).error; \
-      FAIL() << (f).error;                                                            \
-    }                                                                                 \
-  } while (0)
-
-// kvarena's logits at every position: prefill in chunks of `chunk` (1 = decode).
-std::vector<float> logits_of(const model& m, const std::vector<int32_t>& tokens, int64_t chunk,
-                             bool reference = false) {
-  session_options so;
-  so.all_logits = true;
-  so.n_ctx = int64_t(tokens.size());
-  so.prefill_chunk = chunk;
-  so.reference = reference;
-  so.gelu_f16_table = true;  // ggml's GELU (F16 table), as llama.cpp's CPU backend computes it
-  session s(m, so);
-  s.append(tokens);
-  return s.all_logits();
-}
-
-double max_abs(const std::vector<float>& a) {
-  double m = 0;
-  for (float x : a) m = std::max(m, double(std::fabs(x)));
-  return m;
-}
+using test::arch_fixture;
+using test::max_abs;
 
 // Tolerance: F32 weights and an F32 KV cache on both sides, GELU through the same F16
 // table, so what differs is the order of float sums (SIMD reductions) in matmuls, norms and
@@ -124,8 +51,8 @@ double max_abs(const std::vector<float>& a) {
 constexpr double k_tol = 1e-3;
 
 TEST(Gemma3, LoadsTheConfigTheMetadataImplies) {
-  const arch_fixture& f = fixture("gemma3");
-  REQUIRE_FIXTURE(f);
+  const arch_fixture& f = test::arch_fixture_of("gemma3");
+  REQUIRE_ARCH_FIXTURE(f);
   const auto m = load_model(f.model);
   const model_config& c = m->config;
   EXPECT_EQ(c.arch, model_arch::gemma3);
@@ -150,8 +77,8 @@ TEST(Gemma3, LoadsTheConfigTheMetadataImplies) {
 }
 
 TEST(Gemma2, LoadsTheConfigTheMetadataImplies) {
-  const arch_fixture& f = fixture("gemma2");
-  REQUIRE_FIXTURE(f);
+  const arch_fixture& f = test::arch_fixture_of("gemma2");
+  REQUIRE_ARCH_FIXTURE(f);
   const auto m = load_model(f.model);
   const model_config& c = m->config;
   EXPECT_EQ(c.arch, model_arch::gemma2);
@@ -205,27 +132,27 @@ class ArchLogits : public ::testing::TestWithParam<arch_case> {};
 
 TEST_P(ArchLogits, MatchLlamaCppAtEveryPosition) {
   const std::string& arch = GetParam().arch;
-  const arch_fixture& f = fixture(arch);
-  REQUIRE_FIXTURE(f);
+  const arch_fixture& f = test::arch_fixture_of(arch);
+  REQUIRE_ARCH_FIXTURE(f);
   auto m = load_model(f.model);
   std::printf("[%s] max |logit| (llama.cpp) %.3g\n", arch.c_str(), max_abs(f.logits));
   test::kernel_variant_guard guard;
   for (const std::string& v : cpu_kernel_variants_supported()) {
     set_cpu_kernel_variant(v);
     for (int64_t chunk : {int64_t(64), int64_t(7), int64_t(1)}) {
-      const double d = max_abs_diff(logits_of(*m, f.tokens, chunk), f.logits);
+      const double d = max_abs_diff(test::arch_logits(*m, f.tokens, chunk), f.logits);
       std::printf("[%s] %-8s chunk %2lld vs llama.cpp: max |diff| %.3g over 64 positions\n", arch.c_str(), v.c_str(),
                   static_cast<long long>(chunk), d);
       EXPECT_LE(d, GetParam().tol) << v << " chunk " << chunk;
     }
   }
-  const double dr = max_abs_diff(logits_of(*m, f.tokens, 64, /*reference=*/true), f.logits);
+  const double dr = max_abs_diff(test::arch_logits(*m, f.tokens, 64, /*reference=*/true), f.logits);
   std::printf("[%s] reference path vs llama.cpp: max |diff| %.3g\n", arch.c_str(), dr);
   EXPECT_LE(dr, GetParam().tol);
   for (const auto& [what, change] : GetParam().must_matter) {
     auto changed = load_model(f.model);
     change(*changed);
-    const double without = max_abs_diff(logits_of(*changed, f.tokens, 64), f.logits);
+    const double without = max_abs_diff(test::arch_logits(*changed, f.tokens, 64), f.logits);
     std::printf("[%s] with %s: max |diff| %.3g\n", arch.c_str(), what.c_str(), without);
     EXPECT_GT(without, 1e-2) << "with " << what;
   }
@@ -236,29 +163,14 @@ TEST_P(ArchLogits, MatchLlamaCppAtEveryPosition) {
 // layers attend within their window of what the policy keeps.
 TEST_P(ArchLogits, EveryKvPolicyRuns) {
   const std::string& arch = GetParam().arch;
-  const arch_fixture& f = fixture(arch);
-  REQUIRE_FIXTURE(f);
+  const arch_fixture& f = test::arch_fixture_of(arch);
+  REQUIRE_ARCH_FIXTURE(f);
   const auto m = load_model(f.model);
-  std::vector<int32_t> forced;
-  for (int i = 0; i < 32; ++i) forced.push_back(f.tokens[size_t(i * 7 % 64)]);
+  const std::vector<int32_t> forced = test::kv_policy_forced_tokens(f.tokens);
   for (const std::string& name : kv_policy_names()) {
     SCOPED_TRACE(name);
-    session_options o;
-    o.n_threads = 2;
-    o.prefill_chunk = 16;
-    o.n_ctx = 128;
-    o.kv_policy = name;
+    session_options o = test::kv_policy_session_options(name);
     o.gelu_f16_table = true;
-    o.kv.window = 16;
-    o.kv.sinks = 8;  // freekv: budget, sinks and window multiples of its page
-    o.kv.heavy = 8;
-    o.kv.recent = 8;
-    o.kv.n_high = 16;
-    o.kv.n_low = 32;
-    o.kv.protect = 4;
-    o.kv.int8_window = 8;
-    o.kv.budget = 32;
-    o.kv.page = 8;
     session s(*m, o);
     s.append(f.tokens);
     std::vector<float> last(s.logits(), s.logits() + s.n_vocab());
@@ -298,9 +210,9 @@ INSTANTIATE_TEST_SUITE_P(Archs, ArchLogits, ::testing::ValuesIn(arch_cases()),
                          });
 
 TEST(ModelCheck, Gemma3FileIsSupported) {
-  const arch_fixture& f = fixture("gemma3");
-  REQUIRE_FIXTURE(f);
-  const auto [rc, out] = run(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
+  const arch_fixture& f = test::arch_fixture_of("gemma3");
+  REQUIRE_ARCH_FIXTURE(f);
+  const auto [rc, out] = test::run_command(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("architecture:  gemma3"), std::string::npos) << out;
   EXPECT_NE(out.find("sliding window: 16 (layers: 2 of every 3)"), std::string::npos) << out;
@@ -308,8 +220,8 @@ TEST(ModelCheck, Gemma3FileIsSupported) {
 }
 
 TEST(Phi3, LoadsFusedQkvAndGateUpAsViews) {
-  const arch_fixture& f = fixture("phi3");
-  REQUIRE_FIXTURE(f);
+  const arch_fixture& f = test::arch_fixture_of("phi3");
+  REQUIRE_ARCH_FIXTURE(f);
   const auto m = load_model(f.model);
   const model_config& c = m->config;
   EXPECT_EQ(c.arch, model_arch::phi3);
@@ -351,21 +263,21 @@ TEST(Phi3, LongRopeFileIsRefusedByName) {
 }
 
 TEST(Mistral, SlidingWindowKeyIsReadButNotApplied) {
-  const arch_fixture& f = fixture("mistral");
-  REQUIRE_FIXTURE(f);
+  const arch_fixture& f = test::arch_fixture_of("mistral");
+  REQUIRE_ARCH_FIXTURE(f);
   const auto m = load_model(f.model);
   EXPECT_EQ(m->config.arch, model_arch::llama);
   EXPECT_TRUE(m->config.layer_swa.empty());
-  const auto [rc, out] = run(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
+  const auto [rc, out] = test::run_command(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("sliding window: 16 (not applied: llama.cpp runs llama with full attention)"), std::string::npos)
       << out;
 }
 
 TEST(ModelCheck, Gemma2FileIsSupported) {
-  const arch_fixture& f = fixture("gemma2");
-  REQUIRE_FIXTURE(f);
-  const auto [rc, out] = run(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
+  const arch_fixture& f = test::arch_fixture_of("gemma2");
+  REQUIRE_ARCH_FIXTURE(f);
+  const auto [rc, out] = test::run_command(std::string(KVARENA_BIN) + " model check '" + f.model + "'");
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("architecture:  gemma2"), std::string::npos) << out;
   EXPECT_NE(out.find("sliding window: 16 (layers: 1 of every 2)"), std::string::npos) << out;

@@ -58,6 +58,7 @@ const dequant_fixture& dq_fixture() {
 
 using variant_guard = test::kernel_variant_guard;
 using test::max_abs_diff;
+using test::rms_diff;
 using test::session_logits;
 
 uint32_t float_bits(float f) {
@@ -243,12 +244,6 @@ using kq_logits_fixture = test::llamacpp_logits;
 
 kq_logits_fixture load_kq(const std::string& name) {
   return test::load_llamacpp_logits("kq-" + name, "kq-" + name + ".gguf", "make_kquant_fixtures.py");
-}
-
-double rms_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double s = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-  return std::sqrt(s / double(std::max<size_t>(1, a.size())));
 }
 
 struct logits_case {

@@ -29,6 +29,7 @@
 #include "forward-fixture.h"
 #include "gguf-writer.h"
 #include "kv/kv-policy-registry.h"
+#include "kv-policy-session.h"
 #include "model.h"
 #include "session.h"
 #include "llamacpp-logits-fixture.h"
@@ -148,25 +149,10 @@ TEST(Qwen3, EveryKvPolicyRuns) {
   const auto m = load_model(test::fixture_path(k_model));
   const std::vector<std::string> names = kv_policy_names();
   ASSERT_FALSE(names.empty());
-  std::vector<int32_t> forced;
-  for (int i = 0; i < 32; ++i) forced.push_back(f.tokens[size_t(i * 7 % 64)]);
+  const std::vector<int32_t> forced = test::kv_policy_forced_tokens(f.tokens);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
-    session_options o;
-    o.n_threads = 2;
-    o.prefill_chunk = 16;
-    o.n_ctx = 128;
-    o.kv_policy = name;
-    o.kv.window = 16;
-    o.kv.sinks = 8;  // freekv: budget, sinks and window multiples of its page
-    o.kv.heavy = 8;
-    o.kv.recent = 8;
-    o.kv.n_high = 16;
-    o.kv.n_low = 32;
-    o.kv.protect = 4;
-    o.kv.int8_window = 8;
-    o.kv.budget = 32;
-    o.kv.page = 8;
+    const session_options o = test::kv_policy_session_options(name);
     session s(*m, o);
     s.append(f.tokens);
     // The last prompt position saw the whole prompt (the policy selects after a chunk):

@@ -82,8 +82,9 @@ struct s256 {
       v[i] = load(x + 8 * i);
       m = max(m, abs(v[i]));
     }
-    const float d = reduce_max(m) / q8x_max;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float amax = reduce_max(m);
+    const float d = amax / q8x_max;
+    const float id = amax != 0.0f ? q8x_max / amax : 0.0f;  // 127 / amax, as ggml x86's quantize_row_q8_0
     __m256i q[4];
     for (int i = 0; i < 4; ++i) q[i] = _mm256_cvtps_epi32(mul(v[i], set1(id)));  // nearest even
     const __m256i sum32 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
@@ -92,7 +93,7 @@ struct s256 {
     const __m256i p = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(p01, p23),
                                                   _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(b->q), p);
-    // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the exact 1/d)
+    // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the unrounded 127 / amax)
     const float dr = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
     b->d = dr;
     b->s = dr * reduce8(_mm256_cvtepi32_ps(sum32));

@@ -75,12 +75,12 @@ struct s512 {
     const vf a = load(x), c = load(x + 16);
     const float amax = reduce_max(max(abs(a), abs(c)));
     const float d = amax / q8x_max;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const float id = amax != 0.0f ? q8x_max / amax : 0.0f;  // 127 / amax, as ggml x86's quantize_row_q8_0
     const __m512i qa = _mm512_cvtps_epi32(mul(a, set1(id)));  // round to nearest even
     const __m512i qc = _mm512_cvtps_epi32(mul(c, set1(id)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b->q), _mm512_cvtsepi32_epi8(qa));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(b->q + 16), _mm512_cvtsepi32_epi8(qc));
-    // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the exact 1/d)
+    // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the unrounded 127 / amax)
     const float dr = _cvtsh_ss(_cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT));
     b->d = dr;
     b->s = dr * float(_mm512_reduce_add_epi32(_mm512_add_epi32(qa, qc)));

@@ -50,14 +50,14 @@ void quantize_block(const float* x, block_q8x* b) {
   float amax = 0.0f;
   for (int i = 0; i < 32; ++i) amax = std::fmax(amax, std::fabs(x[i]));
   const float d = amax / q8x_max;
-  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const float id = amax != 0.0f ? q8x_max / amax : 0.0f;  // 127 / amax, as ggml x86's quantize_row_q8_0
   int sum = 0;
   for (int i = 0; i < 32; ++i) {
     const int q = int(std::nearbyint(x[i] * id));  // nearest even, as cvtps2dq
     b->q[i] = int8_t(q);
     sum += q;
   }
-  // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the exact 1/d)
+  // d is kept rounded to fp16, as ggml's block_q8_0 stores it (q uses the unrounded 127 / amax)
   const float dr = half_to_float(fp32_to_fp16(d));
   b->d = dr;
   b->s = dr * float(sum);

@@ -48,9 +48,10 @@ struct block_q8k {
 };
 static_assert(sizeof(block_q8k) == 292);
 
-// Activation rounding shared by every variant: d = amax / 127, q = round-to-nearest(x / d),
-// then d is stored rounded to fp16 (as ggml's block_q8_0 holds it, so the activations are
-// llama.cpp's to the bit). |x - d*q| <= d/2 + 127 * 2^-11 d per element (the tests' bound).
+// Activation rounding shared by every variant: q = round-to-nearest-even(x * (127 / amax)),
+// d = amax / 127 stored rounded to fp16, as ggml's x86 quantize_row_q8_0 computes them (its
+// block_q8_0), so the activations are llama.cpp's to the bit for the same x.
+// |x - d*q| <= d/2 + 127 * 2^-11 d per element (the tests' bound).
 constexpr float q8x_max = 127.0f;
 
 // The matrix-vector kernel handles up to this many tokens at once, reading the weights once
