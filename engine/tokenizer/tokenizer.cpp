@@ -96,8 +96,8 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
     const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");
     const auto pre = pretokenizer_from_name(pre_name);
     if (!pre) {
-      file.fail("pre-tokenizer 'tokenizer.ggml.pre' = '" + pre_name +
-                "' is not supported (supported: gpt-2, qwen2, llama-bpe and their aliases, default)");
+      file.fail("pre-tokenizer 'tokenizer.ggml.pre' = '" + pre_name + "' is not supported (supported: " +
+                pretokenizer_names() + ")");
     }
     const auto* merges = file.get_string_array("tokenizer.ggml.merges");
     if (!merges) file.fail("missing metadata key 'tokenizer.ggml.merges' (needed by a gpt2 tokenizer)");

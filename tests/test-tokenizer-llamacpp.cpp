@@ -1,0 +1,208 @@
+// test-tokenizer-llamacpp.cpp: the tokenizer against llama.cpp's own test vectors for the
+// vocabularies that are not in ../shared/models: models/ggml-vocab-NAME.gguf with its
+// .gguf.inp (texts separated by "\n__ggml_vocab_test__\n") and .gguf.out (llama.cpp's ids,
+// one line per text), read at test time from the llama.cpp clone that
+// ../shared/tools/llamaref/setup.sh makes ($LLAMAREF_CACHE, default ~/.cache/llamaref;
+// nothing is committed here). Every family kvarena claims must give llama.cpp's ids for
+// 100% of the cases and decode them back to the text; every other vocabulary there must be
+// refused at load time with one line naming its tokenizer.ggml.pre (or model), never
+// tokenized with a different pre-tokenizer. Label `model`: skips without the clone.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "engine-error.h"
+#include "gguf-reader.h"
+#include "test-util.h"
+#include "tokenizer.h"
+
+namespace kvarena {
+namespace {
+
+namespace fs = std::filesystem;
+using ids = std::vector<int32_t>;
+
+// The bare llama.cpp clone of tools/llamaref/setup.sh (llama.cpp-VERSION.git), or "".
+std::string llamacpp_git_dir() {
+  const char* env = std::getenv("LLAMAREF_CACHE");
+  const char* home = std::getenv("HOME");
+  const fs::path cache = env ? fs::path(env) : fs::path(home ? home : "/root") / ".cache" / "llamaref";
+  std::error_code ec;
+  if (!fs::is_directory(cache, ec)) return "";
+  std::string best;
+  for (const auto& e : fs::directory_iterator(cache, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("llama.cpp-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".git") best = std::max(best, e.path().string());
+  }
+  return best;
+}
+
+// Writes models/<files> of the clone's HEAD into a fresh temporary folder; its path, or ""
+// when git fails (a file missing from that llama.cpp version, say).
+std::string extract(const std::string& git, const std::string& vocab, bool with_vectors) {
+  const fs::path dir = test::temp_dir("tokenizer-llamacpp-" + vocab);
+  std::string files = "'models/" + vocab + "'";
+  if (with_vectors) files += " 'models/" + vocab + ".inp' 'models/" + vocab + ".out'";
+  const std::string cmd = "git --git-dir='" + git + "' archive HEAD " + files + " | tar -x -C '" +
+                          dir.string() + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0 || !fs::exists(dir / "models" / vocab)) return "";
+  return (dir / "models").string();
+}
+
+std::string show(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string show(const ids& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? " " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+struct vector_case {
+  std::string text;
+  ids expected;
+};
+
+// llama.cpp's test-tokenizer-0 format: the .inp file ends with one separator too.
+std::vector<vector_case> read_vectors(const std::string& inp_path, const std::string& out_path) {
+  const std::string inp = test::read_file(inp_path);
+  const std::string out = test::read_file(out_path);
+  const std::string sep = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> texts;
+  for (size_t pos = 0; pos < inp.size();) {
+    const size_t next = inp.find(sep, pos);
+    if (next == std::string::npos) {
+      texts.push_back(inp.substr(pos));
+      break;
+    }
+    texts.push_back(inp.substr(pos, next - pos));
+    pos = next + sep.size();
+  }
+  std::vector<vector_case> cases;
+  std::istringstream lines(out);
+  std::string line;
+  for (size_t i = 0; std::getline(lines, line); ++i) {
+    vector_case c;
+    if (i < texts.size()) c.text = texts[i];
+    std::istringstream nums(line);
+    for (int32_t id; nums >> id;) c.expected.push_back(id);
+    cases.push_back(std::move(c));
+  }
+  EXPECT_EQ(texts.size(), cases.size()) << inp_path << ": .inp and .out disagree on the count";
+  return cases;
+}
+
+// A claimed vocabulary: every case gives llama.cpp's ids (no BOS, no special parsing, as
+// llama.cpp's test-tokenizer-0 makes them) and decodes back to its text. Prints
+// "N/N cases identical".
+void check_claimed(const std::string& git, const std::string& vocab, int64_t n_vocab) {
+  SCOPED_TRACE(vocab);
+  const std::string dir = extract(git, vocab, true);
+  ASSERT_FALSE(dir.empty()) << vocab << " is not in " << git;
+  gguf_file f(dir + "/" + vocab);
+  std::unique_ptr<tokenizer> tok;
+  ASSERT_NO_THROW(tok = tokenizer::from_gguf(f));
+  EXPECT_EQ(tok->n_vocab(), n_vocab);
+  const auto cases = read_vectors(dir + "/" + vocab + ".inp", dir + "/" + vocab + ".out");
+  ASSERT_GE(cases.size(), 30u);
+  size_t identical = 0;
+  for (const auto& c : cases) {
+    const ids got = tok->encode(c.text, /*add_bos=*/false);
+    const std::string back = tok->decode(got);
+    EXPECT_EQ(got, c.expected) << vocab << " text " << show(c.text) << "\n  expected " << show(c.expected)
+                               << "\n  actual   " << show(got);
+    EXPECT_EQ(back, c.text) << vocab << " round trip of " << show(c.text) << " gave " << show(back);
+    identical += got == c.expected && back == c.text;
+  }
+  std::printf("[ vectors  ] %s: %zu/%zu cases identical\n", vocab.c_str(), identical, cases.size());
+  EXPECT_EQ(identical, cases.size());
+}
+
+// A vocabulary kvarena does not claim: loading it fails with one line that names `what`.
+void check_refused(const std::string& git, const std::string& vocab, const std::string& what) {
+  SCOPED_TRACE(vocab);
+  const std::string dir = extract(git, vocab, false);
+  ASSERT_FALSE(dir.empty()) << vocab << " is not in " << git;
+  gguf_file f(dir + "/" + vocab);
+  try {
+    tokenizer::from_gguf(f);
+    ADD_FAILURE() << vocab << " loaded; expected a refusal naming " << what;
+  } catch (const engine_error& e) {
+    const std::string msg = e.what();
+    std::printf("[ refused  ] %s: %s\n", vocab.c_str(), msg.c_str());
+    EXPECT_NE(msg.find("'" + what + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("not supported"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
+  }
+}
+
+#define REQUIRE_LLAMACPP_CLONE(git)                                                            \
+  const std::string git = llamacpp_git_dir();                                                  \
+  if (git.empty())                                                                             \
+  GTEST_SKIP() << "no llama.cpp clone in $LLAMAREF_CACHE (~/.cache/llamaref): run bash "       \
+                  "../shared/tools/llamaref/setup.sh"
+
+// Phi-3 and Phi-4-mini's Llama-2-style SentencePiece vocabulary (32064 tokens: Llama-2's
+// 32000 plus <|endoftext|>, <|assistant|>, ... as added tokens).
+TEST(TokenizerLlamacpp, Phi3) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-phi-3.gguf", 32064);
+}
+
+
+// Qwen3.5's pre-tokenizer: Qwen2's, with combining marks joined to letters.
+TEST(TokenizerLlamacpp, Qwen35) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-qwen35.gguf", 151936);
+}
+
+// GPT-2's pattern under other names and vocabularies.
+TEST(TokenizerLlamacpp, Mpt) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-mpt.gguf", 50432);
+}
+
+// Digits split alone, then GPT-2's pattern: StarCoder, Refact, Command-R.
+TEST(TokenizerLlamacpp, StarcoderRefactCommandR) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-starcoder.gguf", 49152);
+  check_claimed(git, "ggml-vocab-refact.gguf", 49216);
+  check_claimed(git, "ggml-vocab-command-r.gguf", 256000);
+}
+
+TEST(TokenizerLlamacpp, Falcon) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-falcon.gguf", 65024);
+}
+
+TEST(TokenizerLlamacpp, DeepseekCoder) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-deepseek-coder.gguf", 32256);
+}
+
+// Not claimed: refused when loading, with the name, instead of a guess.
+TEST(TokenizerLlamacpp, UnclaimedAreRefusedByName) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_refused(git, "ggml-vocab-deepseek-llm.gguf", "deepseek-llm");  // its own letter ranges
+  check_refused(git, "ggml-vocab-bert-bge.gguf", "bert");                // WordPiece
+  check_refused(git, "ggml-vocab-nomic-bert-moe.gguf", "t5");            // Unigram
+}
+
+}  // namespace
+}  // namespace kvarena
