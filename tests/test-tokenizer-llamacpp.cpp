@@ -70,7 +70,10 @@ std::string show(std::string_view s) {
 
 std::string show(const ids& v) {
   std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? " " : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ' ';
+    out += std::to_string(v[i]);
+  }
   return out + "]";
 }
 
@@ -165,6 +168,13 @@ TEST(TokenizerLlamacpp, Phi3) {
   check_claimed(git, "ggml-vocab-phi-3.gguf", 32064);
 }
 
+
+// Gemma 4: SentencePiece-style BPE (tokenizer.ggml.model "gemma4"): "▁" for spaces, merges
+// over UTF-8 characters, <0xNN> byte fallback.
+TEST(TokenizerLlamacpp, Gemma4) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  check_claimed(git, "ggml-vocab-gemma-4.gguf", 262144);
+}
 
 // Qwen3.5's pre-tokenizer: Qwen2's, with combining marks joined to letters.
 TEST(TokenizerLlamacpp, Qwen35) {

@@ -174,6 +174,12 @@ size_t match_punct_run(const segment& s, size_t pos, bool backquote = false) {
 // \p{N}: one number code point alone.
 size_t match_one_number(const segment& s, size_t pos) { return s.number(pos) ? 1 : 0; }
 
+// [^\n]+|[\n]+: a run of line feeds, or a run of anything else.
+size_t match_newline_runs(const segment& s, size_t pos) {
+  const bool lf = s.cpt(pos) == '\n';
+  return run_end(pos, [&](size_t p) { return s.in(p) && (s.cpt(p) == '\n') == lf; }) - pos;
+}
+
 // [\r\n]: one line break code point alone.
 size_t match_one_newline(const segment& s, size_t pos) { return s.newline(pos) ? 1 : 0; }
 
@@ -246,6 +252,7 @@ const char* pretokenizer_name(pretokenizer kind) {
     case pretokenizer::starcoder: return "starcoder";
     case pretokenizer::falcon: return "falcon";
     case pretokenizer::deepseek_coder: return "deepseek-coder";
+    case pretokenizer::newlines: return "gemma4";
     case pretokenizer::bpe_default: return "default";
   }
   return "?";
@@ -287,6 +294,9 @@ void pretokenize(std::string_view text, pretokenizer kind, std::vector<std::stri
       pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_space_then_run(s, p, k_punct); });
       pieces = split_spans(t, pieces, match_cjk_run);
       pieces = split_spans(t, pieces, match_one_number);
+      break;
+    case pretokenizer::newlines:
+      pieces = split_spans(t, pieces, match_newline_runs);
       break;
     case pretokenizer::bpe_default:
       pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_punct_run(s, p); });

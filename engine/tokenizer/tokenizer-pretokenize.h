@@ -30,6 +30,8 @@ enum class pretokenizer {
   // DeepSeek-Coder: [\r\n] , then \s?\p{L}+ , then \s?\p{P}+ , then [\x{4E00}-\x{9FA5}
   //   \x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+ , then \p{N}
   deepseek_coder,
+  // Gemma 4 (SentencePiece-style BPE): only runs of line feeds split off: [^\n]+|[\n]+
+  newlines,
   // llama.cpp's fallback for BPE vocabularies with pre "default" or none: four patterns
   // applied in turn, each splitting the pieces of the one before:
   // [\p{P}$+<=>^~|]+ , then gpt2 , then \p{N}+ , then [0-9][0-9][0-9]

@@ -106,10 +106,11 @@ class tokenizer_base : public tokenizer {
 
 // The two families, built by tokenizer.cpp's factories from a filled vocabulary.
 // Byte-level BPE. merges: "left right" strings, rank = index; a merge whose parts or result
-// are not tokens is ignored.
+// are not tokens is ignored. spm_style: SentencePiece-style BPE over raw UTF-8 (Gemma 4):
+// spaces become "▁", unknown characters <0xNN> byte tokens.
 std::unique_ptr<tokenizer> make_bpe_tokenizer(tokenizer_vocab vocab,
                                               const std::vector<std::string>& merges,
-                                              pretokenizer pre);
+                                              pretokenizer pre, bool spm_style = false);
 // SentencePiece-style BPE with scores and <0xNN> byte fallback.
 std::unique_ptr<tokenizer> make_spm_tokenizer(tokenizer_vocab vocab, bool add_space_prefix);
 

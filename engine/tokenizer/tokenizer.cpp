@@ -109,8 +109,20 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
     vocab.add_eos = file.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
     return make_bpe_tokenizer(std::move(vocab), *merges, *pre);
   }
+  if (*model == "gemma4") {
+    // SentencePiece-style BPE: merges over raw UTF-8 with "▁" for spaces; the reference
+    // ignores tokenizer.ggml.pre here and always adds BOS.
+    const auto* merges = file.get_string_array("tokenizer.ggml.merges");
+    if (!merges) file.fail("missing metadata key 'tokenizer.ggml.merges' (needed by a gemma4 tokenizer)");
+    vocab.bos = special_id(file, "tokenizer.ggml.bos_token_id", -1, n);
+    vocab.eos = special_id(file, "tokenizer.ggml.eos_token_id", -1, n);
+    vocab.unk = special_id(file, "tokenizer.ggml.unknown_token_id", -1, n);
+    vocab.add_bos = true;
+    vocab.add_eos = file.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
+    return make_bpe_tokenizer(std::move(vocab), *merges, pretokenizer::newlines, /*spm_style=*/true);
+  }
   file.fail("tokenizer model 'tokenizer.ggml.model' = '" + *model +
-            "' is not supported (supported: llama, gpt2)");
+            "' is not supported (supported: llama, gpt2, gemma4)");
 }
 
 // tokenizer.bin: int32 max_token_length, then per token: f32 score, int32 length, bytes.
