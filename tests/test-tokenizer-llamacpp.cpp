@@ -176,6 +176,43 @@ TEST(TokenizerLlamacpp, Gemma4) {
   check_claimed(git, "ggml-vocab-gemma-4.gguf", 262144);
 }
 
+// Special tokens and BOS, which the vectors leave out. Expected ids from llama.cpp:
+// `llamaref tokenize VOCAB.gguf TEXT --special` (with BOS) and `... TEXT --no-bos`.
+TEST(TokenizerLlamacpp, Phi3AndGemma4SpecialTokens) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  const std::string phi_dir = extract(git, "ggml-vocab-phi-3.gguf", false);
+  const std::string gemma_dir = extract(git, "ggml-vocab-gemma-4.gguf", false);
+  ASSERT_FALSE(phi_dir.empty() || gemma_dir.empty());
+  auto phi = tokenizer::from_gguf(gguf_file(phi_dir + "/ggml-vocab-phi-3.gguf"));
+  // general.name "Phi3": llama.cpp strips the whitespace after Phi-3's chat tokens (rstrip),
+  // so "<|user|>\n  Hi" is <|user|> " Hi".
+  const std::string chat = "<|system|>\nYou are helpful.<|end|>\n<|user|>\n  Hi there <|end|>\n<|assistant|>\n";
+  EXPECT_EQ(phi->encode(chat, true, true),
+            (ids{1, 32006, 887, 526, 8444, 29889, 32007, 32010, 6324, 727, 29871, 32007, 32001}));
+  EXPECT_EQ(phi->encode(chat, false, false),
+            (ids{529, 29989, 5205, 29989, 29958, 13, 3492, 526, 8444, 19423, 29989, 355, 29989, 29958, 13,
+                 29966, 29989, 1792, 29989, 29958, 13, 29871, 6324, 727, 529, 29989, 355, 29989, 29958, 13,
+                 29966, 29989, 465, 22137, 29989, 29958, 13}));
+  // Not stripped after <s>, <unk>, <|endoftext|>; stripped after </s>.
+  const std::string plain = "a</s>  b<s> c<unk>\td<|endoftext|> e";
+  EXPECT_EQ(phi->encode(plain, true, true), (ids{1, 263, 2, 289, 1, 29871, 274, 0, 29871, 12, 29881, 32000, 29871, 321}));
+
+  auto gemma = tokenizer::from_gguf(gguf_file(gemma_dir + "/ggml-vocab-gemma-4.gguf"));
+  EXPECT_TRUE(gemma->adds_bos());
+  const std::string turn = "<|turn>user\nWrite  code:\n\n\tx = \"\xC3\xA9\" \xF0\x9F\x98\x80<turn|>\n<|turn>model\n";
+  EXPECT_EQ(gemma->encode(turn, true, true),
+            (ids{2, 105, 2364, 107, 6974, 138, 3970, 236787, 108, 255968, 236781, 578, 623, 236859, 236775,
+                 163543, 106, 107, 105, 4368, 107}));
+  EXPECT_EQ(gemma->encode(turn, false, false),
+            (ids{236820, 236909, 887, 236813, 2364, 107, 6974, 138, 3970, 236787, 108, 255968, 236781, 578,
+                 623, 236859, 236775, 163543, 236820, 887, 111038, 107, 236820, 236909, 887, 236813, 4368, 107}));
+  EXPECT_EQ(gemma->decode(gemma->encode(turn, false, false)), turn);
+  // User-defined tool-call tokens split out even without parse_special.
+  const std::string call = "<|tool_call>call:f{a:<|\"|>x<|\"|>}<tool_call|>\n\n\n  end";
+  EXPECT_EQ(gemma->encode(call, false, false),
+            (ids{48, 6639, 236787, 236760, 236782, 236746, 236787, 52, 236781, 52, 236783, 49, 109, 138, 643}));
+}
+
 // Qwen3.5's pre-tokenizer: Qwen2's, with combining marks joined to letters.
 TEST(TokenizerLlamacpp, Qwen35) {
   REQUIRE_LLAMACPP_CLONE(git);
