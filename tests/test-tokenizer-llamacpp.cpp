@@ -217,6 +217,16 @@ TEST(TokenizerLlamacpp, Phi3AndGemma4SpecialTokens) {
 TEST(TokenizerLlamacpp, Qwen35) {
   REQUIRE_LLAMACPP_CLONE(git);
   check_claimed(git, "ggml-vocab-qwen35.gguf", 151936);
+  // The vectors' combining marks follow letters no merge joins them to, so they pass under
+  // Qwen2's rule too; Thai's vowel marks inside words do not. Expected ids: `llamaref
+  // tokenize ggml-vocab-qwen35.gguf TEXT --no-bos` (Qwen2's rule gives 143126 23271 ...).
+  const std::string dir = extract(git, "ggml-vocab-qwen35.gguf", false);
+  auto tok = tokenizer::from_gguf(gguf_file(dir + "/ggml-vocab-qwen35.gguf"));
+  const std::string thai = "\xE0\xB8\xAA\xE0\xB8\xA7\xE0\xB8\xB1\xE0\xB8\xAA\xE0\xB8\x94\xE0\xB8\xB5"
+                           "\xE0\xB8\x84\xE0\xB8\xA3\xE0\xB8\xB1\xE0\xB8\x9A \xE0\xB9\x84\xE0\xB8\xA1"
+                           "\xE0\xB9\x88\xE0\xB9\x80\xE0\xB8\x9B\xE0\xB9\x87\xE0\xB8\x99\xE0\xB9\x84\xE0\xB8\xA3";
+  EXPECT_EQ(tok->encode(thai, false), (ids{35648, 124294, 35648, 124311, 125459, 129214, 124027, 124520}));
+  EXPECT_EQ(tok->decode(tok->encode(thai, false)), thai);
 }
 
 // GPT-2's pattern under other names and vocabularies.
@@ -241,6 +251,75 @@ TEST(TokenizerLlamacpp, Falcon) {
 TEST(TokenizerLlamacpp, DeepseekCoder) {
   REQUIRE_LLAMACPP_CLONE(git);
   check_claimed(git, "ggml-vocab-deepseek-coder.gguf", 32256);
+}
+
+// A longer text (1006 bytes: code with backquotes, contractions in both cases, CJK, Korean,
+// Hindi, Thai, Cyrillic, Arabic, NFC and NFD accents, fullwidth forms, NBSP and ideographic
+// spaces, emoji with ZWJ and skin tones, other numerals, whitespace runs, CR LF) in every
+// claimed vocabulary: the number of ids and an FNV-1a hash of the sequence are llama.cpp's,
+// from `llamaref tokenize ggml-vocab-NAME.gguf -f TEXT --no-bos` (../shared/tools/llamaref,
+// llama.cpp v0.4.0); the ids decode back to the text.
+TEST(TokenizerLlamacpp, LongerTextSameAsLlamaref) {
+  REQUIRE_LLAMACPP_CLONE(git);
+  const std::string text =
+    "# Release notes (v2.10.3)\n"
+    "\n"
+    "We've shipped `kvarena serve` -- it's faster: 1234567 tokens in 3.14159 s (~392,931 tok/s).\n"
+    "```python\n"
+    "def f(x):\n"
+    "\treturn x**2  # squares\n"
+    "\n"
+    "\n"
+    "print(f(12))\n"
+    "```\n"
+    "I'M sure you'LL like it; they'd said \"don't\" & 'won't'... (really?!) [yes] {ok} <tag/> $5+3=8 ^_^ ~/a|b\n"
+    "URL: https://example.com/path?q=a&b=2#frag\r\n"
+    "Chinese: \xE6\x88\x91\xE6\x83\xB3\xE5\x9C\xA8" "apple\xE5\xB7\xA5\xE4\xBD\x9C" "1314151\xE5\xA4\xA9\xEF\xBD\x9E \xE3\x80\x82\xE3\x80\x81 Korean: \xEC\x95\x88\xEB\x85\x95\xED\x95\x98\xEC\x84\xB8\xEC\x9A\x94 Japanese: \xE3\x81\x93\xE3\x82\x93\xE3\x81\xAB\xE3\x81\xA1\xE3\x81\xAF\xE3\x82\xAB\xE3\x82\xBF\xE3\x82\xAB\xE3\x83\x8A\n"
+    "Hindi: \xE0\xA4\xA8\xE0\xA4\xAE\xE0\xA4\xB8\xE0\xA5\x8D\xE0\xA4\xA4\xE0\xA5\x87 \xE0\xA4\xA6\xE0\xA5\x81\xE0\xA4\xA8\xE0\xA4\xBF\xE0\xA4\xAF\xE0\xA4\xBE Thai: \xE0\xB8\xAA\xE0\xB8\xA7\xE0\xB8\xB1\xE0\xB8\xAA\xE0\xB8\x94\xE0\xB8\xB5\xE0\xB8\x84\xE0\xB8\xA3\xE0\xB8\xB1\xE0\xB8\x9A \xE0\xB9\x84\xE0\xB8\xA1\xE0\xB9\x88\xE0\xB9\x80\xE0\xB8\x9B\xE0\xB9\x87\xE0\xB8\x99\xE0\xB9\x84\xE0\xB8\xA3\n"
+    "Russian: \xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82, \xD0\xBC\xD0\xB8\xD1\x80! Arabic: \xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7 Greek: \xCE\x91\xCE\xB8\xCE\xAE\xCE\xBD\xCE\xB1\n"
+    "Accents: caf\xC3\xA9 cafe\xCC\x81 na\xC3\xAFve Vie\xCC\xA3\xCC\x82t  \xC3\x85ngstr\xC3\xB6m \xC4\xB0stanbul \xC3\x9F\n"
+    "Fullwidth: \xEF\xBC\xA1\xEF\xBC\xA2\xEF\xBC\xA3\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x93 ideographic\xE3\x80\x80space nbsp\xC2\xA0here thin\xE2\x80\x89space\n"
+    "Emoji: \xF0\x9F\x9A\x80 \xF0\x9F\x98\xB6\xE2\x80\x8D\xF0\x9F\x8C\xAB\xEF\xB8\x8F \xE2\x9C\x85 \xF0\x9F\x91\x8D\xF0\x9F\x8F\xBD \xF0\x9F\xA6\x99\xF0\x9F\xA6\x99\n"
+    "Numbers: \xC2\xBD \xC2\xB2 \xD9\xA3\xD9\xA4 \xE0\xA5\xAA 2024-01-31 10:45pm 0x1F 1e-9 +44 20 7946 0958\n"
+    "   leading spaces\n"
+    "\n"
+    "\n"
+    "    \t mixed \t whitespace   \n"
+    "Tabs\tand\ttabs, CamelCaseWords and snake_case_words, ALLCAPS!!!\n"
+    "Ends with spaces   ";
+  ASSERT_EQ(text.size(), 1006u);
+  struct reference {
+    const char* vocab;
+    size_t n_tokens;
+    uint64_t fnv1a;  // over the ids, each xored in whole, then times the 64-bit FNV prime
+  };
+  const reference refs[] = {
+      {"ggml-vocab-phi-3.gguf", 491, 0x1af0cc73bffb74f1ull},
+      {"ggml-vocab-gemma-4.gguf", 371, 0x0a15209aba0d0cdbull},
+      {"ggml-vocab-qwen35.gguf", 382, 0xc5fbebf8105f3c3dull},
+      {"ggml-vocab-mpt.gguf", 421, 0xd2e81a75a08d5d6cull},
+      {"ggml-vocab-starcoder.gguf", 448, 0x59375136c4b0cb6aull},
+      {"ggml-vocab-refact.gguf", 448, 0x5ae41750248e8c75ull},
+      {"ggml-vocab-command-r.gguf", 405, 0x33bd1707cde68a69ull},
+      {"ggml-vocab-falcon.gguf", 493, 0xca895e86a2bdbb69ull},
+      {"ggml-vocab-deepseek-coder.gguf", 545, 0xaf462fc88d71b007ull},
+  };
+  auto fnv1a = [](const ids& v) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const auto id : v) h = (h ^ uint64_t(id)) * 0x100000001b3ull;
+    return h;
+  };
+  for (const reference& ref : refs) {
+    const std::string dir = extract(git, ref.vocab, false);
+    ASSERT_FALSE(dir.empty()) << ref.vocab;
+    auto tok = tokenizer::from_gguf(gguf_file(dir + "/" + ref.vocab));
+    const ids got = tok->encode(text, false);
+    const bool same = got.size() == ref.n_tokens && fnv1a(got) == ref.fnv1a;
+    std::printf("[ longer   ] %s: %zu ids, %s llama.cpp's\n", ref.vocab, got.size(), same ? "identical to" : "NOT");
+    EXPECT_EQ(got.size(), ref.n_tokens) << ref.vocab;
+    EXPECT_EQ(fnv1a(got), ref.fnv1a) << ref.vocab << ": not llama.cpp's ids";
+    EXPECT_EQ(tok->decode(got), text) << ref.vocab;
+  }
 }
 
 // Not claimed: refused when loading, with the name, instead of a guess.
