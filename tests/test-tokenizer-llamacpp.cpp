@@ -6,7 +6,8 @@
 // nothing is committed here). Every family kvarena claims must give llama.cpp's ids for
 // 100% of the cases and decode them back to the text; every other vocabulary there must be
 // refused at load time with one line naming its tokenizer.ggml.pre (or model), never
-// tokenized with a different pre-tokenizer. Label `model`: skips without the clone.
+// tokenized with a different pre-tokenizer. Label `model`: runs setup.sh when the clone is
+// missing (as test-arch does) and skips, saying so, when that fails.
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -25,19 +26,39 @@ namespace {
 namespace fs = std::filesystem;
 using ids = std::vector<int32_t>;
 
-// The bare llama.cpp clone of tools/llamaref/setup.sh (llama.cpp-VERSION.git), or "".
-std::string llamacpp_git_dir() {
+fs::path llamaref_cache() {
   const char* env = std::getenv("LLAMAREF_CACHE");
   const char* home = std::getenv("HOME");
-  const fs::path cache = env ? fs::path(env) : fs::path(home ? home : "/root") / ".cache" / "llamaref";
+  return env && *env ? fs::path(env) : fs::path(home ? home : "/root") / ".cache" / "llamaref";
+}
+
+// The bare llama.cpp clone of tools/llamaref/setup.sh (llama.cpp-VERSION.git), or "".
+std::string find_llamacpp_git() {
   std::error_code ec;
-  if (!fs::is_directory(cache, ec)) return "";
   std::string best;
-  for (const auto& e : fs::directory_iterator(cache, ec)) {
+  for (const auto& e : fs::directory_iterator(llamaref_cache(), ec)) {
     const std::string n = e.path().filename().string();
     if (n.rfind("llama.cpp-", 0) == 0 && n.size() > 4 && n.substr(n.size() - 4) == ".git") best = std::max(best, e.path().string());
   }
   return best;
+}
+
+// The clone; when there is none yet, runs ../shared/tools/llamaref/setup.sh once per process
+// (under the lock test-arch's fixture script takes, so parallel tests set up once) and
+// looks again. "" when that fails too (no ../shared, no npm, offline).
+std::string llamacpp_git_dir() {
+  static const std::string dir = [] {
+    if (std::string git = find_llamacpp_git(); !git.empty()) return git;
+    const fs::path setup = fs::path(KVARENA_SOURCE_DIR) / ".." / "shared" / "tools" / "llamaref" / "setup.sh";
+    std::error_code ec;
+    if (!fs::exists(setup, ec)) return std::string();
+    fs::create_directories(llamaref_cache(), ec);
+    const std::string cmd = "flock '" + (llamaref_cache() / ".make_arch_fixture.lock").string() + "' bash '" +
+                            setup.string() + "' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) return std::string();
+    return find_llamacpp_git();
+  }();
+  return dir;
 }
 
 // Writes models/<files> of the clone's HEAD into a fresh temporary folder; its path, or ""
@@ -158,8 +179,9 @@ void check_refused(const std::string& git, const std::string& vocab, const std::
 #define REQUIRE_LLAMACPP_CLONE(git)                                                            \
   const std::string git = llamacpp_git_dir();                                                  \
   if (git.empty())                                                                             \
-  GTEST_SKIP() << "no llama.cpp clone in $LLAMAREF_CACHE (~/.cache/llamaref): run bash "       \
-                  "../shared/tools/llamaref/setup.sh"
+  GTEST_SKIP() << "llama.cpp's ggml-vocab test files are not available: no llama.cpp clone in " \
+                  "$LLAMAREF_CACHE (~/.cache/llamaref) and bash ../shared/tools/llamaref/setup.sh " \
+                  "did not make one"
 
 // Phi-3 and Phi-4-mini's Llama-2-style SentencePiece vocabulary (32064 tokens: Llama-2's
 // 32000 plus <|endoftext|>, <|assistant|>, ... as added tokens).
