@@ -8,8 +8,6 @@
 // refused at load time with one line naming its tokenizer.ggml.pre (or model), never
 // tokenized with a different pre-tokenizer. Label `model`: runs setup.sh when the clone is
 // missing (as test-arch does) and skips, saying so, when that fails.
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -183,13 +181,13 @@ void check_refused(const std::string& git, const std::string& vocab, const std::
                   "$LLAMAREF_CACHE (~/.cache/llamaref) and bash ../shared/tools/llamaref/setup.sh " \
                   "did not make one"
 
-// Phi-3 and Phi-4-mini's Llama-2-style SentencePiece vocabulary (32064 tokens: Llama-2's
-// 32000 plus <|endoftext|>, <|assistant|>, ... as added tokens).
+// Phi-3 and Phi-3.5's Llama-2-style SentencePiece vocabulary (32064 tokens: Llama-2's
+// 32000 plus <|endoftext|>, <|assistant|>, ... as added tokens). Phi-4 files are BPE
+// (GPT2Tokenizer) with other pre-tokenizers, not this vocabulary.
 TEST(TokenizerLlamacpp, Phi3) {
   REQUIRE_LLAMACPP_CLONE(git);
   check_claimed(git, "ggml-vocab-phi-3.gguf", 32064);
 }
-
 
 // Gemma 4: SentencePiece-style BPE (tokenizer.ggml.model "gemma4"): "▁" for spaces, merges
 // over UTF-8 characters, <0xNN> byte fallback.
