@@ -13,10 +13,14 @@ tokenize the same bytes (passed with -f) without BOS; every eighth string runs w
 --special instead. kvarena's --decode must give back every plain string that is valid
 UTF-8. Vocabularies: the four GGUFs, a copy of the GPT-2 one with tokenizer.ggml.pre =
 "default" (llama.cpp's fallback chain), and llama2c-tokenizer.bin (kvarena) against the
-Llama-2 GGUF (llama.cpp). Prints the match rate per vocabulary and every mismatch; exits 1
-if any.
+Llama-2 GGUF (llama.cpp). Then the vocabularies of llama.cpp's own models/ folder that
+kvarena claims (phi-3, gemma-4, qwen35, mpt, starcoder, refact, command-r, falcon,
+deepseek-coder), taken from the llama.cpp clone of tools/llamaref/setup.sh
+($LLAMAREF_CACHE/llama.cpp-*.git; skipped when absent), with their own chat tokens mixed in
+too. Prints the match rate per vocabulary and every mismatch; exits 1 if any.
 """
 import argparse
+import glob
 import json
 import os
 import random
@@ -60,7 +64,14 @@ def rand_emoji(r):
     return base
 
 
-def rand_segment(r):
+# Chat and tool tokens of the vocabularies from llama.cpp's models/ folder.
+FAMILY_SPECIAL_TEXT = ["<|user|>", "<|end|>", "<|assistant|>", "<|system|>", "<bos>", "<eos>",
+                       "<|turn>", "<turn|>", "<|tool_call>", "<tool_call|>", "<|\"|>",
+                       "<|vision_start|>", "<think>", "</think>", "<fim_prefix>",
+                       "<|START_OF_TURN_TOKEN|>", "<\uff5cbegin\u2581of\u2581sentence\uff5c>"]
+
+
+def rand_segment(r, specials=SPECIAL_TEXT):
     k = r.random()
     if k < 0.22:
         return rand_word(r, ASCII_LOWER if r.random() < 0.6 else ASCII_MIXED)
@@ -90,14 +101,14 @@ def rand_segment(r):
     if k < 0.95:
         return chr(r.choice([0x01, 0x07, 0x1B, 0x7F, 0x85, 0x200B]))
     if k < 0.97:
-        return r.choice(SPECIAL_TEXT)
+        return r.choice(specials)
     if k < 0.98:  # invalid UTF-8: lone bytes, carried as surrogate escapes
         return r.choice(["\udc80", "\udcc3", "\udcff", "\udce2\udc82", "\udcf0\udc9f"])
     return " " + rand_word(r, ASCII_LOWER, 2, 8)
 
 
-def rand_text(r):
-    return "".join(rand_segment(r) for _ in range(r.randint(1, 14)))
+def rand_text(r, specials=SPECIAL_TEXT):
+    return "".join(rand_segment(r, specials) for _ in range(r.randint(1, 14)))
 
 
 def gguf_with_pre(src, dst, pre):
@@ -155,6 +166,8 @@ def main():
     ap.add_argument("--llamaref", default=os.path.expanduser("~/.cache/llamaref/bin/llamaref"))
     ap.add_argument("--models", default=os.environ.get("KVARENA_SHARED_MODELS", os.path.join(ROOT, "../shared/models")))
     ap.add_argument("--only", help="run only vocabularies whose label contains this")
+    ap.add_argument("--llamacpp-git", default=None,
+                    help="llama.cpp clone with models/ggml-vocab-*.gguf (default: $LLAMAREF_CACHE/llama.cpp-*.git)")
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="tokcheck-")
@@ -169,6 +182,15 @@ def main():
         ("gpt-2 pre=default", default_copy, default_copy),
         ("llama2c .bin vs llama-spm", f"{m}/llama2c-tokenizer.bin", f"{m}/ggml-vocab-llama-spm.gguf"),
     ]
+    cache = os.environ.get("LLAMAREF_CACHE", os.path.expanduser("~/.cache/llamaref"))
+    git = args.llamacpp_git or max(glob.glob(os.path.join(cache, "llama.cpp-*.git")), default=None)
+    families = ["phi-3", "gemma-4", "qwen35", "mpt", "starcoder", "refact", "command-r", "falcon", "deepseek-coder"]
+    if git and not args.only or git and any(args.only in f for f in families):
+        files = [f"models/ggml-vocab-{f}.gguf" for f in families]
+        subprocess.run(f"git --git-dir='{git}' archive HEAD {' '.join(files)} | tar -x -C '{tmp}'", shell=True, check=True)
+        vocabs += [(f, f"{tmp}/{p}", f"{tmp}/{p}") for f, p in zip(families, files)]
+    elif not git:
+        print("no llama.cpp clone (run tools/llamaref/setup.sh): llama.cpp's models/ vocabularies skipped")
     text_path = os.path.join(tmp, "text.txt")
     failures = 0
     summary = []
@@ -176,9 +198,10 @@ def main():
         if args.only and args.only not in label:
             continue
         r = random.Random(f"{args.seed}:{label}")
+        specials = SPECIAL_TEXT + FAMILY_SPECIAL_TEXT if label in families else SPECIAL_TEXT
         match = round_trip = round_trip_checked = 0
         for i in range(args.n):
-            text = rand_text(r)
+            text = rand_text(r, specials)
             special = i % 8 == 7
             raw = text.encode("utf-8", "surrogateescape")
             valid = not any(0xDC80 <= ord(c) <= 0xDCFF for c in text)

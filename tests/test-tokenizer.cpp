@@ -166,6 +166,26 @@ TEST(Pretokenize, Llama3AndQwen2) {
   EXPECT_EQ(split("(hello)...\n\nworld", pretokenizer::llama3), (words{"(hello", ")...\n\n", "world"}));
 }
 
+// The newer patterns, expectations worked out by hand from llama.cpp's regexes (the
+// vocabulary-level checks are in test-tokenizer-llamacpp.cpp).
+TEST(Pretokenize, Qwen35MarksJoinLetters) {
+  EXPECT_EQ(split("e\xCC\x81x 1", pretokenizer::qwen2), (words{"e", "\xCC\x81x", " ", "1"}));
+  EXPECT_EQ(split("e\xCC\x81x 1", pretokenizer::qwen35), (words{"e\xCC\x81x", " ", "1"}));
+}
+
+TEST(Pretokenize, StarcoderFalconDeepseekCoderGemma4) {
+  EXPECT_EQ(split("abc 123 x", pretokenizer::starcoder), (words{"abc", " ", "1", "2", "3", " x"}));
+  EXPECT_EQ(split("a `b` 12345,", pretokenizer::falcon),
+            (words{"a", " ", "`", "b", "`", " ", "123", "45", ","}));
+  EXPECT_EQ(split("Hi\n \xE4\xB8\x96\xE7\x95\x8C x,1", pretokenizer::deepseek_coder),
+            (words{"Hi", "\n", " ", "\xE4\xB8\x96\xE7\x95\x8C", " x", ",", "1"}));
+  // Line breaks alone, before \s?\p{L}+ could take one; U+3000 (whitespace) ends a CJK run.
+  EXPECT_EQ(split("x\ny", pretokenizer::deepseek_coder), (words{"x", "\n", "y"}));
+  EXPECT_EQ(split("\xE4\xB8\x96\xE3\x80\x80\xE7\x95\x8C", pretokenizer::deepseek_coder),
+            (words{"\xE4\xB8\x96", "\xE3\x80\x80", "\xE7\x95\x8C"}));
+  EXPECT_EQ(split("a b\n\nc\n", pretokenizer::newlines), (words{"a b", "\n\n", "c", "\n"}));
+}
+
 TEST(Pretokenize, DefaultChain) {
   EXPECT_EQ(split("a+b 12345", pretokenizer::bpe_default), (words{"a", "+", "b", " ", "123", "45"}));
 }

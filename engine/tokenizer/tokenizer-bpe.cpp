@@ -2,7 +2,12 @@
 // tokens, pre-tokenize into words, then within each word start from one symbol per byte
 // (the byte's printable stand-in character: space is "Ġ") and apply merges, lowest rank
 // first (leftmost on ties), until none applies. Merges are looked up by (left id, right id).
+// The SentencePiece-style variant (Gemma 4) writes spaces as "▁", starts from one symbol per
+// UTF-8 character instead, takes a run of line feeds whole when it is a token, and spells a
+// final symbol that is no token as <0xNN> byte tokens.
+#include <algorithm>
 #include <array>
+#include <cstdio>
 #include <queue>
 #include <string>
 #include <vector>
@@ -81,14 +86,21 @@ class merge_table {
 
 class tokenizer_bpe final : public tokenizer_base {
  public:
-  tokenizer_bpe(tokenizer_vocab vocab, const std::vector<std::string>& merges, pretokenizer pre)
-      : tokenizer_base(std::move(vocab)), pre_(pre), ignore_merges_(pre == pretokenizer::llama3) {
+  tokenizer_bpe(tokenizer_vocab vocab, const std::vector<std::string>& merges, pretokenizer pre,
+                bool spm_style)
+      : tokenizer_base(std::move(vocab)),
+        pre_(pre),
+        ignore_merges_(pre == pretokenizer::llama3),
+        spm_style_(spm_style) {
     const auto byte_cpt = byte_to_cpt_table();
     cpt_byte_.assign(256 + 68, -1);
     for (int b = 0; b < 256; ++b) {
       byte_char_[b] = unicode::utf8_from_cpt(byte_cpt[b]);
       byte_token_[b] = vocab_.find(byte_char_[b]);
       cpt_byte_[byte_cpt[b]] = static_cast<int16_t>(b);
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      byte_fallback_[b] = spm_style ? vocab_.find(name) : byte_token_[b];
     }
     merges_.reserve(merges.size());
     std::string joined;
@@ -110,16 +122,35 @@ class tokenizer_bpe final : public tokenizer_base {
   void encode_fragment(std::string_view text, bool /*after_special*/,
                        std::vector<int32_t>& out) const override {
     std::vector<std::string> words;
-    pretokenize(text, pre_, words);
-    for (const std::string& w : words) encode_word(w, out);
+    if (!spm_style_) {
+      pretokenize(text, pre_, words);
+      for (const std::string& w : words) encode_word(w, out);
+      return;
+    }
+    std::string escaped;
+    for (char c : text) escaped += c == ' ' ? std::string_view(k_space_mark) : std::string_view(&c, 1);
+    pretokenize(escaped, pre_, words);
+    for (const std::string& w : words) {
+      // A run of line feeds that is a token is taken whole (the reference's Gemma 4 rule).
+      if (w.find_first_not_of('\n') == std::string::npos) {
+        if (int32_t id = vocab_.find(w); id >= 0) {
+          out.push_back(id);
+          continue;
+        }
+      }
+      encode_word(w, out);
+    }
   }
 
  private:
   using merge = merge_table::merge;
+  static constexpr const char* k_space_mark = "\xE2\x96\x81";  // U+2581 "▁"
   struct symbol {
-    int32_t id;  // -1: merged into its left neighbour (or a byte with no token)
+    int32_t id;  // -1: merged into its left neighbour (or a text with no token)
     int32_t prev;
     int32_t next;
+    int32_t begin;  // bytes [begin, begin + len) of the word
+    int32_t len;
   };
   struct candidate {
     int32_t rank;
@@ -149,6 +180,17 @@ class tokenizer_bpe final : public tokenizer_base {
       default:
         break;
     }
+    if (spm_style_) {
+      for (size_t pos = 0; pos < text.size();) {
+        if (text.compare(pos, 3, k_space_mark) == 0) {
+          out += ' ';
+          pos += 3;
+        } else {
+          out += text[pos++];
+        }
+      }
+      return;
+    }
     for (size_t pos = 0; pos < text.size();) {
       const uint32_t cp = unicode::utf8_decode(text, pos);
       if (cp < cpt_byte_.size() && cpt_byte_[cp] >= 0) {
@@ -169,11 +211,21 @@ class tokenizer_bpe final : public tokenizer_base {
         return;
       }
     }
-    const int32_t n = static_cast<int32_t>(word.size());
-    std::vector<symbol> syms(n);  // one per byte, linked
-    for (int32_t i = 0; i < n; ++i) {
-      syms[i] = {byte_token_[static_cast<uint8_t>(word[i])], i - 1, i + 1 < n ? i + 1 : -1};
+    std::vector<symbol> syms;  // (symbols) linked; one per byte, or per UTF-8 character
+    syms.reserve(word.size());
+    for (size_t pos = 0; pos < word.size();) {
+      size_t len = 1;
+      int32_t id = byte_token_[static_cast<uint8_t>(word[pos])];
+      if (spm_style_) {
+        len = std::min(word.size() - pos, unicode::utf8_len(static_cast<uint8_t>(word[pos])));
+        id = vocab_.find(std::string_view(word).substr(pos, len));
+      }
+      const int32_t i = static_cast<int32_t>(syms.size());
+      syms.push_back({id, i - 1, i + 1, static_cast<int32_t>(pos), static_cast<int32_t>(len)});
+      pos += len;
     }
+    syms.back().next = -1;
+    const int32_t n = static_cast<int32_t>(syms.size());
     std::priority_queue<candidate> queue;
     auto push = [&](int32_t left) {
       if (left < 0 || syms[left].next < 0) return;
@@ -190,6 +242,7 @@ class tokenizer_bpe final : public tokenizer_base {
       if (l.id != c.left_id || l.next < 0 || syms[l.next].id != c.right_id) continue;
       const int32_t right = l.next;
       l.id = c.result;
+      l.len += syms[right].len;
       l.next = syms[right].next;
       if (l.next >= 0) syms[l.next].prev = c.left;
       syms[right].id = -1;
@@ -198,15 +251,24 @@ class tokenizer_bpe final : public tokenizer_base {
       push(c.left);
     }
     for (int32_t i = 0; i >= 0; i = syms[i].next) {
-      if (syms[i].id >= 0) out.push_back(syms[i].id);  // a byte without token is dropped, as the reference does
+      if (syms[i].id >= 0) {
+        out.push_back(syms[i].id);
+        continue;
+      }
+      // No token: its bytes' tokens; a byte without one is dropped, as the reference does.
+      for (int32_t b = syms[i].begin; b < syms[i].begin + syms[i].len; ++b) {
+        if (int32_t id = byte_fallback_[static_cast<uint8_t>(word[b])]; id >= 0) out.push_back(id);
+      }
     }
   }
 
   pretokenizer pre_;
   bool ignore_merges_;                             // Llama-3 pre-tokenizer setting
+  bool spm_style_;                                 // Gemma 4: "▁" spaces, UTF-8 symbols
   merge_table merges_;
   std::array<std::string, 256> byte_char_;         // byte -> its stand-in character (UTF-8)
   std::array<int32_t, 256> byte_token_{};          // byte -> id of that character, or -1
+  std::array<int32_t, 256> byte_fallback_{};       // byte -> token for a symbol with no token
   std::vector<int16_t> cpt_byte_;                  // stand-in code point -> byte, or -1
 };
 
@@ -214,8 +276,8 @@ class tokenizer_bpe final : public tokenizer_base {
 
 std::unique_ptr<tokenizer> make_bpe_tokenizer(tokenizer_vocab vocab,
                                               const std::vector<std::string>& merges,
-                                              pretokenizer pre) {
-  return std::make_unique<tokenizer_bpe>(std::move(vocab), merges, pre);
+                                              pretokenizer pre, bool spm_style) {
+  return std::make_unique<tokenizer_bpe>(std::move(vocab), merges, pre, spm_style);
 }
 
 }  // namespace kvarena

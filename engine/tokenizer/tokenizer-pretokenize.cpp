@@ -18,6 +18,8 @@ using unicode::cpt_flags;
 constexpr uint8_t k_letter = unicode::cpt_letter;
 constexpr uint8_t k_number = unicode::cpt_number;
 constexpr uint8_t k_space = unicode::cpt_whitespace;
+constexpr uint8_t k_mark = unicode::cpt_mark;
+constexpr uint8_t k_punct = unicode::cpt_punctuation;
 constexpr uint32_t k_no_cpt = 0xFFFFFFFF;  // "past the segment end"
 
 uint8_t flags_of(uint32_t cp) {
@@ -48,7 +50,11 @@ struct segment {
   bool space(size_t p) const { return flags(p) & k_space; }
   bool newline(size_t p) const { return cpt(p) == '\r' || cpt(p) == '\n'; }
   // [^\s\p{L}\p{N}]: any code point of the segment that is none of those.
-  bool other(size_t p) const { return p < end && !(t.flags[p] & (k_space | k_letter | k_number)); }
+  bool other(size_t p) const { return other_than(p, k_letter); }
+  // The same with `word` (\p{L}, or [\p{L}\p{M}]) for \p{L}.
+  bool other_than(size_t p, uint8_t word) const {
+    return p < end && !(t.flags[p] & (k_space | word | k_number));
+  }
 };
 
 // 's|'t|'re|'ve|'m|'ll|'d at pos (the second letters case-insensitively when fold_case);
@@ -100,13 +106,16 @@ size_t match_gpt2(const segment& s, size_t pos) {
   return 1;  // unreachable with these classes; keeps the walk moving
 }
 
-// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}
-//   | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-size_t match_llama3(const segment& s, size_t pos, size_t max_digits) {
+// (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?W+|\p{N}{1,max_digits}
+//   | ?[^\sW\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// where W is \p{L}, or [\p{L}\p{M}] with marks_are_letters (Qwen3.5).
+size_t match_llama3(const segment& s, size_t pos, size_t max_digits, bool marks_are_letters = false) {
   if (size_t n = match_contraction(s, pos, true)) return n;
+  const uint8_t word = marks_are_letters ? (k_letter | k_mark) : k_letter;
+  auto wordch = [&](size_t q) { return (s.flags(q) & word) != 0; };
   // One optional code point that is not \r, \n, a letter or a number, then letters.
-  if (!s.newline(pos) && !s.number(pos) && (s.letter(pos) || s.letter(pos + 1))) {
-    return run_end(pos + 1, [&](size_t q) { return s.letter(q); }) - pos;
+  if (!s.newline(pos) && !s.number(pos) && (wordch(pos) || wordch(pos + 1))) {
+    return run_end(pos + 1, wordch) - pos;
   }
   if (s.number(pos)) {
     size_t q = pos;
@@ -114,8 +123,8 @@ size_t match_llama3(const segment& s, size_t pos, size_t max_digits) {
     return q - pos;
   }
   const size_t p = s.cpt(pos) == ' ' ? pos + 1 : pos;
-  if (s.other(p)) {
-    const size_t q = run_end(p, [&](size_t i) { return s.other(i); });
+  if (s.other_than(p, word)) {
+    const size_t q = run_end(p, [&](size_t i) { return s.other_than(i, word); });
     return run_end(q, [&](size_t i) { return s.newline(i); }) - pos;
   }
   if (size_t n = match_whitespace(s, pos, true)) return n;
@@ -150,15 +159,46 @@ spans split_spans(const cpt_text& t, const spans& in, Match match) {
   return out;
 }
 
-// [\p{P}\$\+<=>\^~\|]+ (llama.cpp's default pattern 1; note: no backquote).
-size_t match_punct_run(const segment& s, size_t pos) {
+// [\p{P}\$\+<=>\^~\|]+ (llama.cpp's default pattern 1; note: no backquote), or with the
+// backquote too (Falcon's first pattern).
+size_t match_punct_run(const segment& s, size_t pos, bool backquote = false) {
   auto punct = [&](size_t p) {
     if (!s.in(p)) return false;
     const uint32_t c = s.cpt(p);
-    return (s.flags(p) & unicode::cpt_punctuation) || c == '$' || c == '+' || c == '<' ||
-           c == '=' || c == '>' || c == '^' || c == '~' || c == '|';
+    return (s.flags(p) & k_punct) || c == '$' || c == '+' || c == '<' || c == '=' || c == '>' ||
+           c == '^' || c == '~' || c == '|' || (backquote && c == '`');
   };
   return run_end(pos, punct) - pos;
+}
+
+// \p{N}: one number code point alone.
+size_t match_one_number(const segment& s, size_t pos) { return s.number(pos) ? 1 : 0; }
+
+// [^\n]+|[\n]+: a run of line feeds, or a run of anything else.
+size_t match_newline_runs(const segment& s, size_t pos) {
+  const bool lf = s.cpt(pos) == '\n';
+  return run_end(pos, [&](size_t p) { return s.in(p) && (s.cpt(p) == '\n') == lf; }) - pos;
+}
+
+// [\r\n]: one line break code point alone.
+size_t match_one_newline(const segment& s, size_t pos) { return s.newline(pos) ? 1 : 0; }
+
+// \s?C+ for the class bits C: an optional whitespace code point, then a run of C.
+size_t match_space_then_run(const segment& s, size_t pos, uint8_t cls) {
+  auto in_class = [&](size_t p) { return (s.flags(p) & cls) != 0; };
+  const size_t p = s.space(pos) && in_class(pos + 1) ? pos + 1 : pos;
+  return in_class(p) ? run_end(p, in_class) - pos : 0;
+}
+
+// [\x{4E00}-\x{9FA5}\x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+ (DeepSeek's CJK run). The
+// reference matches it on code points where every non-ASCII whitespace has become U+000B,
+// so the whitespace in those ranges (U+1680, U+2000.., U+3000) is not part of a run.
+size_t match_cjk_run(const segment& s, size_t pos) {
+  auto cjk = [&](size_t p) {
+    const uint32_t c = s.cpt(p);
+    return s.in(p) && !s.space(p) && ((c >= 0x0800 && c <= 0x9FA5) || (c >= 0xAC00 && c <= 0xD7FF));
+  };
+  return run_end(pos, cjk) - pos;
 }
 
 size_t match_number_run(const segment& s, size_t pos) {
@@ -170,23 +210,37 @@ size_t match_three_ascii_digits(const segment& s, size_t pos) {
   return digit(pos) && digit(pos + 1) && digit(pos + 2) ? 3 : 0;
 }
 
+// Names as llama.cpp's converter writes them; aliases share the pattern and settings.
+const std::pair<std::string_view, pretokenizer> k_pretokenizer_names[] = {
+    {"default", pretokenizer::bpe_default}, {"", pretokenizer::bpe_default},
+    {"gpt-2", pretokenizer::gpt2},          {"phi-2", pretokenizer::gpt2},
+    {"mpt", pretokenizer::gpt2},            {"olmo", pretokenizer::gpt2},
+    {"llama-bpe", pretokenizer::llama3},    {"llama3", pretokenizer::llama3},
+    {"llama-v3", pretokenizer::llama3},     {"falcon3", pretokenizer::llama3},
+    {"pixtral", pretokenizer::llama3},      {"qwen2", pretokenizer::qwen2},
+    {"deepseek-r1-qwen", pretokenizer::qwen2}, {"qwen35", pretokenizer::qwen35},
+    {"starcoder", pretokenizer::starcoder}, {"refact", pretokenizer::starcoder},
+    {"command-r", pretokenizer::starcoder},
+    {"falcon", pretokenizer::falcon},       {"deepseek-coder", pretokenizer::deepseek_coder},
+};
+
 }  // namespace
 
 std::optional<pretokenizer> pretokenizer_from_name(std::string_view name) {
-  // Names as llama.cpp's converter writes them; aliases share the pattern and settings.
-  static const std::pair<std::string_view, pretokenizer> k_names[] = {
-      {"default", pretokenizer::bpe_default}, {"", pretokenizer::bpe_default},
-      {"gpt-2", pretokenizer::gpt2},          {"phi-2", pretokenizer::gpt2},
-      {"mpt", pretokenizer::gpt2},            {"olmo", pretokenizer::gpt2},
-      {"llama-bpe", pretokenizer::llama3},    {"llama3", pretokenizer::llama3},
-      {"llama-v3", pretokenizer::llama3},     {"falcon3", pretokenizer::llama3},
-      {"pixtral", pretokenizer::llama3},      {"qwen2", pretokenizer::qwen2},
-      {"deepseek-r1-qwen", pretokenizer::qwen2},
-  };
-  for (const auto& [n, kind] : k_names) {
+  for (const auto& [n, kind] : k_pretokenizer_names) {
     if (n == name) return kind;
   }
   return std::nullopt;
+}
+
+std::string pretokenizer_names() {
+  std::string out;
+  for (const auto& [n, kind] : k_pretokenizer_names) {
+    if (n.empty()) continue;
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
 }
 
 const char* pretokenizer_name(pretokenizer kind) {
@@ -194,6 +248,11 @@ const char* pretokenizer_name(pretokenizer kind) {
     case pretokenizer::gpt2: return "gpt-2";
     case pretokenizer::llama3: return "llama-bpe";
     case pretokenizer::qwen2: return "qwen2";
+    case pretokenizer::qwen35: return "qwen35";
+    case pretokenizer::starcoder: return "starcoder";
+    case pretokenizer::falcon: return "falcon";
+    case pretokenizer::deepseek_coder: return "deepseek-coder";
+    case pretokenizer::newlines: return "gemma4";
     case pretokenizer::bpe_default: return "default";
   }
   return "?";
@@ -217,8 +276,30 @@ void pretokenize(std::string_view text, pretokenizer kind, std::vector<std::stri
     case pretokenizer::qwen2:
       pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_llama3(s, p, 1); });
       break;
+    case pretokenizer::qwen35:
+      pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_llama3(s, p, 1, true); });
+      break;
+    case pretokenizer::starcoder:
+      pieces = split_spans(t, pieces, match_one_number);
+      pieces = split_spans(t, pieces, match_gpt2);
+      break;
+    case pretokenizer::falcon:
+      pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_punct_run(s, p, true); });
+      pieces = split_spans(t, pieces, match_gpt2);
+      pieces = split_spans(t, pieces, match_three_ascii_digits);
+      break;
+    case pretokenizer::deepseek_coder:
+      pieces = split_spans(t, pieces, match_one_newline);
+      pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_space_then_run(s, p, k_letter); });
+      pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_space_then_run(s, p, k_punct); });
+      pieces = split_spans(t, pieces, match_cjk_run);
+      pieces = split_spans(t, pieces, match_one_number);
+      break;
+    case pretokenizer::newlines:
+      pieces = split_spans(t, pieces, match_newline_runs);
+      break;
     case pretokenizer::bpe_default:
-      pieces = split_spans(t, pieces, match_punct_run);
+      pieces = split_spans(t, pieces, [](const segment& s, size_t p) { return match_punct_run(s, p); });
       pieces = split_spans(t, pieces, match_gpt2);
       pieces = split_spans(t, pieces, match_number_run);
       pieces = split_spans(t, pieces, match_three_ascii_digits);

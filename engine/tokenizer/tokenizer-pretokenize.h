@@ -19,6 +19,19 @@ enum class pretokenizer {
   llama3,
   // as llama3 but single digits: \p{N}
   qwen2,
+  // Qwen3.5: as qwen2, with combining marks (\p{M}) counted as letters:
+  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}
+  //   | ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  qwen35,
+  // StarCoder, Refact, Command-R: two patterns in turn: \p{N} (every digit alone), then gpt2
+  starcoder,
+  // Falcon: [\p{P}$+<=>^~|`]+ , then gpt2 , then [0-9][0-9][0-9]
+  falcon,
+  // DeepSeek-Coder: [\r\n] , then \s?\p{L}+ , then \s?\p{P}+ , then [\x{4E00}-\x{9FA5}
+  //   \x{0800}-\x{4E00}\x{AC00}-\x{D7FF}]+ , then \p{N}
+  deepseek_coder,
+  // Gemma 4 (SentencePiece-style BPE): only runs of line feeds split off: [^\n]+|[\n]+
+  newlines,
   // llama.cpp's fallback for BPE vocabularies with pre "default" or none: four patterns
   // applied in turn, each splitting the pieces of the one before:
   // [\p{P}$+<=>^~|]+ , then gpt2 , then \p{N}+ , then [0-9][0-9][0-9]
@@ -27,6 +40,8 @@ enum class pretokenizer {
 
 // The pre-tokenizer for a GGUF tokenizer.ggml.pre name; nullopt when not supported.
 std::optional<pretokenizer> pretokenizer_from_name(std::string_view name);
+// The supported names, comma-separated, for error messages.
+std::string pretokenizer_names();
 const char* pretokenizer_name(pretokenizer kind);
 
 // Appends the words of `text` to `words`, in order; their concatenation is `text` (after

@@ -18,6 +18,9 @@ uint64_t text_hash(std::string_view s) {
   return h ^ (h >> 32);
 }
 
+// C's isspace in the "C" locale: what the reference's rstrip skips.
+bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
 }  // namespace
 
 void tokenizer_vocab::assign(const std::string& source, std::vector<std::string> texts,
@@ -58,6 +61,7 @@ void tokenizer_vocab::assign(const std::string& source, std::vector<std::string>
     }
   }
 
+  rstrip_.clear();
   specials_.clear();
   for (size_t i = 0; i < texts_.size(); ++i) {
     const token_type t = types_[i];
@@ -104,6 +108,12 @@ int tokenizer_vocab::byte_value(int32_t id) const {
   return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
 }
 
+void tokenizer_vocab::set_rstrip(int32_t id, bool on) {
+  require(id);
+  if (rstrip_.empty()) rstrip_.assign(texts_.size(), false);
+  rstrip_[id] = on;
+}
+
 std::vector<text_fragment> tokenizer_vocab::split_special(std::string_view text,
                                                           bool parse_special) const {
   std::vector<text_fragment> frags;
@@ -127,6 +137,7 @@ std::vector<text_fragment> tokenizer_vocab::split_special(std::string_view text,
   for (int32_t id : specials_) {
     if (!parse_special && types_[id] != token_type::user_defined) continue;
     const std::string& needle = texts_[id];
+    const bool rstrip = !rstrip_.empty() && rstrip_[id];
     next.clear();
     bool split = false;
     for (const text_fragment& f : frags) {
@@ -140,6 +151,7 @@ std::vector<text_fragment> tokenizer_vocab::split_special(std::string_view text,
         if (hit > from) next.push_back({-1, f.begin + from, f.begin + hit});
         next.push_back({id, f.begin + hit, f.begin + hit + needle.size()});
         from = hit + needle.size();
+        while (rstrip && from < part.size() && is_ascii_space(part[from])) ++from;
         split = true;
       }
       if (from < part.size()) next.push_back({-1, f.begin + from, f.end});

@@ -50,6 +50,10 @@ class tokenizer_vocab {
   // The byte a byte-type token ("<0xNN>") stands for, or -1 for other tokens.
   int byte_value(int32_t id) const;
 
+  // Marks a special token "rstrip": ASCII whitespace right after it is dropped when it is
+  // split out (llama.cpp's LLAMA_TOKEN_ATTR_RSTRIP; Phi-3 sets it on its chat tokens).
+  void set_rstrip(int32_t id, bool on);
+
   // Splits `text` at special tokens, as the reference does: user-defined tokens always, and
   // control and unknown tokens too when parse_special. Longer tokens are split out first,
   // everywhere, then shorter ones inside what is left.
@@ -69,6 +73,7 @@ class tokenizer_vocab {
   // (hash >> 32) << 32 | (id + 1); 0 = empty. Flat, because loading does ~3 lookups per merge.
   std::vector<uint64_t> index_;
   std::vector<int32_t> specials_;   // control/user-defined/unknown ids, longest text first
+  std::vector<bool> rstrip_;        // (n_vocab) or empty: set_rstrip's marks
 };
 
 // The frame both families share: BOS/EOS, the special-token split, and decode (which skips
@@ -106,10 +111,11 @@ class tokenizer_base : public tokenizer {
 
 // The two families, built by tokenizer.cpp's factories from a filled vocabulary.
 // Byte-level BPE. merges: "left right" strings, rank = index; a merge whose parts or result
-// are not tokens is ignored.
+// are not tokens is ignored. spm_style: SentencePiece-style BPE over raw UTF-8 (Gemma 4):
+// spaces become "▁", unknown characters <0xNN> byte tokens.
 std::unique_ptr<tokenizer> make_bpe_tokenizer(tokenizer_vocab vocab,
                                               const std::vector<std::string>& merges,
-                                              pretokenizer pre);
+                                              pretokenizer pre, bool spm_style = false);
 // SentencePiece-style BPE with scores and <0xNN> byte fallback.
 std::unique_ptr<tokenizer> make_spm_tokenizer(tokenizer_vocab vocab, bool add_space_prefix);
 

@@ -3,6 +3,7 @@
 // tokenizer-spm.cpp). Defaults for keys a file leaves out follow llama.cpp's loader.
 #include "tokenizer.h"
 
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -70,6 +71,26 @@ int32_t special_id(const gguf_file& f, const std::string& key, int32_t fallback,
   return ok(fallback) ? fallback : -1;
 }
 
+// The reference's one per-model token rule that changes encoding here: when general.name
+// (lowercased) contains "phi-3" or "phi3", every special token drops the ASCII whitespace
+// after it (rstrip), "</s>" too, but not <unk>, <s>, <|endoftext|>.
+void apply_name_rules(const gguf_file& f, tokenizer_vocab& vocab) {
+  std::string name = f.get_string("general.name").value_or("");
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name.find("phi-3") == std::string::npos && name.find("phi3") == std::string::npos) return;
+  for (int32_t id = 0; id < vocab.size(); ++id) {
+    const token_type t = vocab.type(id);
+    if (t == token_type::control || t == token_type::user_defined || t == token_type::unknown) {
+      vocab.set_rstrip(id, true);
+    }
+  }
+  auto set = [&](const char* text, bool on) {
+    if (int32_t id = vocab.find(text); id >= 0) vocab.set_rstrip(id, on);
+  };
+  set("</s>", true);
+  for (const char* text : {"<unk>", "<s>", "<|endoftext|>"}) set(text, false);
+}
+
 }  // namespace
 
 std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
@@ -81,6 +102,7 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
 
   tokenizer_vocab vocab;
   vocab.assign(path, *texts, types_from_gguf(file, *texts), scores_from_gguf(file));
+  apply_name_rules(file, vocab);
   const int64_t n = vocab.size();
 
   if (*model == "llama") {
@@ -96,8 +118,8 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
     const std::string pre_name = file.get_string("tokenizer.ggml.pre").value_or("default");
     const auto pre = pretokenizer_from_name(pre_name);
     if (!pre) {
-      file.fail("pre-tokenizer 'tokenizer.ggml.pre' = '" + pre_name +
-                "' is not supported (supported: gpt-2, qwen2, llama-bpe and their aliases, default)");
+      file.fail("pre-tokenizer 'tokenizer.ggml.pre' = '" + pre_name + "' is not supported (supported: " +
+                pretokenizer_names() + ")");
     }
     const auto* merges = file.get_string_array("tokenizer.ggml.merges");
     if (!merges) file.fail("missing metadata key 'tokenizer.ggml.merges' (needed by a gpt2 tokenizer)");
@@ -109,8 +131,20 @@ std::unique_ptr<tokenizer> tokenizer::from_gguf(const gguf_file& file) {
     vocab.add_eos = file.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
     return make_bpe_tokenizer(std::move(vocab), *merges, *pre);
   }
+  if (*model == "gemma4") {
+    // SentencePiece-style BPE: merges over raw UTF-8 with "▁" for spaces; the reference
+    // ignores tokenizer.ggml.pre here and always adds BOS.
+    const auto* merges = file.get_string_array("tokenizer.ggml.merges");
+    if (!merges) file.fail("missing metadata key 'tokenizer.ggml.merges' (needed by a gemma4 tokenizer)");
+    vocab.bos = special_id(file, "tokenizer.ggml.bos_token_id", -1, n);
+    vocab.eos = special_id(file, "tokenizer.ggml.eos_token_id", -1, n);
+    vocab.unk = special_id(file, "tokenizer.ggml.unknown_token_id", -1, n);
+    vocab.add_bos = true;
+    vocab.add_eos = file.get_bool("tokenizer.ggml.add_eos_token").value_or(false);
+    return make_bpe_tokenizer(std::move(vocab), *merges, pretokenizer::newlines, /*spm_style=*/true);
+  }
   file.fail("tokenizer model 'tokenizer.ggml.model' = '" + *model +
-            "' is not supported (supported: llama, gpt2)");
+            "' is not supported (supported: llama, gpt2, gemma4)");
 }
 
 // tokenizer.bin: int32 max_token_length, then per token: f32 score, int32 length, bytes.
