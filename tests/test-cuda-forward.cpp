@@ -1,7 +1,8 @@
 // test-cuda-forward.cpp: the CUDA forward pass and the device KV store (engine/cuda/), label
 // `gpu`; every test needs a device (GTEST_SKIP without one). The CUDA forward's logits
-// against the CPU forward on random-weight llama, qwen2 and gpt2 models (single sequence,
-// chunked prefill, batched decode, user errors); cuda_kv_store against kv_store byte for byte
+// against the CPU forward on random-weight llama, qwen2, qwen3 and gpt2 models (single sequence,
+// chunked prefill, batched decode, user errors; qwen3's q/k norm, a head width other than
+// dim / n_heads, Llama 3 rope_freqs and linear RoPE scaling); cuda_kv_store against kv_store byte for byte
 // (appends, per-head evictions, INT8 blocking); KV policies in the CUDA session against the
 // CPU session, and batched policy decode against single sequences. gpt2's batch and position
 // limit: test-cuda-gpt2.cpp; FreeKV: test-cuda-freekv.cpp. Shared helpers: cuda-test-util.h.
@@ -69,36 +70,97 @@ void expect_logits_close(const std::vector<float>& got, const float* want, int64
 
 }  // namespace
 
+namespace {
+
+// Prompt of 40 in chunks of 32 and 8, then 30 decode steps, each step's logits against the
+// CPU forward's (within 2% of the logit range).
+void expect_cuda_logits_match_cpu(const model_case& mc, const std::filesystem::path& dir) {
+  SCOPED_TRACE(mc.name);
+  const std::string path = (dir / (std::string(mc.name) + ".gguf")).string();
+  write_random_model(mc.spec, path);
+  auto m = load_model(path);
+  const int64_t V = m->config.n_vocab;
+  std::mt19937 rng(5);
+  std::vector<int32_t> toks(70);
+  for (auto& t : toks) t = int32_t(rng() % uint32_t(V));
+  const std::vector<float> want = cpu_logits_all(*m, toks);
+
+  cuda_engine_options eo;
+  eo.max_chunk = 32, eo.max_batch = 4;
+  cuda_engine e(*m, eo);
+  cuda_session_options so;
+  so.n_ctx = 128, so.prefill_chunk = 32;
+  cuda_session s(e, so);
+  s.append(std::span<const int32_t>(toks.data(), 40));
+  expect_logits_close(s.logits(), &want[size_t(39 * V)], V, "after the prompt");
+  for (int64_t i = 40; i < 70; ++i) {
+    s.append_decode(toks[size_t(i)]);
+    expect_logits_close(s.logits(), &want[size_t(i * V)], V, "decode position " + std::to_string(i));
+  }
+  const memory_stats ms = s.memory();
+  EXPECT_GT(ms.weights_bytes, 0u);
+  EXPECT_EQ(ms.kv_bytes, size_t(2 * m->config.n_layers * m->config.kv_dim() * 128 * 2));
+}
+
+// Files the CUDA backend refused before: qwen3 (per-head q/k RMSNorm, NEOX RoPE) with a head
+// width other than dim / n_heads, Llama 3's rope_freqs.weight with linear scaling, and a
+// llama with a wide head (q_dim 2x dim).
+std::vector<model_case> scaled_model_cases() {
+  random_model_spec q3 = spec_of(model_arch::qwen3, 192, 4, 2, 320, ggml_type::f16, false, 6);
+  q3.head_dim = 64;  // q_dim 256 != 192
+  random_model_spec l3 = spec_of(model_arch::llama, 256, 4, 2, 512, ggml_type::q8_0, true, 7);
+  l3.rope_freqs = true, l3.rope_scale_linear = 4.f;
+  random_model_spec wide = spec_of(model_arch::llama, 128, 4, 4, 256, ggml_type::f32, false, 8);
+  wide.head_dim = 64, wide.rope_scale_linear = 2.f;
+  return {{"qwen3-hd64-f16", q3}, {"llama3-rope-freqs-q8", l3}, {"llama-wide-head-f32", wide}};
+}
+
+}  // namespace
+
 TEST(CudaForward, LogitsMatchTheCpuForward) {
   REQUIRE_GPU();
   const auto dir = test::temp_dir("models");
-  for (const model_case& mc : model_cases()) {
-    SCOPED_TRACE(mc.name);
-    const std::string path = (dir / (std::string(mc.name) + ".gguf")).string();
-    write_random_model(mc.spec, path);
-    auto m = load_model(path);
-    const int64_t V = m->config.n_vocab;
-    std::mt19937 rng(5);
-    std::vector<int32_t> toks(70);
-    for (auto& t : toks) t = int32_t(rng() % uint32_t(V));
-    const std::vector<float> want = cpu_logits_all(*m, toks);
+  for (const model_case& mc : model_cases()) expect_cuda_logits_match_cpu(mc, dir);
+}
 
-    cuda_engine_options eo;
-    eo.max_chunk = 32, eo.max_batch = 4;
-    cuda_engine e(*m, eo);
-    // Prompt of 40 in chunks of 32 and 8, then 30 decode steps, each compared.
-    cuda_session_options so;
-    so.n_ctx = 128, so.prefill_chunk = 32;
-    cuda_session s(e, so);
-    s.append(std::span<const int32_t>(toks.data(), 40));
-    expect_logits_close(s.logits(), &want[size_t(39 * V)], V, "after the prompt");
-    for (int64_t i = 40; i < 70; ++i) {
-      s.append_decode(toks[size_t(i)]);
-      expect_logits_close(s.logits(), &want[size_t(i * V)], V, "decode position " + std::to_string(i));
-    }
-    const memory_stats ms = s.memory();
-    EXPECT_GT(ms.weights_bytes, 0u);
-    EXPECT_EQ(ms.kv_bytes, size_t(2 * m->config.n_layers * m->config.kv_dim() * 128 * 2));
+TEST(CudaForward, Qwen3AndScaledRopeLogitsMatchTheCpuForward) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  for (const model_case& mc : scaled_model_cases()) expect_cuda_logits_match_cpu(mc, dir);
+}
+
+// The qwen3 file with the wide head through forward_batch (one GEMM per weight, the span
+// attention for 3 sequences at different positions): each row's logits vs the CPU forward.
+TEST(CudaForward, Qwen3BatchedDecodeMatchesSingleSequences) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  const model_case mc = scaled_model_cases()[0];
+  const std::string path = (dir / "q3-batch.gguf").string();
+  write_random_model(mc.spec, path);
+  auto m = load_model(path);
+  const int64_t V = m->config.n_vocab;
+  cuda_engine_options eo;
+  eo.max_chunk = 16, eo.max_batch = 3;
+  cuda_engine e(*m, eo);
+  std::mt19937 rng(9);
+  std::vector<std::unique_ptr<cuda_sequence>> seqs;
+  std::vector<std::vector<int32_t>> toks(3);
+  for (int b = 0; b < 3; ++b) {
+    seqs.push_back(std::make_unique<cuda_sequence>(e, 64));
+    toks[size_t(b)].resize(size_t(5 + 3 * b));
+    for (auto& t : toks[size_t(b)]) t = int32_t(rng() % uint32_t(V));
+    e.forward(*seqs.back(), toks[size_t(b)].data(), int64_t(toks[size_t(b)].size()), false);
+  }
+  const std::vector<int32_t> next = {3, 77, 301};
+  e.forward_batch({seqs[0].get(), seqs[1].get(), seqs[2].get()}, next.data(), true);
+  std::vector<float> got(size_t(3 * V));
+  for (int b = 0; b < 3; ++b) e.logits(b, &got[size_t(b * V)]);
+  for (int b = 0; b < 3; ++b) {
+    std::vector<int32_t> all = toks[size_t(b)];
+    all.push_back(next[size_t(b)]);
+    const std::vector<float> want = cpu_logits_all(*m, all);
+    expect_logits_close(std::vector<float>(got.begin() + b * V, got.begin() + (b + 1) * V),
+                        &want[size_t((int64_t(all.size()) - 1) * V)], V, "sequence " + std::to_string(b));
   }
 }
 

@@ -70,18 +70,43 @@ TEST(CudaKernels, RopeAdjacentAndNeox) {
   gpu_ctx g;
   std::mt19937 rng(2);
   const int64_t n = 5, heads = 4, hd = 64, ld = heads * hd + 32;  // rows with a gap
+  // Llama 3's rope_freqs divisors (rope_dims/2 of them) and a linear scale, or neither.
+  const std::vector<float> ff = uniform(rng, hd / 2, 1.f, 8.f);
+  auto dff = g.up(ff);
   for (bool neox : {false, true})
-    for (int64_t rope_dims : {int64_t(64), int64_t(32)}) {
-      const std::vector<float> x = uniform(rng, n * ld, -1.f, 1.f);
-      const std::vector<int32_t> pos = {0, 1, 17, 4095, 131000};
-      auto dx = g.up(x);
-      auto dp = g.up(pos);
-      cu::rope(dx.data(), ld, n, heads, hd, rope_dims, dp.data(), 500000.f, neox, g.st);
-      std::vector<float> want = x;
-      cuda_ref::rope(want.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, neox);
-      expect_close(g.down(dx, x.size()), want, 2e-6f, 2e-6f,
-                   std::string(neox ? "neox" : "adjacent") + " rope_dims " + std::to_string(rope_dims));
-    }
+    for (int64_t rope_dims : {int64_t(64), int64_t(32)})
+      for (bool scaled : {false, true}) {
+        const std::vector<float> x = uniform(rng, n * ld, -1.f, 1.f);
+        const std::vector<int32_t> pos = {0, 1, 17, 4095, 131000};
+        const float fs = scaled ? 0.125f : 1.f;
+        auto dx = g.up(x);
+        auto dp = g.up(pos);
+        cu::rope(dx.data(), ld, n, heads, hd, rope_dims, dp.data(), 500000.f, fs, scaled ? dff.data() : nullptr, neox,
+                 g.st);
+        std::vector<float> want = x;
+        cuda_ref::rope(want.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, fs,
+                       scaled ? ff.data() : nullptr, neox);
+        expect_close(g.down(dx, x.size()), want, 2e-6f, 2e-6f,
+                     std::string(neox ? "neox" : "adjacent") + " rope_dims " + std::to_string(rope_dims) +
+                         (scaled ? " scaled" : ""));
+      }
+}
+
+// qwen3's per-head q/k RMSNorm, in place over strided rows (q and k heads of the q/k/v rows).
+TEST(CudaKernels, RmsnormHeadsMatchesRmsnormPerHead) {
+  REQUIRE_GPU();
+  gpu_ctx g;
+  std::mt19937 rng(12);
+  for (int64_t hd : {int64_t(64), int64_t(128), int64_t(72), int64_t(256)}) {
+    const int64_t n = 7, heads = 6, ld = heads * hd + 40;
+    const std::vector<float> x = uniform(rng, n * ld, -3.f, 3.f), w = uniform(rng, hd, 0.5f, 1.5f);
+    auto dx = g.up(x);
+    auto dw = g.up(w);
+    cu::rmsnorm_heads(dx.data(), ld, n, heads, hd, dw.data(), 1e-6f, g.st);
+    std::vector<float> want = x;
+    cuda_ref::rmsnorm_heads(want.data(), ld, n, heads, hd, w.data(), 1e-6f);
+    expect_close(g.down(dx, x.size()), want, 1e-5f, 1e-5f, "head_dim " + std::to_string(hd));
+  }
 }
 
 TEST(CudaKernels, ActivationsAddBiasEmbedConvert) {

@@ -6,7 +6,9 @@
 //     merge, mass pass) against the engine's ref::kv_attend, over FP16/INT8/paged spans,
 //     GQA, chunks, batches;
 //   - the references of the new kernels against the engine's own code (INT8 blocks vs
-//     kv_store, page digests vs kv_host_pool, the compaction plan vs kv_store::compact).
+//     kv_store, page digests vs kv_host_pool, the compaction plan vs kv_store::compact);
+//   - RoPE with Llama 3 / linear scaling and qwen3's per-head RMSNorm: the kernels' own
+//     element code (cuda-rowmath.h) run on the CPU against the engine's references.
 // The GPU tests (GTEST_SKIP without a device): every kernel against its CPU reference in
 // test-cuda-kernels.cpp; the device KV store and the CUDA forward against the CPU forward and
 // session in test-cuda-forward.cpp; FreeKV in test-cuda-freekv.cpp; gpt2's batch and position
@@ -23,12 +25,14 @@
 #include "cuda-check.h"
 #include "cuda-launch.h"
 #include "cuda-memory.h"
+#include "cuda-model.h"
 #include "cuda-ref.h"
 #include "cuda-test-util.h"
 #include "ggml-types.h"
 #include "kv/kv-host-pool.h"
 #include "kv/kv-store.h"
 #include "kv-span-fixture.h"
+#include "model-random.h"
 
 using namespace kvarena;
 using namespace kvarena::test;
@@ -518,4 +522,87 @@ TEST(CudaRef, QuantizePlanReproducesKvStoreQuantizeOld) {
     }
   }
   EXPECT_GE(max_blocks, 3);  // some calls froze several blocks at once
+}
+
+// ======================= CPU: RoPE with scaling and per-head RMSNorm =======================
+
+// cu::rope's arithmetic (cu::rope_pair, the very code the kernel runs) against the engine's
+// reference rotations with Llama 3's rope_freqs divisors and linear scaling, adjacent and
+// NEOX, partial rotation, positions up to 131000.
+TEST(CudaRef, RopeEmulationWithScalingMatchesTheReference) {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> u(-1.f, 1.f), uf(1.f, 8.f);
+  const int64_t n = 5, heads = 3, hd = 64, ld = heads * hd + 16;
+  std::vector<float> ff(size_t(hd / 2));
+  for (float& f : ff) f = uf(rng);
+  const std::vector<int32_t> pos = {0, 3, 17, 4095, 131000};
+  for (bool neox : {false, true})
+    for (int64_t rope_dims : {int64_t(64), int64_t(32)})
+      for (int scaled = 0; scaled < 3; ++scaled) {  // none, linear, linear + factors
+        const float fs = scaled ? 0.25f : 1.f;
+        const float* f = scaled == 2 ? ff.data() : nullptr;
+        std::vector<float> x(size_t(n * ld));
+        for (float& v : x) v = u(rng);
+        std::vector<float> got = x, want = x;
+        cuda_ref::rope_emulated(got.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, fs, f, neox);
+        cuda_ref::rope(want.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, fs, f, neox);
+        expect_close(got, want, 1e-6f, 1e-6f,
+                     std::string(neox ? "neox" : "adjacent") + " dims " + std::to_string(rope_dims) + " scaled " +
+                         std::to_string(scaled));
+        // The scaling changes the result (a kernel that ignored it would fail above).
+        if (scaled) {
+          std::vector<float> plain = x;
+          cuda_ref::rope(plain.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, 1.f, nullptr, neox);
+          float d = 0;
+          for (size_t e = 0; e < plain.size(); ++e) d = std::max(d, std::fabs(plain[e] - want[e]));
+          EXPECT_GT(d, 0.1f);
+        }
+      }
+}
+
+// cu::rmsnorm_heads' arithmetic (32 lanes, butterfly, cu::head_norm_inv) against ref::rmsnorm
+// on each head, head widths below, at and above a warp's multiple; other bytes untouched.
+TEST(CudaRef, RmsnormHeadsEmulationMatchesRmsnormPerHead) {
+  std::mt19937 rng(32);
+  std::uniform_real_distribution<float> u(-3.f, 3.f), uw(0.5f, 1.5f);
+  for (int64_t hd : {int64_t(8), int64_t(64), int64_t(72), int64_t(128), int64_t(256)}) {
+    const int64_t n = 4, heads = 5, ld = heads * hd + 24;
+    std::vector<float> x(static_cast<size_t>(n * ld)), w(static_cast<size_t>(hd));
+    for (float& v : x) v = u(rng);
+    for (float& v : w) v = uw(rng);
+    std::vector<float> got = x, want = x;
+    cuda_ref::rmsnorm_heads_emulated(got.data(), ld, n, heads, hd, w.data(), 1e-6f);
+    cuda_ref::rmsnorm_heads(want.data(), ld, n, heads, hd, w.data(), 1e-6f);
+    expect_close(got, want, 2e-6f, 2e-6f, "head_dim " + std::to_string(hd));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = heads * hd; c < ld; ++c) EXPECT_EQ(got[size_t(i * ld + c)], x[size_t(i * ld + c)]);
+  }
+}
+
+// What the CUDA backend loads: qwen3, a head width other than dim / n_heads and RoPE scaling
+// (linear, Llama 3's rope_freqs) are accepted; gemma2/gemma3/phi3 are refused in one line.
+TEST(CudaModel, ConfigChecksAcceptQwen3HeadWidthAndRopeScaling) {
+  random_model_spec s;
+  s.arch = model_arch::qwen3, s.dim = 192, s.n_layers = 2, s.n_heads = 4, s.n_kv_heads = 2, s.ffn_dim = 256;
+  s.n_vocab = 64, s.with_tokenizer = false, s.head_dim = 64, s.rope_freqs = true, s.rope_scale_linear = 8.f;
+  const model_config c = random_model_config(s);
+  ASSERT_NE(c.q_dim(), c.dim);
+  ASSERT_TRUE(c.rope_scaled());
+  EXPECT_NO_THROW(check_cuda_model_config(c));
+  for (model_arch a : {model_arch::gemma2, model_arch::gemma3, model_arch::phi3}) {
+    model_config g = c;
+    g.arch = a;
+    try {
+      check_cuda_model_config(g);
+      ADD_FAILURE() << model_arch_name(a) << " accepted";
+    } catch (const engine_error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(model_arch_name(a)), std::string::npos) << m;
+      EXPECT_NE(m.find("use --backend cpu"), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+  }
+  model_config bad = c;
+  bad.rope_freq_factors.pop_back();
+  EXPECT_THROW(check_cuda_model_config(bad), engine_error);
 }

@@ -30,14 +30,15 @@ cuda_engine::cuda_engine(const model& m, const cuda_engine_options& opt) : opt_(
   CUDA_CHECK(cudaDeviceSynchronize());
 
   const model_config& c = m.config;
-  const int64_t D = c.dim, KV = c.kv_dim(), F = c.ffn_dim, R = std::max(opt_.max_chunk, opt_.max_batch);
+  const int64_t D = c.dim, QD = c.q_dim(), KV = c.kv_dim(), F = c.ffn_dim;
+  const int64_t R = std::max(opt_.max_chunk, opt_.max_batch);
   rows_max_ = R;
   cuda_allocator& a = *alloc_;
   x_ = cuda_buffer<float>(a, size_t(R * D), "activations");
   xn_ = cuda_buffer<float>(a, size_t(R * D), "activations");
-  xh_ = cuda_buffer<uint16_t>(a, size_t(R * std::max(D, F)), "activations (f16)");
-  qkv_ = cuda_buffer<float>(a, size_t(R * (D + 2 * KV)), "q/k/v");
-  att_ = cuda_buffer<float>(a, size_t(R * D), "attention output");
+  xh_ = cuda_buffer<uint16_t>(a, size_t(R * std::max({D, QD, F})), "activations (f16)");
+  qkv_ = cuda_buffer<float>(a, size_t(R * (QD + 2 * KV)), "q/k/v");
+  att_ = cuda_buffer<float>(a, size_t(R * QD), "attention output");
   gu_ = cuda_buffer<float>(a, size_t(R * 2 * F), "ffn gate/up");
   logits_ = cuda_buffer<float>(a, size_t(opt_.max_batch * c.n_vocab), "logits");
   tok_ = cuda_buffer<int32_t>(a, size_t(R), "tokens");
@@ -83,10 +84,10 @@ void cuda_engine::upload_ints(const std::vector<int32_t>& host, int32_t* dev) {
 
 void cuda_engine::layer_body(int64_t l, int64_t n_rows, const float* att, float* x_rows) {
   const model_config& c = config();
-  const int64_t D = c.dim, F = c.ffn_dim;
+  const int64_t D = c.dim, QD = c.q_dim(), F = c.ffn_dim;
   const cuda_layer_weights& W = w_->layer(l);
-  cu::f32_to_f16(att, D, xh_.data(), D, n_rows, D, stream_);
-  gemm_->matmul_f16(W.wo.data(), D, D, xh_.data(), D, n_rows, x_rows, D, 1.f);
+  cu::f32_to_f16(att, QD, xh_.data(), QD, n_rows, QD, stream_);  // att: (n_rows, QD)
+  gemm_->matmul_f16(W.wo.data(), D, QD, xh_.data(), QD, n_rows, x_rows, D, 1.f);
   if (W.bo.data()) cu::add_bias(x_rows, D, W.bo.data(), n_rows, D, stream_);
   norm(x_rows, W.ffn_norm.data(), W.ffn_norm_b.data(), xn_.data(), n_rows);
   cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n_rows, D, stream_);
@@ -124,16 +125,22 @@ void cuda_engine::embed(int64_t n) {
 
 void cuda_engine::qkv(int64_t l, int64_t n) {
   const model_config& c = config();
-  const int64_t D = c.dim, hd = c.head_dim, ldq = D + 2 * c.kv_dim();
+  const int64_t D = c.dim, QD = c.q_dim(), hd = c.head_dim, ldq = QD + 2 * c.kv_dim();
   const cuda_layer_weights& W = w_->layer(l);
   norm(x_.data(), W.attn_norm.data(), W.attn_norm_b.data(), xn_.data(), n);
   cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n, D, stream_);
-  gemm_->matmul_f16(W.wqkv.data(), ldq, D, xh_.data(), D, n, qkv_.data(), ldq);
+  gemm_->matmul_f16(W.wqkv.data(), ldq, D, xh_.data(), D, n, qkv_.data(), ldq);  // (n, QD | KV | KV)
   if (W.bqkv.data()) cu::add_bias(qkv_.data(), ldq, W.bqkv.data(), n, ldq, stream_);
+  if (W.q_norm.data()) {  // qwen3: each q and k head RMS-normalised before RoPE
+    cu::rmsnorm_heads(qkv_.data(), ldq, n, c.n_heads, hd, W.q_norm.data(), c.norm_eps, stream_);
+    cu::rmsnorm_heads(qkv_.data() + QD, ldq, n, c.n_kv_heads, hd, W.k_norm.data(), c.norm_eps, stream_);
+  }
   if (c.rope_dims > 0) {  // gpt2 has none
-    cu::rope(qkv_.data(), ldq, n, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox, stream_);
-    cu::rope(qkv_.data() + D, ldq, n, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox,
-             stream_);
+    const float* ff = w_->rope_freq_factors();
+    cu::rope(qkv_.data(), ldq, n, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_freq_scale, ff,
+             c.rope_neox, stream_);
+    cu::rope(qkv_.data() + QD, ldq, n, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base,
+             c.rope_freq_scale, ff, c.rope_neox, stream_);
   }
 }
 
@@ -147,16 +154,16 @@ void cuda_engine::output_logits(float* x_rows, int64_t n) {
 
 void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r0, float scale) {
   const model_config& c = config();
-  const int64_t D = c.dim, hd = c.head_dim, ldq = D + 2 * c.kv_dim(), nq = n - r0;
+  const int64_t QD = c.q_dim(), hd = c.head_dim, ldq = QD + 2 * c.kv_dim(), nq = n - r0;
   const float* q = qkv_.data() + r0 * ldq;
   cu::span_attention_args a;
   a.n_seq = 1, a.n_kv = c.n_kv_heads, a.n_heads = c.n_heads, a.head_dim = hd, a.n_q = nq;
-  a.q = q, a.ldq = ldq, a.out = att_.data(), a.ldo = D, a.scale = scale;
+  a.q = q, a.ldq = ldq, a.out = att_.data(), a.ldo = QD, a.scale = scale;
   if (!s.kvr_) {
     const int64_t N = s.n_past_ + n;
     if (nq > 1) {
       cu::attend_prefill(s.keys(l, 0), s.values(l, 0), s.cap_ * hd, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq,
-                         scale, att_.data(), D, stream_);
+                         scale, att_.data(), QD, stream_);
       return;
     }
     table_.clear();
@@ -176,7 +183,7 @@ void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r
     if (!r.needs_all_rows() && !r.needs().host_offload && nq > 1 &&
         r.store().uniform_fp16(l, &N, &k16, &v16, &hs)) {
       // Every head holds the same FP16 tokens contiguously: the tiled prefill kernel.
-      cu::attend_prefill(k16, v16, hs, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq, scale, att_.data(), D, stream_);
+      cu::attend_prefill(k16, v16, hs, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq, scale, att_.data(), QD, stream_);
       r.after_attention(l);
       return;
     }
@@ -202,7 +209,7 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
   check_tokens(tokens, n);
   check_positions(s.n_past_ + n);
   const model_config& c = config();
-  const int64_t D = c.dim, KV = c.kv_dim(), hd = c.head_dim, ldq = D + 2 * KV, pos0 = s.n_past_;
+  const int64_t D = c.dim, QD = c.q_dim(), KV = c.kv_dim(), hd = c.head_dim, ldq = QD + 2 * KV, pos0 = s.n_past_;
   const float scale = 1.f / std::sqrt(float(hd));
   cuda_kv_runtime* kvr = s.kvr_.get();
   if (kvr) {
@@ -221,9 +228,9 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     const bool last = l == c.n_layers - 1;
     qkv(l, n);
     if (kvr) {
-      kvr->append(l, qkv_.data() + D, qkv_.data() + D + KV, ldq);
+      kvr->append(l, qkv_.data() + QD, qkv_.data() + QD + KV, ldq);
     } else {
-      cu::kv_write_f16(qkv_.data() + D, qkv_.data() + D + KV, ldq, n, c.n_kv_heads, hd, s.keys(l, 0),
+      cu::kv_write_f16(qkv_.data() + QD, qkv_.data() + QD + KV, ldq, n, c.n_kv_heads, hd, s.keys(l, 0),
                        s.values(l, 0), s.cap_ * hd, pos0, stream_);
     }
     // The first row whose attention is needed (as detail::first_attention_row): in the last
@@ -238,7 +245,7 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     if (last && !want_logits) break;
     const int64_t rk = last ? n - 1 : 0, nr = n - rk;
     float* xr = x_.data() + rk * D;
-    layer_body(l, nr, att_.data() + (rk - r0) * D, xr);
+    layer_body(l, nr, att_.data() + (rk - r0) * QD, xr);
     if (last) output_logits(xr, 1);
   }
   s.n_past_ += n;
@@ -275,7 +282,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
   check_tokens(tokens, B);
   for (const cuda_sequence* sb : seqs) check_positions(sb->n_past_ + 1);
   const model_config& c = config();
-  const int64_t D = c.dim, KV = c.kv_dim(), hd = c.head_dim, ldq = D + 2 * KV, cap = seqs[0]->cap_;
+  const int64_t QD = c.q_dim(), KV = c.kv_dim(), hd = c.head_dim, ldq = QD + 2 * KV, cap = seqs[0]->cap_;
   const float scale = 1.f / std::sqrt(float(hd));
   bool mass = false;
   for (int64_t b = 0; b < B; ++b)
@@ -311,13 +318,13 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
     if (policy) {
       for (int64_t b = 0; b < B; ++b) {
         cuda_kv_runtime& r = *seqs[size_t(b)]->kvr_;
-        r.append(l, qkv_.data() + b * ldq + D, qkv_.data() + b * ldq + D + KV, ldq);
+        r.append(l, qkv_.data() + b * ldq + QD, qkv_.data() + b * ldq + QD + KV, ldq);
         if (r.needs().queries) r.select_pages(l, qkv_.data() + b * ldq);  // freekv
         r.add_spans(l, table_);
       }
       max_tokens = table_.max_tokens();
     } else {
-      cu::kv_write_f16_rows(qkv_.data() + D, qkv_.data() + D + KV, ldq, B, c.n_kv_heads, hd, kdst_.data() + l * B,
+      cu::kv_write_f16_rows(qkv_.data() + QD, qkv_.data() + QD + KV, ldq, B, c.n_kv_heads, hd, kdst_.data() + l * B,
                             vdst_.data() + l * B, slot_.data(), cap * hd, stream_);
       if (last && !want_logits) break;
       for (int64_t b = 0; b < B; ++b)
@@ -335,7 +342,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
     cu::span_attention_args a;
     a.heads = table_.d_heads(), a.spans = table_.d_spans();
     a.n_seq = B, a.n_kv = c.n_kv_heads, a.n_heads = c.n_heads, a.head_dim = hd, a.n_q = 1, a.max_tokens = max_tokens;
-    a.q = qkv_.data(), a.ldq = ldq, a.out = att_.data(), a.ldo = D, a.scale = scale, a.mass = mass;
+    a.q = qkv_.data(), a.ldq = ldq, a.out = att_.data(), a.ldo = QD, a.scale = scale, a.mass = mass;
     cu::attend_spans(a, attn_, *alloc_, stream_);
     if (policy)
       for (int64_t b = 0; b < B; ++b) seqs[size_t(b)]->kvr_->after_attention(l);

@@ -25,9 +25,17 @@ void layernorm(const float* x, const float* w, const float* b, float* y, int64_t
                float eps, cudaStream_t st);
 // Rotates the first rope_dims dims of each of n_heads heads of n rows of x (rows ld floats
 // apart), row i at position pos[i] (device array); adjacent pairs, or NEOX halves.
-// theta_j = pos * base^(-2j/rope_dims) in double. ref::rope_adjacent, detail::rope_neox
+// theta_j = pos * freq_scale * base^(-2j/rope_dims) / freq_factors[j] in double
+// (freq_factors: device, (rope_dims/2,), or null). cu::rope_pair (cuda-rowmath.h);
+// ref::rope_adjacent, detail::rope_neox (cuda_ref::rope)
 void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
-          const int32_t* pos, float freq_base, bool neox, cudaStream_t st);
+          const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox,
+          cudaStream_t st);
+// In place: each of the n_heads heads (head_dim floats) of n rows of x (rows ld apart) =
+// rmsnorm(head) * w (w: (head_dim,)), qwen3's q/k norm. One warp per head. ref::rmsnorm per
+// head (cuda_ref::rmsnorm_heads_emulated runs the kernel's arithmetic on the CPU)
+void rmsnorm_heads(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w, float eps,
+                   cudaStream_t st);
 // gate[i, j] = silu(gate[i, j]) * up[i, j] over (n, width), rows ld_gate / ld_up apart. ref::silu_mul
 void silu_mul(float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n, int64_t width,
               cudaStream_t st);

@@ -48,11 +48,7 @@ void upload_vec_f32(const tensor_view& t, float* dst) {
 }  // namespace
 
 void check_cuda_model_config(const model_config& c) {
-  // The CUDA layer has no per-head q/k norm: refuse rather than run without it.
-  if (c.arch == model_arch::qwen3)
-    throw engine_error("cuda: architecture qwen3 (per-head q/k RMSNorm) is not supported by the CUDA backend yet; "
-                       "use --backend cpu");
-  // Nor the gemma3 block (post-norms, GeGLU, sliding-window layers, scaled embedding).
+  // Not the gemma block (post-norms, GeGLU, sliding-window layers, scaled embedding).
   if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3)
     throw engine_error(std::string("cuda: architecture ") + model_arch_name(c.arch) +
                        " (GeGLU, post-norms, sliding-window layers, soft-capping) is not supported by the CUDA "
@@ -60,15 +56,9 @@ void check_cuda_model_config(const model_config& c) {
   if (c.arch == model_arch::phi3)
     throw engine_error("cuda: architecture phi3 (fused qkv and gate-up) is not supported by the CUDA backend yet; "
                        "use --backend cpu");
-  if (c.q_dim() != c.dim)
-    throw engine_error("cuda: a head width (attention.key_length " + std::to_string(c.head_dim) +
-                       ") other than embedding_length / head_count is not supported by the CUDA backend yet; "
-                       "use --backend cpu");
-  // The CUDA RoPE kernel has no scaling terms: refuse rather than run unscaled.
-  if (c.rope_scaled())
-    throw engine_error(std::string("cuda: RoPE scaling (") +
-                       (c.rope_freq_factors.empty() ? "linear" : "Llama 3 rope_freqs.weight") +
-                       ") is not supported by the CUDA backend yet; use --backend cpu");
+  if (!c.rope_freq_factors.empty() && int64_t(c.rope_freq_factors.size()) != c.rope_dims / 2)
+    throw engine_error("cuda: rope_freqs has " + std::to_string(c.rope_freq_factors.size()) + " factors, not " +
+                       std::to_string(c.rope_dims / 2));
   if (c.head_dim % 8 != 0 || c.head_dim > 256)
     throw engine_error("cuda: head_dim " + std::to_string(c.head_dim) +
                        " is not supported by the CUDA attention (a multiple of 8, at most 256)");
@@ -79,7 +69,7 @@ void check_cuda_model_config(const model_config& c) {
 
 cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
   check_cuda_model_config(c_);
-  const int64_t D = c_.dim, KV = c_.kv_dim(), F = c_.ffn_dim, V = c_.n_vocab;
+  const int64_t D = c_.dim, QD = c_.q_dim(), KV = c_.kv_dim(), F = c_.ffn_dim, V = c_.n_vocab, hd = c_.head_dim;
   const auto f16 = [&](int64_t rows, int64_t cols, const char* what) {
     bytes_ += size_t(rows * cols) * 2;
     return cuda_buffer<uint16_t>(a, size_t(rows * cols), what);
@@ -103,6 +93,10 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
     upload_vec_f32(t, b.data());
     return b;
   };
+  if (!c_.rope_freq_factors.empty()) {  // Llama 3's rope_freqs.weight, as the loader read it
+    rope_ff_ = f32(int64_t(c_.rope_freq_factors.size()), "rope frequency factors");
+    CUDA_CHECK(cudaMemcpy(rope_ff_.data(), c_.rope_freq_factors.data(), rope_ff_.bytes(), cudaMemcpyHostToDevice));
+  }
   if (gpt2) {
     output_norm_b_ = f32_of(m.output_norm_b, D, "output norm bias");
     pos_embd_ = f16(c_.n_ctx, D, "position embedding");
@@ -113,24 +107,28 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
   for (int64_t l = 0; l < c_.n_layers; ++l) {
     const layer_weights& L = m.layers[size_t(l)];
     cuda_layer_weights& W = layers_[size_t(l)];
-    W.wqkv = f16(D + 2 * KV, D, "attention q/k/v weights");
+    W.wqkv = f16(QD + 2 * KV, D, "attention q/k/v weights");
     if (gpt2) {  // fused in the file: q rows, k rows, v rows already
       upload_rows_f16(L.wqkv, W.wqkv.data());
       W.bqkv = f32_of(L.bqkv, D + 2 * KV, "attention q/k/v biases");
     } else {
       upload_rows_f16(L.wq, W.wqkv.data());
-      upload_rows_f16(L.wk, W.wqkv.data() + D * D);
-      upload_rows_f16(L.wv, W.wqkv.data() + (D + KV) * D);
+      upload_rows_f16(L.wk, W.wqkv.data() + QD * D);
+      upload_rows_f16(L.wv, W.wqkv.data() + (QD + KV) * D);
     }
     if (!gpt2 && (L.bq || L.bk || L.bv)) {
-      W.bqkv = f32(D + 2 * KV, "attention q/k/v biases");
-      std::vector<float> zero(static_cast<size_t>(D + 2 * KV), 0.f);
+      W.bqkv = f32(QD + 2 * KV, "attention q/k/v biases");
+      std::vector<float> zero(static_cast<size_t>(QD + 2 * KV), 0.f);
       CUDA_CHECK(cudaMemcpy(W.bqkv.data(), zero.data(), zero.size() * 4, cudaMemcpyHostToDevice));
       if (L.bq) upload_vec_f32(L.bq, W.bqkv.data());
-      if (L.bk) upload_vec_f32(L.bk, W.bqkv.data() + D);
-      if (L.bv) upload_vec_f32(L.bv, W.bqkv.data() + D + KV);
+      if (L.bk) upload_vec_f32(L.bk, W.bqkv.data() + QD);
+      if (L.bv) upload_vec_f32(L.bv, W.bqkv.data() + QD + KV);
     }
-    W.wo = f16(D, D, "attention output weights");
+    if (L.q_norm) {  // qwen3
+      W.q_norm = f32_of(L.q_norm, hd, "attention q norm");
+      W.k_norm = f32_of(L.k_norm, hd, "attention k norm");
+    }
+    W.wo = f16(D, QD, "attention output weights");
     upload_rows_f16(L.wo, W.wo.data());
     if (gpt2) {
       W.bo = f32_of(L.bo, D, "attention output bias");

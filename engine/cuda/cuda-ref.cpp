@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cpu-kernels.h"
+#include "cuda-rowmath.h"
 #include "engine-error.h"
 #include "ggml-types.h"
 #include "kv/kv-store.h"
@@ -19,13 +20,43 @@ void embed_f16(const uint16_t* table, int64_t dim, const int32_t* tokens, int64_
 }
 
 void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
-          const int32_t* pos, float freq_base, bool neox) {
+          const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox) {
   for (int64_t i = 0; i < n; ++i) {
     if (neox) {
-      detail::rope_neox(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base);
+      detail::rope_neox(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base, freq_scale, freq_factors);
     } else {
-      ref::rope_adjacent(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base);
+      ref::rope_adjacent(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base, freq_scale, freq_factors);
     }
+  }
+}
+
+void rope_emulated(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
+                   const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox) {
+  for (int64_t e = 0; e < n * n_heads * (rope_dims / 2); ++e)
+    cu::rope_pair(x, ld, n_heads, head_dim, rope_dims, pos, freq_base, freq_scale, freq_factors, neox, e);
+}
+
+void rmsnorm_heads(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w, float eps) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* xh = x + i * ld + h * head_dim;
+      ref::rmsnorm(xh, w, xh, head_dim, eps);
+    }
+}
+
+void rmsnorm_heads_emulated(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w,
+                            float eps) {
+  constexpr int L = cu::k_head_norm_lanes;
+  for (int64_t u = 0; u < n * n_heads; ++u) {
+    float* xh = x + (u / n_heads) * ld + (u % n_heads) * head_dim;
+    float v[L], t[L];
+    for (int l = 0; l < L; ++l) v[l] = cu::head_norm_partial(xh, head_dim, l);
+    for (int o = 16; o > 0; o >>= 1) {  // __shfl_xor_sync: lane l adds lane l^o's value
+      for (int l = 0; l < L; ++l) t[l] = v[l] + v[l ^ o];
+      std::copy(t, t + L, v);
+    }
+    const float inv = cu::head_norm_inv(v[0], head_dim, eps);
+    for (int64_t c = 0; c < head_dim; ++c) xh[c] = xh[c] * inv * w[c];
   }
 }
 
