@@ -22,6 +22,7 @@
 #include "cuda-forward.h"
 #include "cuda-kv-store.h"
 #include "cuda-memory.h"
+#include "cuda-quant-test-util.h"
 #include "cuda-test-util.h"
 #include "ggml-types.h"
 #include "kv/kv-store.h"
@@ -127,6 +128,76 @@ TEST(CudaForward, Qwen3AndScaledRopeLogitsMatchTheCpuForward) {
   REQUIRE_GPU();
   const auto dir = test::temp_dir("models");
   for (const model_case& mc : scaled_model_cases()) expect_cuda_logits_match_cpu(mc, dir);
+}
+
+namespace {
+
+// The random llama's matrices replaced by random quantized blocks scaled to the generator's
+// standard deviation of each, with types mixed as llama.cpp's Q4_K_M mixes them (q/k Q4_K
+// and v Q6_K: three parts; gate Q3_K and up Q2_K: two parts; q/k/v all Q4_0 in layer 1: one
+// part), wo Q5_K, down Q8_0, output Q6_K.
+std::unique_ptr<model> quantized_model(const std::filesystem::path& dir) {
+  const random_model_spec spec = spec_of(model_arch::llama, 256, 4, 2, 512, ggml_type::f32, false, 11);
+  const std::string path = (dir / "kquant-base.gguf").string();
+  write_random_model(spec, path);
+  auto m = load_model(path);
+  std::mt19937 rng(3);
+  const auto swap = [&](tensor_view& t, ggml_type type) {
+    const auto* v = reinterpret_cast<const float*>(t.data);
+    double ss = 0;
+    for (int64_t i = 0; i < t.n_elements(); ++i) ss += double(v[i]) * v[i];
+    const float sd = float(std::sqrt(ss / double(t.n_elements())));
+    m->owned.push_back(scaled_random_blocks(type, t.rows(), t.ne[0], sd, rng));
+    t.type = type, t.data = m->owned.back().data(), t.nbytes = m->owned.back().size();
+  };
+  for (size_t l = 0; l < m->layers.size(); ++l) {
+    layer_weights& L = m->layers[l];
+    const bool q40 = l == 1;
+    swap(L.wq, q40 ? ggml_type::q4_0 : ggml_type::q4_k);
+    swap(L.wk, q40 ? ggml_type::q4_0 : ggml_type::q4_k);
+    swap(L.wv, q40 ? ggml_type::q4_0 : ggml_type::q6_k);
+    swap(L.wo, ggml_type::q5_k);
+    swap(L.w_gate, ggml_type::q3_k);
+    swap(L.w_up, ggml_type::q2_k);
+    swap(L.w_down, ggml_type::q8_0);
+  }
+  swap(m->output, ggml_type::q6_k);
+  return m;
+}
+
+}  // namespace
+
+// Quantized weights kept as blocks on the device (decode: cu::qmatvec; prefill chunks of 32:
+// F16 tiles + cuBLAS) and the same model widened to F16 (keep_quantized = false, what
+// KVARENA_CUDA_WEIGHTS=f16 selects): both against the CPU forward at every step; the kept
+// blocks take less than half the F16 bytes.
+TEST(CudaForward, QuantizedWeightsOnTheDeviceMatchTheCpuForward) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  auto m = quantized_model(dir);
+  const int64_t V = m->config.n_vocab;
+  std::mt19937 rng(15);
+  std::vector<int32_t> toks(60);
+  for (auto& t : toks) t = int32_t(rng() % uint32_t(V));
+  const std::vector<float> want = cpu_logits_all(*m, toks);
+  size_t bytes[2] = {0, 0};
+  for (bool keep : {true, false}) {
+    SCOPED_TRACE(keep ? "quantized on the device" : "widened to f16");
+    cuda_engine_options eo;
+    eo.max_chunk = 32, eo.max_batch = 2, eo.keep_quantized = keep;
+    cuda_engine e(*m, eo);
+    bytes[keep ? 0 : 1] = e.weight_bytes();
+    cuda_session_options so;
+    so.n_ctx = 64, so.prefill_chunk = 32;
+    cuda_session s(e, so);
+    s.append(std::span<const int32_t>(toks.data(), 40));  // chunks of 32 (tiles) and 8 (matvec)
+    expect_logits_close(s.logits(), &want[size_t(39 * V)], V, "after the prompt");
+    for (int64_t i = 40; i < 60; ++i) {
+      s.append_decode(toks[size_t(i)]);
+      expect_logits_close(s.logits(), &want[size_t(i * V)], V, "decode position " + std::to_string(i));
+    }
+  }
+  EXPECT_LT(bytes[0] * 2, bytes[1]) << bytes[0] << " quantized vs " << bytes[1] << " f16";
 }
 
 // The qwen3 file with the wide head through forward_batch (one GEMM per weight, the span

@@ -13,6 +13,7 @@
 
 #include "cuda-launch.h"
 #include "cuda-memory.h"
+#include "ggml-types.h"
 
 namespace kvarena::cu {
 
@@ -60,6 +61,21 @@ void f16_to_f32(const uint16_t* src, int64_t ld_src, float* dst, int64_t ld_dst,
 // out[r] = index of the largest of row r of x (n_rows, n_cols), rows ld apart; ties: the
 // lowest index (greedy sampling, as kvarena::argmax).
 void argmax(const float* x, int64_t n_rows, int64_t n_cols, int64_t ld, int32_t* out, cudaStream_t st);
+
+// ---- weights kept quantized (cuda-quant.cu; types: cu::quant_on_device) ----
+
+// Most tokens cu::qmatvec takes; more go through dequant_rows_f16 + the F16 GEMM.
+constexpr int64_t k_qmatvec_max_tokens = 8;
+// y: (n, rows) rows ldy apart = beta*y + x @ w^T, w: (rows, cols) quantized rows of type t as
+// stored in the file, x: (n, cols) F16 rows ldx apart, 1 <= n <= 8. One warp per row decodes
+// its blocks in registers (cu::dequant8). cols % 8 == 0. Reference: the rows dequantised
+// (dequantize_row_ref) dotted with x.
+void qmatvec(ggml_type t, const uint8_t* w, int64_t rows, int64_t cols, const uint16_t* x, int64_t ldx, int64_t n,
+             float* y, int64_t ldy, float beta, cudaStream_t st);
+// dst: (n_rows, cols) F16 = rows r0..r0+n_rows of w dequantised (cu::dequant8), rounded to
+// nearest even: the prefill tile a GEMM then reads.
+void dequant_rows_f16(ggml_type t, const uint8_t* w, int64_t r0, int64_t n_rows, int64_t cols, uint16_t* dst,
+                      cudaStream_t st);
 
 // ---- KV memory ----
 

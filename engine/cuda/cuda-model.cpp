@@ -7,6 +7,7 @@
 
 #include "cpu-kernels.h"
 #include "cuda-check.h"
+#include "cuda-quant.h"
 #include "engine-error.h"
 #include "ggml-types.h"
 
@@ -67,7 +68,57 @@ void check_cuda_model_config(const model_config& c) {
                        std::to_string(c.n_kv_heads));
 }
 
-cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
+std::vector<cuda_part_plan> plan_cuda_matrix(const std::vector<const tensor_view*>& ts, bool keep_quantized) {
+  bool same = true, any_quant = false;
+  for (const tensor_view* t : ts) {
+    KV_ASSERT(t->ne[0] == ts[0]->ne[0]);
+    same = same && t->type == ts[0]->type;
+    any_quant = any_quant || cu::quant_on_device(t->type);
+  }
+  std::vector<cuda_part_plan> plan;
+  if (keep_quantized && any_quant && !same) {  // mixed types (Q4_K_M: v in Q6_K): one part each
+    for (size_t i = 0; i < ts.size(); ++i)
+      plan.push_back({cu::quant_on_device(ts[i]->type) ? ts[i]->type : ggml_type::f16, ts[i]->rows(), i, i + 1});
+    return plan;
+  }
+  int64_t rows = 0;
+  for (const tensor_view* t : ts) rows += t->rows();
+  // One part: the file's bytes (all of one kept type), or every tensor widened to F16.
+  plan.push_back({keep_quantized && any_quant ? ts[0]->type : ggml_type::f16, rows, 0, ts.size()});
+  return plan;
+}
+
+cuda_matrix cuda_model::upload_matrix(const std::vector<const tensor_view*>& ts, const char* what) {
+  const int64_t cols = ts[0]->ne[0];
+  cuda_matrix M;
+  for (const cuda_part_plan& pp : plan_cuda_matrix(ts, keep_quantized_)) {
+    cuda_matrix_part p;
+    p.type = pp.type, p.rows = pp.rows, p.cols = cols;
+    const size_t bytes = size_t(pp.rows) * ggml_row_bytes(pp.type, cols);
+    p.own = cuda_buffer<uint8_t>(*alloc_, bytes, what);
+    p.data = p.own.data();
+    bytes_ += bytes;
+    size_t off = 0;  // bytes of the part written
+    for (size_t i = pp.first; i < pp.last; ++i) {
+      const tensor_view& t = *ts[i];
+      if (pp.type == ggml_type::f16) {
+        upload_rows_f16(t, reinterpret_cast<uint16_t*>(p.own.data() + off));
+        off += size_t(t.rows() * cols) * 2;
+      } else {  // the blocks as stored
+        KV_ASSERT(t.type == pp.type);
+        const size_t b = size_t(t.rows()) * t.row_bytes();
+        CUDA_CHECK(cudaMemcpy(p.own.data() + off, t.data, b, cudaMemcpyHostToDevice));
+        off += b;
+      }
+    }
+    if (pp.type != ggml_type::f16) max_qcols_ = std::max(max_qcols_, cols);
+    M.parts.push_back(std::move(p));
+  }
+  return M;
+}
+
+cuda_model::cuda_model(const model& m, cuda_allocator& a, bool keep_quantized)
+    : c_(m.config), keep_quantized_(keep_quantized), alloc_(&a) {
   check_cuda_model_config(c_);
   const int64_t D = c_.dim, QD = c_.q_dim(), KV = c_.kv_dim(), F = c_.ffn_dim, V = c_.n_vocab, hd = c_.head_dim;
   const auto f16 = [&](int64_t rows, int64_t cols, const char* what) {
@@ -82,8 +133,12 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
   upload_rows_f16(m.tok_embd, tok_embd_.data());
   tied_ = m.output.data == m.tok_embd.data;
   if (!tied_) {
-    output_ = f16(V, D, "output matrix");
-    upload_rows_f16(m.output, output_.data());
+    output_ = upload_matrix({&m.output}, "output matrix");
+  } else {  // the F16 embedding's bytes, borrowed
+    cuda_matrix_part p;
+    p.type = ggml_type::f16, p.rows = V, p.cols = D;
+    p.data = reinterpret_cast<const uint8_t*>(tok_embd_.data());
+    output_.parts.push_back(std::move(p));
   }
   output_norm_ = f32(D, "output norm");
   upload_vec_f32(m.output_norm, output_norm_.data());
@@ -107,15 +162,13 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
   for (int64_t l = 0; l < c_.n_layers; ++l) {
     const layer_weights& L = m.layers[size_t(l)];
     cuda_layer_weights& W = layers_[size_t(l)];
-    W.wqkv = f16(QD + 2 * KV, D, "attention q/k/v weights");
     if (gpt2) {  // fused in the file: q rows, k rows, v rows already
-      upload_rows_f16(L.wqkv, W.wqkv.data());
+      W.wqkv = upload_matrix({&L.wqkv}, "attention q/k/v weights");
       W.bqkv = f32_of(L.bqkv, D + 2 * KV, "attention q/k/v biases");
     } else {
-      upload_rows_f16(L.wq, W.wqkv.data());
-      upload_rows_f16(L.wk, W.wqkv.data() + QD * D);
-      upload_rows_f16(L.wv, W.wqkv.data() + (QD + KV) * D);
+      W.wqkv = upload_matrix({&L.wq, &L.wk, &L.wv}, "attention q/k/v weights");
     }
+    KV_ASSERT(W.wqkv.rows() == QD + 2 * KV);
     if (!gpt2 && (L.bq || L.bk || L.bv)) {
       W.bqkv = f32(QD + 2 * KV, "attention q/k/v biases");
       std::vector<float> zero(static_cast<size_t>(QD + 2 * KV), 0.f);
@@ -128,23 +181,18 @@ cuda_model::cuda_model(const model& m, cuda_allocator& a) : c_(m.config) {
       W.q_norm = f32_of(L.q_norm, hd, "attention q norm");
       W.k_norm = f32_of(L.k_norm, hd, "attention k norm");
     }
-    W.wo = f16(D, QD, "attention output weights");
-    upload_rows_f16(L.wo, W.wo.data());
+    W.wo = upload_matrix({&L.wo}, "attention output weights");
     if (gpt2) {
       W.bo = f32_of(L.bo, D, "attention output bias");
-      W.w_up = f16(F, D, "ffn up weights");
-      upload_rows_f16(L.w_up, W.w_up.data());
+      W.w_up = upload_matrix({&L.w_up}, "ffn up weights");
       W.b_up = f32_of(L.b_up, F, "ffn up bias");
       W.b_down = f32_of(L.b_down, D, "ffn down bias");
       W.attn_norm_b = f32_of(L.attn_norm_b, D, "attention norm bias");
       W.ffn_norm_b = f32_of(L.ffn_norm_b, D, "ffn norm bias");
     } else {
-      W.w_gate_up = f16(2 * F, D, "ffn gate/up weights");
-      upload_rows_f16(L.w_gate, W.w_gate_up.data());
-      upload_rows_f16(L.w_up, W.w_gate_up.data() + F * D);
+      W.w_gate_up = upload_matrix({&L.w_gate, &L.w_up}, "ffn gate/up weights");
     }
-    W.w_down = f16(D, F, "ffn down weights");
-    upload_rows_f16(L.w_down, W.w_down.data());
+    W.w_down = upload_matrix({&L.w_down}, "ffn down weights");
     W.attn_norm = f32(D, "attention norm");
     upload_vec_f32(L.attn_norm, W.attn_norm.data());
     W.ffn_norm = f32(D, "ffn norm");

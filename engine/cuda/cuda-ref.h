@@ -46,6 +46,13 @@ void page_digest(const uint16_t* keys, int64_t unit_stride, int64_t n_units, int
 void page_scores(const float* q, const float* kmin, const float* kmax, const int32_t* cand, int64_t n_cand,
                  int64_t n_heads, int64_t n_kv, int64_t head_dim, float scale, float* out);
 
+// cu::qmatvec's arithmetic on the CPU (host arrays): per row, 32 lanes of
+// cu::qmatvec_lane, the butterfly, beta. 1 <= n <= cu::k_qmatvec_max_tokens.
+void qmatvec_emulated(ggml_type t, const uint8_t* w, int64_t rows, int64_t cols, const uint16_t* x, int64_t ldx,
+                      int64_t n, float* y, int64_t ldy, float beta);
+// cu::dequant_rows_f16 on the CPU: cu::dequant8 per 8-element run, rounded to F16.
+void dequant_rows_f16(ggml_type t, const uint8_t* w, int64_t r0, int64_t n_rows, int64_t cols, uint16_t* dst);
+
 // The span table (host memory pointers) of sequence `seq` as ref::kv_attend's heads.
 std::vector<kv_attn_head> attn_heads(const cu::kv_span_table& table, int64_t seq, int64_t n_kv);
 
