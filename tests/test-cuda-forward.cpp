@@ -1,6 +1,6 @@
 // test-cuda-forward.cpp: the CUDA forward pass and the device KV store (engine/cuda/), label
 // `gpu`; every test needs a device (GTEST_SKIP without one). The CUDA forward's logits
-// against the CPU forward on random-weight llama, qwen2, qwen3 and gpt2 models (single sequence,
+// against the CPU forward on random-weight llama, qwen2, qwen3, phi3 and gpt2 models (single sequence,
 // chunked prefill, batched decode, user errors; qwen3's q/k norm, a head width other than
 // dim / n_heads, Llama 3 rope_freqs and linear RoPE scaling); cuda_kv_store against kv_store byte for byte
 // (appends, per-head evictions, INT8 blocking); KV policies in the CUDA session against the
@@ -122,6 +122,17 @@ TEST(CudaForward, LogitsMatchTheCpuForward) {
   REQUIRE_GPU();
   const auto dir = test::temp_dir("models");
   for (const model_case& mc : model_cases()) expect_cuda_logits_match_cpu(mc, dir);
+}
+
+// phi3: the fused attn_qkv and gate|up ffn_up (row views on the CPU) uploaded as the llama
+// matrices; Q8_0 kept quantized (one part per fused tensor's views), and F32.
+TEST(CudaForward, Phi3LogitsMatchTheCpuForward) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  expect_cuda_logits_match_cpu({"phi3-q8", spec_of(model_arch::phi3, 256, 8, 4, 512, ggml_type::q8_0, false, 12)},
+                               dir);
+  expect_cuda_logits_match_cpu({"phi3-f32-tied", spec_of(model_arch::phi3, 128, 4, 2, 256, ggml_type::f32, true, 13)},
+                               dir);
 }
 
 TEST(CudaForward, Qwen3AndScaledRopeLogitsMatchTheCpuForward) {

@@ -173,6 +173,28 @@ TEST(RandomModel, Qwen3HeadWidthAndRopeScalingReadBack) {
   EXPECT_FALSE(m->layers[0].bq);
 }
 
+// phi3: fused attn_qkv {dim, q_dim + 2 kv_dim} and ffn_up {dim, 2 ffn} (no ffn_gate), read back
+// by the loader as q/k/v and gate/up row views of the fused tensors; NEOX RoPE.
+TEST(RandomModel, Phi3FusedTensorsReadBackAsViews) {
+  const auto dir = test::temp_dir("random-phi3");
+  const auto spec = tiny_spec(model_arch::phi3, ggml_type::q8_0);
+  const std::string path = (dir / "phi3.gguf").string();
+  write_random_model(spec, path);
+  gguf_file f(path);
+  EXPECT_NE(f.find_tensor("blk.0.attn_qkv.weight"), nullptr);
+  EXPECT_EQ(f.find_tensor("blk.0.ffn_gate.weight"), nullptr);
+  EXPECT_EQ(f.find_tensor("blk.1.ffn_up.weight")->ne[1], 2 * 96);
+  const auto m = load_model(path);
+  EXPECT_EQ(m->config.arch, model_arch::phi3);
+  EXPECT_TRUE(m->config.rope_neox);
+  const layer_weights& L = m->layers[1];
+  EXPECT_EQ(L.wq.rows(), 64);
+  EXPECT_EQ(L.wk.rows(), 32);
+  EXPECT_EQ(L.wk.data, L.wq.data + 64 * L.wq.row_bytes());  // views into the fused tensor
+  EXPECT_EQ(L.w_up.data, L.w_gate.data + 96 * L.w_gate.row_bytes());
+  EXPECT_EQ(L.w_up.type, ggml_type::q8_0);
+}
+
 // qk_bias_scale scales exactly the query/key biases of qwen2 and nothing else.
 TEST(RandomModel, QkBiasScaleScalesOnlyTheQueryKeyBiases) {
   auto a = tiny_spec(model_arch::qwen2), b = a;

@@ -49,14 +49,12 @@ void upload_vec_f32(const tensor_view& t, float* dst) {
 }  // namespace
 
 void check_cuda_model_config(const model_config& c) {
-  // Not the gemma block (post-norms, GeGLU, sliding-window layers, scaled embedding).
+  // Not the gemma block (post-norms, GeGLU, sliding-window layers, scaled embedding). phi3 is
+  // the llama layer: the loader hands its fused qkv and gate|up over as row views.
   if (c.arch == model_arch::gemma2 || c.arch == model_arch::gemma3)
     throw engine_error(std::string("cuda: architecture ") + model_arch_name(c.arch) +
                        " (GeGLU, post-norms, sliding-window layers, soft-capping) is not supported by the CUDA "
                        "backend yet; use --backend cpu");
-  if (c.arch == model_arch::phi3)
-    throw engine_error("cuda: architecture phi3 (fused qkv and gate-up) is not supported by the CUDA backend yet; "
-                       "use --backend cpu");
   if (!c.rope_freq_factors.empty() && int64_t(c.rope_freq_factors.size()) != c.rope_dims / 2)
     throw engine_error("cuda: rope_freqs has " + std::to_string(c.rope_freq_factors.size()) + " factors, not " +
                        std::to_string(c.rope_dims / 2));

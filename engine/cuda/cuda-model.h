@@ -8,7 +8,8 @@
 // matrix and gate/up into one (2*ffn, dim), so each is one GEMM (q_dim = n_heads * head_dim,
 // which may differ from dim).
 // llama (with Llama 3's rope_freqs factors or linear RoPE scaling), qwen2 (q/k/v biases),
-// qwen3 (per-head q/k RMSNorm weights) and gpt2 (fused Q|K|V with bias, LayerNorm weights
+// qwen3 (per-head q/k RMSNorm weights), phi3 (its fused q|k|v and gate|up, which the loader
+// hands over as row views, uploaded as the llama matrices) and gpt2 (fused Q|K|V with bias, LayerNorm weights
 // and biases, learned position embeddings, output/FFN biases, up/down FFN without a gate).
 #pragma once
 #include <cstdint>

@@ -1,4 +1,4 @@
-// model-random.cpp: plans the tensors of a random llama / qwen2 / qwen3 / gpt2 model, generates
+// model-random.cpp: plans the tensors of a random llama / qwen2 / qwen3 / phi3 / gpt2 model, generates
 // their values deterministically, and writes them as GGUF (with hyperparameters and a
 // synthetic tokenizer) or as a llama2.c checkpoint. The vocabularies are in
 // model-random-vocab.cpp.
@@ -66,7 +66,7 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   if (s.n_kv_heads < 0) bad_spec("n_kv_heads = " + std::to_string(s.n_kv_heads) + " must be >= 0");
   if (!(s.qk_bias_scale >= 0.0f && s.qk_bias_scale <= 1000.0f))
     bad_spec("qk_bias_scale = " + std::to_string(s.qk_bias_scale) + " must be in [0, 1000]");
-  if (s.arch == model_arch::gemma2 || s.arch == model_arch::gemma3 || s.arch == model_arch::phi3)
+  if (s.arch == model_arch::gemma2 || s.arch == model_arch::gemma3)
     bad_spec(std::string("arch ") + model_arch_name(s.arch) + " is not written by the random-model generator (use tests/fixtures/make_arch_fixture.py, "
              "llama.cpp's gguf-py)");
   if (s.qk_bias_scale != 1.0f && s.arch != model_arch::qwen2)
@@ -181,7 +181,8 @@ model_config random_model_config(const random_model_spec& s) {
   c.n_ctx = s.n_ctx;
   c.rope_dims = s.arch == model_arch::gpt2 ? 0 : c.head_dim;
   c.rope_freq_base = s.rope_freq_base;
-  c.rope_neox = s.arch == model_arch::qwen2 || s.arch == model_arch::qwen3;  // llama.cpp's rope type for qwen
+  // llama.cpp's rope type (NEOX) for qwen2, qwen3 and phi3
+  c.rope_neox = s.arch == model_arch::qwen2 || s.arch == model_arch::qwen3 || s.arch == model_arch::phi3;
   if (s.rope_scale_linear > 0.0f) c.rope_freq_scale = float(1.0 / double(s.rope_scale_linear));
   if (s.rope_freqs) {  // the values random_model_tensors' rope_freqs.weight holds
     c.rope_freq_factors.resize(size_t(c.rope_dims / 2));
@@ -233,6 +234,14 @@ std::vector<random_tensor_plan> random_model_tensors(const random_model_spec& s)
       continue;
     }
     norm(b + "attn_norm.weight", d);
+    if (s.arch == model_arch::phi3) {  // fused Q|K|V and gate|up, as Phi-3 files store them
+      mat(b + "attn_qkv.weight", d, qd + 2 * kv, s_in);
+      mat(b + "attn_output.weight", qd, d, s_branch_attn);
+      norm(b + "ffn_norm.weight", d);
+      mat(b + "ffn_up.weight", d, 2 * f, s_in);
+      mat(b + "ffn_down.weight", f, d, s_branch_ffn);
+      continue;
+    }
     mat(b + "attn_q.weight", d, qd, s_in);
     mat(b + "attn_k.weight", d, kv, s_in);
     mat(b + "attn_v.weight", d, kv, s_in);

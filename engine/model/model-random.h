@@ -1,4 +1,5 @@
-// model-random.h: random-weight models of any shape (llama, qwen2, qwen3, gpt2), written as GGUF files that both
+// model-random.h: random-weight models of any shape (llama, qwen2, qwen3, phi3 with its fused
+// attn_qkv and gate|up ffn_up, gpt2), written as GGUF files that both
 // kvarena and llama.cpp load (tests, benchmarks, fixtures without downloading weights),
 // and as llama.cpp-free llama2.c checkpoints with the same weights.
 //
