@@ -22,7 +22,7 @@
 #   cpu-tests    0.2  test-cuda (launch math, references, the attention emulated, the
 #                     pinned ring's plan, the cast, INT8 blocking) and test-cuda-freekv-plan,
 #                     one test per process
-#   gpu-tests    2.0  the 24 GPU tests of test-cuda-kernels, -forward, -freekv, -gpt2, one
+#   gpu-tests    2.0  the 30 GPU tests of test-cuda-kernels, -forward, -freekv, -gpt2, one
 #                     test per process (a CUDA fault poisons its process only), 90 s each at
 #                     most; a failure is rerun with CUDA_LAUNCH_BLOCKING=1, then under
 #                     compute-sanitizer when there is time                             [GPU]

@@ -1,7 +1,8 @@
 // test-cuda-forward.cpp: the CUDA forward pass and the device KV store (engine/cuda/), label
 // `gpu`; every test needs a device (GTEST_SKIP without one). The CUDA forward's logits
-// against the CPU forward on random-weight llama, qwen2 and gpt2 models (single sequence,
-// chunked prefill, batched decode, user errors); cuda_kv_store against kv_store byte for byte
+// against the CPU forward on random-weight llama, qwen2, qwen3, phi3 and gpt2 models (single sequence,
+// chunked prefill, batched decode, user errors; qwen3's q/k norm, a head width other than
+// dim / n_heads, Llama 3 rope_freqs and linear RoPE scaling); cuda_kv_store against kv_store byte for byte
 // (appends, per-head evictions, INT8 blocking); KV policies in the CUDA session against the
 // CPU session, and batched policy decode against single sequences. gpt2's batch and position
 // limit: test-cuda-gpt2.cpp; FreeKV: test-cuda-freekv.cpp. Shared helpers: cuda-test-util.h.
@@ -21,6 +22,7 @@
 #include "cuda-forward.h"
 #include "cuda-kv-store.h"
 #include "cuda-memory.h"
+#include "cuda-quant-test-util.h"
 #include "cuda-test-util.h"
 #include "ggml-types.h"
 #include "kv/kv-store.h"
@@ -69,36 +71,178 @@ void expect_logits_close(const std::vector<float>& got, const float* want, int64
 
 }  // namespace
 
+namespace {
+
+// Prompt of 40 in chunks of 32 and 8, then 30 decode steps, each step's logits against the
+// CPU forward's (within 2% of the logit range).
+void expect_cuda_logits_match_cpu(const model_case& mc, const std::filesystem::path& dir) {
+  SCOPED_TRACE(mc.name);
+  const std::string path = (dir / (std::string(mc.name) + ".gguf")).string();
+  write_random_model(mc.spec, path);
+  auto m = load_model(path);
+  const int64_t V = m->config.n_vocab;
+  std::mt19937 rng(5);
+  std::vector<int32_t> toks(70);
+  for (auto& t : toks) t = int32_t(rng() % uint32_t(V));
+  const std::vector<float> want = cpu_logits_all(*m, toks);
+
+  cuda_engine_options eo;
+  eo.max_chunk = 32, eo.max_batch = 4;
+  cuda_engine e(*m, eo);
+  cuda_session_options so;
+  so.n_ctx = 128, so.prefill_chunk = 32;
+  cuda_session s(e, so);
+  s.append(std::span<const int32_t>(toks.data(), 40));
+  expect_logits_close(s.logits(), &want[size_t(39 * V)], V, "after the prompt");
+  for (int64_t i = 40; i < 70; ++i) {
+    s.append_decode(toks[size_t(i)]);
+    expect_logits_close(s.logits(), &want[size_t(i * V)], V, "decode position " + std::to_string(i));
+  }
+  const memory_stats ms = s.memory();
+  EXPECT_GT(ms.weights_bytes, 0u);
+  EXPECT_EQ(ms.kv_bytes, size_t(2 * m->config.n_layers * m->config.kv_dim() * 128 * 2));
+}
+
+// Files the CUDA backend refused before: qwen3 (per-head q/k RMSNorm, NEOX RoPE) with a head
+// width other than dim / n_heads, Llama 3's rope_freqs.weight with linear scaling, and a
+// llama with a wide head (q_dim 2x dim).
+std::vector<model_case> scaled_model_cases() {
+  random_model_spec q3 = spec_of(model_arch::qwen3, 192, 4, 2, 320, ggml_type::f16, false, 6);
+  q3.head_dim = 64;  // q_dim 256 != 192
+  random_model_spec l3 = spec_of(model_arch::llama, 256, 4, 2, 512, ggml_type::q8_0, true, 7);
+  l3.rope_freqs = true, l3.rope_scale_linear = 4.f;
+  random_model_spec wide = spec_of(model_arch::llama, 128, 4, 4, 256, ggml_type::f32, false, 8);
+  wide.head_dim = 64, wide.rope_scale_linear = 2.f;
+  return {{"qwen3-hd64-f16", q3}, {"llama3-rope-freqs-q8", l3}, {"llama-wide-head-f32", wide}};
+}
+
+}  // namespace
+
 TEST(CudaForward, LogitsMatchTheCpuForward) {
   REQUIRE_GPU();
   const auto dir = test::temp_dir("models");
-  for (const model_case& mc : model_cases()) {
-    SCOPED_TRACE(mc.name);
-    const std::string path = (dir / (std::string(mc.name) + ".gguf")).string();
-    write_random_model(mc.spec, path);
-    auto m = load_model(path);
-    const int64_t V = m->config.n_vocab;
-    std::mt19937 rng(5);
-    std::vector<int32_t> toks(70);
-    for (auto& t : toks) t = int32_t(rng() % uint32_t(V));
-    const std::vector<float> want = cpu_logits_all(*m, toks);
+  for (const model_case& mc : model_cases()) expect_cuda_logits_match_cpu(mc, dir);
+}
 
+// phi3: the fused attn_qkv and gate|up ffn_up (row views on the CPU) uploaded as the llama
+// matrices; Q8_0 kept quantized (one part per fused tensor's views), and F32.
+TEST(CudaForward, Phi3LogitsMatchTheCpuForward) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  expect_cuda_logits_match_cpu({"phi3-q8", spec_of(model_arch::phi3, 256, 8, 4, 512, ggml_type::q8_0, false, 12)},
+                               dir);
+  expect_cuda_logits_match_cpu({"phi3-f32-tied", spec_of(model_arch::phi3, 128, 4, 2, 256, ggml_type::f32, true, 13)},
+                               dir);
+}
+
+TEST(CudaForward, Qwen3AndScaledRopeLogitsMatchTheCpuForward) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  for (const model_case& mc : scaled_model_cases()) expect_cuda_logits_match_cpu(mc, dir);
+}
+
+namespace {
+
+// The random llama's matrices replaced by random quantized blocks scaled to the generator's
+// standard deviation of each, with types mixed as llama.cpp's Q4_K_M mixes them (q/k Q4_K
+// and v Q6_K: three parts; gate Q3_K and up Q2_K: two parts; q/k/v all Q4_0 in layer 1: one
+// part), wo Q5_K, down Q8_0, output Q6_K.
+std::unique_ptr<model> quantized_model(const std::filesystem::path& dir) {
+  const random_model_spec spec = spec_of(model_arch::llama, 256, 4, 2, 512, ggml_type::f32, false, 11);
+  const std::string path = (dir / "kquant-base.gguf").string();
+  write_random_model(spec, path);
+  auto m = load_model(path);
+  std::mt19937 rng(3);
+  const auto swap = [&](tensor_view& t, ggml_type type) {
+    const auto* v = reinterpret_cast<const float*>(t.data);
+    double ss = 0;
+    for (int64_t i = 0; i < t.n_elements(); ++i) ss += double(v[i]) * v[i];
+    const float sd = float(std::sqrt(ss / double(t.n_elements())));
+    m->owned.push_back(scaled_random_blocks(type, t.rows(), t.ne[0], sd, rng));
+    t.type = type, t.data = m->owned.back().data(), t.nbytes = m->owned.back().size();
+  };
+  for (size_t l = 0; l < m->layers.size(); ++l) {
+    layer_weights& L = m->layers[l];
+    const bool q40 = l == 1;
+    swap(L.wq, q40 ? ggml_type::q4_0 : ggml_type::q4_k);
+    swap(L.wk, q40 ? ggml_type::q4_0 : ggml_type::q4_k);
+    swap(L.wv, q40 ? ggml_type::q4_0 : ggml_type::q6_k);
+    swap(L.wo, ggml_type::q5_k);
+    swap(L.w_gate, ggml_type::q3_k);
+    swap(L.w_up, ggml_type::q2_k);
+    swap(L.w_down, ggml_type::q8_0);
+  }
+  swap(m->output, ggml_type::q6_k);
+  return m;
+}
+
+}  // namespace
+
+// Quantized weights kept as blocks on the device (decode: cu::qmatvec; prefill chunks of 32:
+// F16 tiles + cuBLAS) and the same model widened to F16 (keep_quantized = false, what
+// KVARENA_CUDA_WEIGHTS=f16 selects): both against the CPU forward at every step; the kept
+// blocks take less than half the F16 bytes.
+TEST(CudaForward, QuantizedWeightsOnTheDeviceMatchTheCpuForward) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  auto m = quantized_model(dir);
+  const int64_t V = m->config.n_vocab;
+  std::mt19937 rng(15);
+  std::vector<int32_t> toks(60);
+  for (auto& t : toks) t = int32_t(rng() % uint32_t(V));
+  const std::vector<float> want = cpu_logits_all(*m, toks);
+  size_t bytes[2] = {0, 0};
+  for (bool keep : {true, false}) {
+    SCOPED_TRACE(keep ? "quantized on the device" : "widened to f16");
     cuda_engine_options eo;
-    eo.max_chunk = 32, eo.max_batch = 4;
+    eo.max_chunk = 32, eo.max_batch = 2, eo.keep_quantized = keep;
     cuda_engine e(*m, eo);
-    // Prompt of 40 in chunks of 32 and 8, then 30 decode steps, each compared.
+    bytes[keep ? 0 : 1] = e.weight_bytes();
     cuda_session_options so;
-    so.n_ctx = 128, so.prefill_chunk = 32;
+    so.n_ctx = 64, so.prefill_chunk = 32;
     cuda_session s(e, so);
-    s.append(std::span<const int32_t>(toks.data(), 40));
+    s.append(std::span<const int32_t>(toks.data(), 40));  // chunks of 32 (tiles) and 8 (matvec)
     expect_logits_close(s.logits(), &want[size_t(39 * V)], V, "after the prompt");
-    for (int64_t i = 40; i < 70; ++i) {
+    for (int64_t i = 40; i < 60; ++i) {
       s.append_decode(toks[size_t(i)]);
       expect_logits_close(s.logits(), &want[size_t(i * V)], V, "decode position " + std::to_string(i));
     }
-    const memory_stats ms = s.memory();
-    EXPECT_GT(ms.weights_bytes, 0u);
-    EXPECT_EQ(ms.kv_bytes, size_t(2 * m->config.n_layers * m->config.kv_dim() * 128 * 2));
+  }
+  EXPECT_LT(bytes[0] * 2, bytes[1]) << bytes[0] << " quantized vs " << bytes[1] << " f16";
+}
+
+// The qwen3 file with the wide head through forward_batch (one GEMM per weight, the span
+// attention for 3 sequences at different positions): each row's logits vs the CPU forward.
+TEST(CudaForward, Qwen3BatchedDecodeMatchesSingleSequences) {
+  REQUIRE_GPU();
+  const auto dir = test::temp_dir("models");
+  const model_case mc = scaled_model_cases()[0];
+  const std::string path = (dir / "q3-batch.gguf").string();
+  write_random_model(mc.spec, path);
+  auto m = load_model(path);
+  const int64_t V = m->config.n_vocab;
+  cuda_engine_options eo;
+  eo.max_chunk = 16, eo.max_batch = 3;
+  cuda_engine e(*m, eo);
+  std::mt19937 rng(9);
+  std::vector<std::unique_ptr<cuda_sequence>> seqs;
+  std::vector<std::vector<int32_t>> toks(3);
+  for (int b = 0; b < 3; ++b) {
+    seqs.push_back(std::make_unique<cuda_sequence>(e, 64));
+    toks[size_t(b)].resize(size_t(5 + 3 * b));
+    for (auto& t : toks[size_t(b)]) t = int32_t(rng() % uint32_t(V));
+    e.forward(*seqs.back(), toks[size_t(b)].data(), int64_t(toks[size_t(b)].size()), false);
+  }
+  const std::vector<int32_t> next = {3, 77, 301};
+  e.forward_batch({seqs[0].get(), seqs[1].get(), seqs[2].get()}, next.data(), true);
+  std::vector<float> got(size_t(3 * V));
+  for (int b = 0; b < 3; ++b) e.logits(b, &got[size_t(b * V)]);
+  for (int b = 0; b < 3; ++b) {
+    std::vector<int32_t> all = toks[size_t(b)];
+    all.push_back(next[size_t(b)]);
+    const std::vector<float> want = cpu_logits_all(*m, all);
+    expect_logits_close(std::vector<float>(got.begin() + b * V, got.begin() + (b + 1) * V),
+                        &want[size_t((int64_t(all.size()) - 1) * V)], V, "sequence " + std::to_string(b));
   }
 }
 

@@ -3,7 +3,8 @@
 // tolerance: RMSNorm/LayerNorm, RoPE, activations/bias/embedding/conversion, argmax, KV
 // write/quantize/gather (INT8 bit-exact), page digests and scores, span attention (with mass,
 // forced and natural split-K, 8K tokens) and prefill attention against ref::kv_attend, the
-// cuBLAS F16 GEMM against ref::matmul; and the device allocator's accounting. The CPU-side
+// cuBLAS F16 GEMM against ref::matmul; the quantized-weight matvec and F16 tiles (Q8_0, Q4_0,
+// Q2_K..Q6_K) against the dequantised rows; and the device allocator's accounting. The CPU-side
 // tests are in test-cuda.cpp; shared helpers in cuda-test-util.h.
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@
 #include "cuda-kernels.h"
 #include "cuda-memory.h"
 #include "cuda-ref.h"
+#include "cuda-quant-test-util.h"
 #include "cuda-test-util.h"
 #include "ggml-types.h"
 #include "kv/kv-attention-cpu.h"
@@ -70,18 +72,43 @@ TEST(CudaKernels, RopeAdjacentAndNeox) {
   gpu_ctx g;
   std::mt19937 rng(2);
   const int64_t n = 5, heads = 4, hd = 64, ld = heads * hd + 32;  // rows with a gap
+  // Llama 3's rope_freqs divisors (rope_dims/2 of them) and a linear scale, or neither.
+  const std::vector<float> ff = uniform(rng, hd / 2, 1.f, 8.f);
+  auto dff = g.up(ff);
   for (bool neox : {false, true})
-    for (int64_t rope_dims : {int64_t(64), int64_t(32)}) {
-      const std::vector<float> x = uniform(rng, n * ld, -1.f, 1.f);
-      const std::vector<int32_t> pos = {0, 1, 17, 4095, 131000};
-      auto dx = g.up(x);
-      auto dp = g.up(pos);
-      cu::rope(dx.data(), ld, n, heads, hd, rope_dims, dp.data(), 500000.f, neox, g.st);
-      std::vector<float> want = x;
-      cuda_ref::rope(want.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, neox);
-      expect_close(g.down(dx, x.size()), want, 2e-6f, 2e-6f,
-                   std::string(neox ? "neox" : "adjacent") + " rope_dims " + std::to_string(rope_dims));
-    }
+    for (int64_t rope_dims : {int64_t(64), int64_t(32)})
+      for (bool scaled : {false, true}) {
+        const std::vector<float> x = uniform(rng, n * ld, -1.f, 1.f);
+        const std::vector<int32_t> pos = {0, 1, 17, 4095, 131000};
+        const float fs = scaled ? 0.125f : 1.f;
+        auto dx = g.up(x);
+        auto dp = g.up(pos);
+        cu::rope(dx.data(), ld, n, heads, hd, rope_dims, dp.data(), 500000.f, fs, scaled ? dff.data() : nullptr, neox,
+                 g.st);
+        std::vector<float> want = x;
+        cuda_ref::rope(want.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, fs,
+                       scaled ? ff.data() : nullptr, neox);
+        expect_close(g.down(dx, x.size()), want, 2e-6f, 2e-6f,
+                     std::string(neox ? "neox" : "adjacent") + " rope_dims " + std::to_string(rope_dims) +
+                         (scaled ? " scaled" : ""));
+      }
+}
+
+// qwen3's per-head q/k RMSNorm, in place over strided rows (q and k heads of the q/k/v rows).
+TEST(CudaKernels, RmsnormHeadsMatchesRmsnormPerHead) {
+  REQUIRE_GPU();
+  gpu_ctx g;
+  std::mt19937 rng(12);
+  for (int64_t hd : {int64_t(64), int64_t(128), int64_t(72), int64_t(256)}) {
+    const int64_t n = 7, heads = 6, ld = heads * hd + 40;
+    const std::vector<float> x = uniform(rng, n * ld, -3.f, 3.f), w = uniform(rng, hd, 0.5f, 1.5f);
+    auto dx = g.up(x);
+    auto dw = g.up(w);
+    cu::rmsnorm_heads(dx.data(), ld, n, heads, hd, dw.data(), 1e-6f, g.st);
+    std::vector<float> want = x;
+    cuda_ref::rmsnorm_heads(want.data(), ld, n, heads, hd, w.data(), 1e-6f);
+    expect_close(g.down(dx, x.size()), want, 1e-5f, 1e-5f, "head_dim " + std::to_string(hd));
+  }
 }
 
 TEST(CudaKernels, ActivationsAddBiasEmbedConvert) {
@@ -422,6 +449,46 @@ TEST(CudaKernels, GemmF16MatchesReferenceMatmul) {
     for (int64_t t = 0; t < n; ++t)
       for (int64_t o = 0; o < out; ++o) want[size_t(t * ldy + o)] += yr[size_t(t * out + o)];
     expect_close(g.down(dy, want.size()), want, 1e-4f, 1e-4f, "gemm n=" + std::to_string(n));
+  }
+}
+
+// Weights kept quantized: cu::qmatvec (1..8 tokens, beta 0 and 1, rows not a multiple of
+// the block's 4 warps) against the rows dequantised by dequantize_row_ref dotted (in double)
+// with the same F16 activations; cu::dequant_rows_f16 bit for bit against those rows rounded
+// to F16 (fp32_to_fp16).
+TEST(CudaKernels, QuantizedMatvecAndTilesMatchTheDequantisedRows) {
+  REQUIRE_GPU();
+  gpu_ctx g;
+  std::mt19937 rng(17);
+  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_0, ggml_type::q2_k, ggml_type::q3_k, ggml_type::q4_k,
+                      ggml_type::q5_k, ggml_type::q6_k}) {
+    SCOPED_TRACE(ggml_traits(t).name);
+    const int64_t rows = 301, cols = 768, ldx = cols + 8, ldy = rows + 3;
+    const std::vector<uint8_t> w = scaled_random_blocks(t, rows, cols, 0.05f, rng);
+    const size_t rb = ggml_row_bytes(t, cols);  // row bytes of the blocks
+    std::vector<float> wf(static_cast<size_t>(rows * cols));  // (rows, cols) dequantised
+    for (int64_t r = 0; r < rows; ++r) dequantize_row_ref(t, w.data() + size_t(r) * rb, &wf[size_t(r * cols)], cols);
+    auto dw = g.up(w);
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(8)})
+      for (float beta : {0.f, 1.f}) {
+        const std::vector<uint16_t> xh = to_f16(uniform(rng, n * ldx, -1.f, 1.f));
+        const std::vector<float> y0 = uniform(rng, n * ldy, -1.f, 1.f);
+        auto dx = g.up(xh);
+        auto dy = g.up(y0);
+        cu::qmatvec(t, dw.data(), rows, cols, dx.data(), ldx, n, dy.data(), ldy, beta, g.st);
+        const std::vector<float> got = g.down(dy, y0.size());
+        const double worst = qmatvec_worst_error(t, w, rows, cols, xh, ldx, n, y0, got, ldy, beta);
+        EXPECT_LT(worst, 1e-5) << "n=" << n << " beta=" << beta;
+        for (int64_t i = 0; i < n; ++i)  // columns past the rows untouched
+          for (int64_t r = rows; r < ldy; ++r) EXPECT_EQ(got[size_t(i * ldy + r)], y0[size_t(i * ldy + r)]);
+      }
+    const int64_t r0 = 37, nr = 200;
+    cuda_buffer<uint16_t> tile(g.alloc, size_t(nr * cols), "test");
+    cu::dequant_rows_f16(t, dw.data(), r0, nr, cols, tile.data(), g.st);
+    const std::vector<uint16_t> got = g.down(tile, size_t(nr * cols));
+    int64_t mismatches = 0;
+    for (int64_t e = 0; e < nr * cols; ++e) mismatches += got[size_t(e)] != fp32_to_fp16(wf[size_t(r0 * cols + e)]);
+    EXPECT_EQ(mismatches, 0);
   }
 }
 

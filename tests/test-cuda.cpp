@@ -6,7 +6,11 @@
 //     merge, mass pass) against the engine's ref::kv_attend, over FP16/INT8/paged spans,
 //     GQA, chunks, batches;
 //   - the references of the new kernels against the engine's own code (INT8 blocks vs
-//     kv_store, page digests vs kv_host_pool, the compaction plan vs kv_store::compact).
+//     kv_store, page digests vs kv_host_pool, the compaction plan vs kv_store::compact);
+//   - RoPE with Llama 3 / linear scaling and qwen3's per-head RMSNorm: the kernels' own
+//     element code (cuda-rowmath.h) run on the CPU against the engine's references;
+//   - quantized blocks (Q8_0, Q4_0, Q2_K..Q6_K) decoded by the device's code (cuda-quant.h)
+//     bit for bit against dequantize_row_ref.
 // The GPU tests (GTEST_SKIP without a device): every kernel against its CPU reference in
 // test-cuda-kernels.cpp; the device KV store and the CUDA forward against the CPU forward and
 // session in test-cuda-forward.cpp; FreeKV in test-cuda-freekv.cpp; gpt2's batch and position
@@ -23,12 +27,16 @@
 #include "cuda-check.h"
 #include "cuda-launch.h"
 #include "cuda-memory.h"
+#include "cuda-model.h"
+#include "cuda-quant.h"
+#include "cuda-quant-test-util.h"
 #include "cuda-ref.h"
 #include "cuda-test-util.h"
 #include "ggml-types.h"
 #include "kv/kv-host-pool.h"
 #include "kv/kv-store.h"
 #include "kv-span-fixture.h"
+#include "model-random.h"
 
 using namespace kvarena;
 using namespace kvarena::test;
@@ -518,4 +526,192 @@ TEST(CudaRef, QuantizePlanReproducesKvStoreQuantizeOld) {
     }
   }
   EXPECT_GE(max_blocks, 3);  // some calls froze several blocks at once
+}
+
+// ======================= CPU: RoPE with scaling and per-head RMSNorm =======================
+
+// cu::rope's arithmetic (cu::rope_pair, the very code the kernel runs) against the engine's
+// reference rotations with Llama 3's rope_freqs divisors and linear scaling, adjacent and
+// NEOX, partial rotation, positions up to 131000.
+TEST(CudaRef, RopeEmulationWithScalingMatchesTheReference) {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> u(-1.f, 1.f), uf(1.f, 8.f);
+  const int64_t n = 5, heads = 3, hd = 64, ld = heads * hd + 16;
+  std::vector<float> ff(size_t(hd / 2));
+  for (float& f : ff) f = uf(rng);
+  const std::vector<int32_t> pos = {0, 3, 17, 4095, 131000};
+  for (bool neox : {false, true})
+    for (int64_t rope_dims : {int64_t(64), int64_t(32)})
+      for (int scaled = 0; scaled < 3; ++scaled) {  // none, linear, linear + factors
+        const float fs = scaled ? 0.25f : 1.f;
+        const float* f = scaled == 2 ? ff.data() : nullptr;
+        std::vector<float> x(size_t(n * ld));
+        for (float& v : x) v = u(rng);
+        std::vector<float> got = x, want = x;
+        cuda_ref::rope_emulated(got.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, fs, f, neox);
+        cuda_ref::rope(want.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, fs, f, neox);
+        expect_close(got, want, 1e-6f, 1e-6f,
+                     std::string(neox ? "neox" : "adjacent") + " dims " + std::to_string(rope_dims) + " scaled " +
+                         std::to_string(scaled));
+        // The scaling changes the result (a kernel that ignored it would fail above).
+        if (scaled) {
+          std::vector<float> plain = x;
+          cuda_ref::rope(plain.data(), ld, n, heads, hd, rope_dims, pos.data(), 500000.f, 1.f, nullptr, neox);
+          float d = 0;
+          for (size_t e = 0; e < plain.size(); ++e) d = std::max(d, std::fabs(plain[e] - want[e]));
+          EXPECT_GT(d, 0.1f);
+        }
+      }
+}
+
+// cu::rmsnorm_heads' arithmetic (32 lanes, butterfly, cu::head_norm_inv) against ref::rmsnorm
+// on each head, head widths below, at and above a warp's multiple; other bytes untouched.
+TEST(CudaRef, RmsnormHeadsEmulationMatchesRmsnormPerHead) {
+  std::mt19937 rng(32);
+  std::uniform_real_distribution<float> u(-3.f, 3.f), uw(0.5f, 1.5f);
+  for (int64_t hd : {int64_t(8), int64_t(64), int64_t(72), int64_t(128), int64_t(256)}) {
+    const int64_t n = 4, heads = 5, ld = heads * hd + 24;
+    std::vector<float> x(static_cast<size_t>(n * ld)), w(static_cast<size_t>(hd));
+    for (float& v : x) v = u(rng);
+    for (float& v : w) v = uw(rng);
+    std::vector<float> got = x, want = x;
+    cuda_ref::rmsnorm_heads_emulated(got.data(), ld, n, heads, hd, w.data(), 1e-6f);
+    cuda_ref::rmsnorm_heads(want.data(), ld, n, heads, hd, w.data(), 1e-6f);
+    expect_close(got, want, 2e-6f, 2e-6f, "head_dim " + std::to_string(hd));
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t c = heads * hd; c < ld; ++c) EXPECT_EQ(got[size_t(i * ld + c)], x[size_t(i * ld + c)]);
+  }
+}
+
+// What the CUDA backend loads: qwen3, phi3, a head width other than dim / n_heads and RoPE
+// scaling (linear, Llama 3's rope_freqs) are accepted; gemma2/gemma3 are refused in one line.
+TEST(CudaModel, ConfigChecksAcceptQwen3HeadWidthAndRopeScaling) {
+  random_model_spec s;
+  s.arch = model_arch::qwen3, s.dim = 192, s.n_layers = 2, s.n_heads = 4, s.n_kv_heads = 2, s.ffn_dim = 256;
+  s.n_vocab = 64, s.with_tokenizer = false, s.head_dim = 64, s.rope_freqs = true, s.rope_scale_linear = 8.f;
+  const model_config c = random_model_config(s);
+  ASSERT_NE(c.q_dim(), c.dim);
+  ASSERT_TRUE(c.rope_scaled());
+  EXPECT_NO_THROW(check_cuda_model_config(c));
+  model_config phi = c;
+  phi.arch = model_arch::phi3;
+  EXPECT_NO_THROW(check_cuda_model_config(phi));
+  for (model_arch a : {model_arch::gemma2, model_arch::gemma3}) {
+    model_config g = c;
+    g.arch = a;
+    try {
+      check_cuda_model_config(g);
+      ADD_FAILURE() << model_arch_name(a) << " accepted";
+    } catch (const engine_error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find(model_arch_name(a)), std::string::npos) << m;
+      EXPECT_NE(m.find("use --backend cpu"), std::string::npos) << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+    }
+  }
+  model_config bad = c;
+  bad.rope_freq_factors.pop_back();
+  EXPECT_THROW(check_cuda_model_config(bad), engine_error);
+}
+
+// ======================= CPU: quantized blocks decoded as the device decodes them =======================
+
+// cu::dequant8 (the code cu::qmatvec and cu::dequant_rows_f16 run on the device) equals
+// dequantize_row_ref bit for bit on every element of random blocks of each type.
+TEST(CudaQuant, Dequant8MatchesTheReferenceBitForBit) {
+  std::mt19937 rng(41);
+  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_0, ggml_type::q2_k, ggml_type::q3_k, ggml_type::q4_k,
+                      ggml_type::q5_k, ggml_type::q6_k}) {
+    SCOPED_TRACE(ggml_traits(t).name);
+    ASSERT_TRUE(cu::quant_on_device(t));
+    const int64_t cols = 1024, n_blocks = cols / ggml_traits(t).block_elems, rows = 6;
+    const std::vector<uint8_t> w = random_blocks(t, n_blocks * rows, rng);
+    const size_t row_bytes = ggml_row_bytes(t, cols);
+    std::vector<float> want(static_cast<size_t>(cols)), got(want.size());
+    int64_t mismatches = 0, nonzero = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      dequantize_row_ref(t, w.data() + size_t(r) * row_bytes, want.data(), cols);
+      for (int64_t e0 = 0; e0 < cols; e0 += 8) cu::dequant8(t, w.data() + size_t(r) * row_bytes, e0, &got[size_t(e0)]);
+      for (int64_t c = 0; c < cols; ++c) {
+        uint32_t a, b;
+        std::memcpy(&a, &got[size_t(c)], 4);
+        std::memcpy(&b, &want[size_t(c)], 4);
+        mismatches += a != b;
+        nonzero += want[size_t(c)] != 0.f;
+      }
+    }
+    EXPECT_EQ(mismatches, 0);
+    EXPECT_GT(nonzero, rows * cols / 2);
+  }
+  EXPECT_FALSE(cu::quant_on_device(ggml_type::f16));
+  EXPECT_FALSE(cu::quant_on_device(ggml_type::bf16));
+}
+
+// cu::qmatvec's arithmetic on the CPU (32 lanes of cu::qmatvec_lane, the butterfly, beta)
+// against the dequantised rows dotted in double with the same F16 activations, 1..8 tokens,
+// beta 0 and 1, every type; the F16 tiles of cu::dequant_rows_f16 bit for bit against
+// fp32_to_fp16 of dequantize_row_ref.
+TEST(CudaQuant, MatvecAndTileEmulationsMatchTheDequantisedRows) {
+  std::mt19937 rng(43);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (ggml_type t : {ggml_type::q8_0, ggml_type::q4_0, ggml_type::q2_k, ggml_type::q3_k, ggml_type::q4_k,
+                      ggml_type::q5_k, ggml_type::q6_k}) {
+    SCOPED_TRACE(ggml_traits(t).name);
+    const int64_t rows = 37, cols = 768, ldx = cols + 8, ldy = rows + 3;
+    const std::vector<uint8_t> w = scaled_random_blocks(t, rows, cols, 0.05f, rng);
+    for (int64_t n : {int64_t(1), int64_t(3), int64_t(8)})
+      for (float beta : {0.f, 1.f}) {
+        std::vector<uint16_t> xh(static_cast<size_t>(n * ldx));
+        for (auto& h : xh) h = fp32_to_fp16(u(rng));
+        std::vector<float> y0(static_cast<size_t>(n * ldy));
+        for (auto& v : y0) v = u(rng);
+        std::vector<float> got = y0;
+        cuda_ref::qmatvec_emulated(t, w.data(), rows, cols, xh.data(), ldx, n, got.data(), ldy, beta);
+        EXPECT_LT(qmatvec_worst_error(t, w, rows, cols, xh, ldx, n, y0, got, ldy, beta), 1e-5)
+            << "n=" << n << " beta=" << beta;
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t r = rows; r < ldy; ++r) EXPECT_EQ(got[size_t(i * ldy + r)], y0[size_t(i * ldy + r)]);
+      }
+    const int64_t r0 = 5, nr = 20;
+    std::vector<uint16_t> tile(static_cast<size_t>(nr * cols));
+    cuda_ref::dequant_rows_f16(t, w.data(), r0, nr, cols, tile.data());
+    std::vector<float> row(static_cast<size_t>(cols));
+    int64_t mismatches = 0;
+    for (int64_t r = 0; r < nr; ++r) {
+      dequantize_row_ref(t, w.data() + size_t(r0 + r) * ggml_row_bytes(t, cols), row.data(), cols);
+      for (int64_t c = 0; c < cols; ++c) mismatches += tile[size_t(r * cols + c)] != fp32_to_fp16(row[size_t(c)]);
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
+// Which matrices stay quantized on the device and how stacked tensors split into parts.
+TEST(CudaModel, MatrixPlanKeepsQuantizedTypesAndSplitsMixedStacks) {
+  const auto view = [](ggml_type t, int64_t rows) {
+    tensor_view v;
+    v.type = t, v.n_dims = 2, v.ne[0] = 256, v.ne[1] = rows;
+    return v;
+  };
+  const tensor_view q = view(ggml_type::q4_k, 256), k = view(ggml_type::q4_k, 64), v6 = view(ggml_type::q6_k, 64),
+                    v4 = view(ggml_type::q4_k, 64), f = view(ggml_type::f32, 64), h = view(ggml_type::f16, 64);
+  auto same = plan_cuda_matrix({&q, &k, &v4}, true);  // one part of the file's bytes
+  ASSERT_EQ(same.size(), 1u);
+  EXPECT_EQ(same[0].type, ggml_type::q4_k);
+  EXPECT_EQ(same[0].rows, 384);
+  EXPECT_EQ(same[0].last, 3u);
+  auto mixed = plan_cuda_matrix({&q, &k, &v6}, true);  // Q4_K_M: v in Q6_K
+  ASSERT_EQ(mixed.size(), 3u);
+  EXPECT_EQ(mixed[2].type, ggml_type::q6_k);
+  EXPECT_EQ(mixed[1].rows, 64);
+  EXPECT_EQ(mixed[2].first, 2u);
+  auto with_f32 = plan_cuda_matrix({&q, &f}, true);  // the F32 tensor widened to F16
+  ASSERT_EQ(with_f32.size(), 2u);
+  EXPECT_EQ(with_f32[0].type, ggml_type::q4_k);
+  EXPECT_EQ(with_f32[1].type, ggml_type::f16);
+  for (const auto& p : plan_cuda_matrix({&q, &k, &v6}, false)) EXPECT_EQ(p.type, ggml_type::f16);
+  EXPECT_EQ(plan_cuda_matrix({&q, &k, &v6}, false).size(), 1u);
+  auto plain = plan_cuda_matrix({&f, &h}, true);  // nothing quantized: one F16 part
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_EQ(plain[0].type, ggml_type::f16);
+  EXPECT_EQ(plain[0].rows, 128);
 }

@@ -137,7 +137,62 @@ TEST(RandomModel, RejectsBadSpecs) {
   EXPECT_CONTAINS(err([](auto& s) { s.dim = -1; }), "dim");
   EXPECT_CONTAINS(err([](auto& s) { s.rope_freq_base = 0; }), "rope_freq_base");
   EXPECT_CONTAINS(err([](auto& s) { s.qk_bias_scale = 4; }), "needs --arch qwen2");
+  EXPECT_CONTAINS(err([](auto& s) { s.head_dim = 7; }), "must be even");
+  EXPECT_CONTAINS(err([](auto& s) { s.arch = model_arch::gpt2; s.n_kv_heads = 4; s.rope_freqs = true; }),
+                  "need a RoPE architecture");
+  EXPECT_CONTAINS(err([](auto& s) { s.type = ggml_type::q8_0; s.head_dim = 12; s.dim = 64; s.ffn_dim = 96; }),
+                  "n_heads * head_dim");
   EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// qwen3 with a head width other than dim / n_heads, linear RoPE scaling and Llama 3's
+// rope_freqs.weight: the loader reads back the planned shapes, the q/k norms, the scale and
+// the factors (the CUDA forward tests use these files against the CPU forward).
+TEST(RandomModel, Qwen3HeadWidthAndRopeScalingReadBack) {
+  const auto dir = test::temp_dir("random-qwen3");
+  auto spec = tiny_spec(model_arch::qwen3);
+  spec.head_dim = 24, spec.rope_scale_linear = 4.f, spec.rope_freqs = true;
+  const std::string path = (dir / "q3.gguf").string();
+  write_random_model(spec, path);
+  const auto m = load_model(path);
+  const model_config& c = m->config;
+  EXPECT_EQ(c.arch, model_arch::qwen3);
+  EXPECT_EQ(c.head_dim, 24);
+  EXPECT_EQ(c.q_dim(), 4 * 24);
+  EXPECT_EQ(c.kv_dim(), 2 * 24);
+  EXPECT_TRUE(c.rope_neox);
+  EXPECT_EQ(c.rope_freq_scale, 0.25f);
+  ASSERT_EQ(c.rope_freq_factors.size(), 12u);
+  EXPECT_EQ(c.rope_freq_factors, random_model_config(spec).rope_freq_factors);
+  for (float f : c.rope_freq_factors) EXPECT_TRUE(f > 0.5f && f < 4.5f) << f;
+  ASSERT_TRUE(m->layers[0].q_norm);
+  EXPECT_EQ(m->layers[0].q_norm.ne[0], 24);
+  EXPECT_EQ(m->layers[1].k_norm.ne[0], 24);
+  EXPECT_EQ(m->layers[0].wq.rows(), 4 * 24);
+  EXPECT_EQ(m->layers[0].wo.ne[0], 4 * 24);
+  EXPECT_FALSE(m->layers[0].bq);
+}
+
+// phi3: fused attn_qkv {dim, q_dim + 2 kv_dim} and ffn_up {dim, 2 ffn} (no ffn_gate), read back
+// by the loader as q/k/v and gate/up row views of the fused tensors; NEOX RoPE.
+TEST(RandomModel, Phi3FusedTensorsReadBackAsViews) {
+  const auto dir = test::temp_dir("random-phi3");
+  const auto spec = tiny_spec(model_arch::phi3, ggml_type::q8_0);
+  const std::string path = (dir / "phi3.gguf").string();
+  write_random_model(spec, path);
+  gguf_file f(path);
+  EXPECT_NE(f.find_tensor("blk.0.attn_qkv.weight"), nullptr);
+  EXPECT_EQ(f.find_tensor("blk.0.ffn_gate.weight"), nullptr);
+  EXPECT_EQ(f.find_tensor("blk.1.ffn_up.weight")->ne[1], 2 * 96);
+  const auto m = load_model(path);
+  EXPECT_EQ(m->config.arch, model_arch::phi3);
+  EXPECT_TRUE(m->config.rope_neox);
+  const layer_weights& L = m->layers[1];
+  EXPECT_EQ(L.wq.rows(), 64);
+  EXPECT_EQ(L.wk.rows(), 32);
+  EXPECT_EQ(L.wk.data, L.wq.data + 64 * L.wq.row_bytes());  // views into the fused tensor
+  EXPECT_EQ(L.w_up.data, L.w_gate.data + 96 * L.w_gate.row_bytes());
+  EXPECT_EQ(L.w_up.type, ggml_type::q8_0);
 }
 
 // qk_bias_scale scales exactly the query/key biases of qwen2 and nothing else.

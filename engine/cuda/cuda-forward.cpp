@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "cuda-check.h"
@@ -13,6 +14,15 @@
 #include "engine-error.h"
 
 namespace kvarena {
+
+bool cuda_keep_quantized(const cuda_engine_options& opt) {
+  const char* e = std::getenv("KVARENA_CUDA_WEIGHTS");
+  if (!e || !*e) return opt.keep_quantized;
+  const std::string v = e;
+  if (v == "f16") return false;
+  if (v == "native") return true;
+  throw engine_error("KVARENA_CUDA_WEIGHTS=" + v + ": expected f16 (every matrix widened to F16) or native");
+}
 
 cuda_engine::cuda_engine(const model& m, const cuda_engine_options& opt) : opt_(opt) {
   if (cuda_device_count() == 0)
@@ -23,23 +33,28 @@ cuda_engine::cuda_engine(const model& m, const cuda_engine_options& opt) : opt_(
   alloc_ = std::make_unique<cuda_allocator>();
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   gemm_ = std::make_unique<cuda_gemm>(stream_);
-  w_ = std::make_unique<cuda_model>(m, *alloc_);
+  w_ = std::make_unique<cuda_model>(m, *alloc_, cuda_keep_quantized(opt_));
   // The weights went up with cudaMemcpy on the legacy default stream, which a non-blocking
   // stream does not wait for, and from pageable memory cudaMemcpy may return before its DMA
   // has finished: wait for every copy once here, before any kernel on stream_ reads them.
   CUDA_CHECK(cudaDeviceSynchronize());
 
   const model_config& c = m.config;
-  const int64_t D = c.dim, KV = c.kv_dim(), F = c.ffn_dim, R = std::max(opt_.max_chunk, opt_.max_batch);
+  const int64_t D = c.dim, QD = c.q_dim(), KV = c.kv_dim(), F = c.ffn_dim;
+  const int64_t R = std::max(opt_.max_chunk, opt_.max_batch);
   rows_max_ = R;
   cuda_allocator& a = *alloc_;
   x_ = cuda_buffer<float>(a, size_t(R * D), "activations");
   xn_ = cuda_buffer<float>(a, size_t(R * D), "activations");
-  xh_ = cuda_buffer<uint16_t>(a, size_t(R * std::max(D, F)), "activations (f16)");
-  qkv_ = cuda_buffer<float>(a, size_t(R * (D + 2 * KV)), "q/k/v");
-  att_ = cuda_buffer<float>(a, size_t(R * D), "attention output");
+  xh_ = cuda_buffer<uint16_t>(a, size_t(R * std::max({D, QD, F})), "activations (f16)");
+  qkv_ = cuda_buffer<float>(a, size_t(R * (QD + 2 * KV)), "q/k/v");
+  att_ = cuda_buffer<float>(a, size_t(R * QD), "attention output");
   gu_ = cuda_buffer<float>(a, size_t(R * 2 * F), "ffn gate/up");
   logits_ = cuda_buffer<float>(a, size_t(opt_.max_batch * c.n_vocab), "logits");
+  if (const int64_t qc = w_->max_quantized_cols(); qc > 0) {  // prefill tiles: 16M F16 elements at most
+    deq_rows_ = std::max<int64_t>(64, (int64_t(16) << 20) / qc);
+    deq_ = cuda_buffer<uint16_t>(a, size_t(deq_rows_ * qc), "dequantised weight tile (f16)");
+  }
   tok_ = cuda_buffer<int32_t>(a, size_t(R), "tokens");
   pos_ = cuda_buffer<int32_t>(a, size_t(R), "positions");
   slot_ = cuda_buffer<int32_t>(a, size_t(R), "kv slots");
@@ -56,7 +71,7 @@ cuda_engine::~cuda_engine() {
 }
 
 size_t cuda_engine::scratch_bytes() const {
-  return x_.bytes() + xn_.bytes() + xh_.bytes() + qkv_.bytes() + att_.bytes() + gu_.bytes() + logits_.bytes() +
+  return x_.bytes() + xn_.bytes() + xh_.bytes() + deq_.bytes() + qkv_.bytes() + att_.bytes() + gu_.bytes() + logits_.bytes() +
          tok_.bytes() + pos_.bytes() + slot_.bytes() + best_.bytes() + kdst_.bytes() + vdst_.bytes() +
          attn_.partial.bytes() + attn_.stats.bytes();
 }
@@ -81,26 +96,45 @@ void cuda_engine::upload_ints(const std::vector<int32_t>& host, int32_t* dev) {
   stage_.upload(dev, host.data(), host.size() * 4, *alloc_, stream_);
 }
 
+void cuda_engine::mm(const cuda_matrix& W, const uint16_t* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
+                     float beta) {
+  int64_t r0 = 0;  // the part's first output column in y
+  for (const cuda_matrix_part& p : W.parts) {
+    if (p.type == ggml_type::f16) {
+      gemm_->matmul_f16(reinterpret_cast<const uint16_t*>(p.data), p.rows, p.cols, x, ldx, n, y + r0, ldy, beta);
+    } else if (n <= cu::k_qmatvec_max_tokens) {
+      cu::qmatvec(p.type, p.data, p.rows, p.cols, x, ldx, n, y + r0, ldy, beta, stream_);
+    } else {
+      for (int64_t t0 = 0; t0 < p.rows; t0 += deq_rows_) {  // row tiles through deq_
+        const int64_t tr = std::min(deq_rows_, p.rows - t0);
+        cu::dequant_rows_f16(p.type, p.data, t0, tr, p.cols, deq_.data(), stream_);
+        gemm_->matmul_f16(deq_.data(), tr, p.cols, x, ldx, n, y + r0 + t0, ldy, beta);
+      }
+    }
+    r0 += p.rows;
+  }
+}
+
 void cuda_engine::layer_body(int64_t l, int64_t n_rows, const float* att, float* x_rows) {
   const model_config& c = config();
-  const int64_t D = c.dim, F = c.ffn_dim;
+  const int64_t D = c.dim, QD = c.q_dim(), F = c.ffn_dim;
   const cuda_layer_weights& W = w_->layer(l);
-  cu::f32_to_f16(att, D, xh_.data(), D, n_rows, D, stream_);
-  gemm_->matmul_f16(W.wo.data(), D, D, xh_.data(), D, n_rows, x_rows, D, 1.f);
+  cu::f32_to_f16(att, QD, xh_.data(), QD, n_rows, QD, stream_);  // att: (n_rows, QD)
+  mm(W.wo, xh_.data(), QD, n_rows, x_rows, D, 1.f);
   if (W.bo.data()) cu::add_bias(x_rows, D, W.bo.data(), n_rows, D, stream_);
   norm(x_rows, W.ffn_norm.data(), W.ffn_norm_b.data(), xn_.data(), n_rows);
   cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n_rows, D, stream_);
   if (c.arch == model_arch::gpt2) {  // up (+ bias), GELU, down (+ bias)
-    gemm_->matmul_f16(W.w_up.data(), F, D, xh_.data(), D, n_rows, gu_.data(), F);
+    mm(W.w_up, xh_.data(), D, n_rows, gu_.data(), F);
     cu::add_bias(gu_.data(), F, W.b_up.data(), n_rows, F, stream_);
     cu::gelu(gu_.data(), n_rows * F, stream_);
     cu::f32_to_f16(gu_.data(), F, xh_.data(), F, n_rows, F, stream_);
   } else {
-    gemm_->matmul_f16(W.w_gate_up.data(), 2 * F, D, xh_.data(), D, n_rows, gu_.data(), 2 * F);
+    mm(W.w_gate_up, xh_.data(), D, n_rows, gu_.data(), 2 * F);
     cu::silu_mul(gu_.data(), 2 * F, gu_.data() + F, 2 * F, n_rows, F, stream_);
     cu::f32_to_f16(gu_.data(), 2 * F, xh_.data(), F, n_rows, F, stream_);
   }
-  gemm_->matmul_f16(W.w_down.data(), D, F, xh_.data(), F, n_rows, x_rows, D, 1.f);
+  mm(W.w_down, xh_.data(), F, n_rows, x_rows, D, 1.f);
   if (W.b_down.data()) cu::add_bias(x_rows, D, W.b_down.data(), n_rows, D, stream_);
 }
 
@@ -124,16 +158,22 @@ void cuda_engine::embed(int64_t n) {
 
 void cuda_engine::qkv(int64_t l, int64_t n) {
   const model_config& c = config();
-  const int64_t D = c.dim, hd = c.head_dim, ldq = D + 2 * c.kv_dim();
+  const int64_t D = c.dim, QD = c.q_dim(), hd = c.head_dim, ldq = QD + 2 * c.kv_dim();
   const cuda_layer_weights& W = w_->layer(l);
   norm(x_.data(), W.attn_norm.data(), W.attn_norm_b.data(), xn_.data(), n);
   cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n, D, stream_);
-  gemm_->matmul_f16(W.wqkv.data(), ldq, D, xh_.data(), D, n, qkv_.data(), ldq);
+  mm(W.wqkv, xh_.data(), D, n, qkv_.data(), ldq);  // (n, QD | KV | KV)
   if (W.bqkv.data()) cu::add_bias(qkv_.data(), ldq, W.bqkv.data(), n, ldq, stream_);
+  if (W.q_norm.data()) {  // qwen3: each q and k head RMS-normalised before RoPE
+    cu::rmsnorm_heads(qkv_.data(), ldq, n, c.n_heads, hd, W.q_norm.data(), c.norm_eps, stream_);
+    cu::rmsnorm_heads(qkv_.data() + QD, ldq, n, c.n_kv_heads, hd, W.k_norm.data(), c.norm_eps, stream_);
+  }
   if (c.rope_dims > 0) {  // gpt2 has none
-    cu::rope(qkv_.data(), ldq, n, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox, stream_);
-    cu::rope(qkv_.data() + D, ldq, n, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_neox,
-             stream_);
+    const float* ff = w_->rope_freq_factors();
+    cu::rope(qkv_.data(), ldq, n, c.n_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base, c.rope_freq_scale, ff,
+             c.rope_neox, stream_);
+    cu::rope(qkv_.data() + QD, ldq, n, c.n_kv_heads, hd, c.rope_dims, pos_.data(), c.rope_freq_base,
+             c.rope_freq_scale, ff, c.rope_neox, stream_);
   }
 }
 
@@ -142,21 +182,21 @@ void cuda_engine::output_logits(float* x_rows, int64_t n) {
   const int64_t D = c.dim;
   norm(x_rows, w_->output_norm(), w_->output_norm_b(), xn_.data(), n);
   cu::f32_to_f16(xn_.data(), D, xh_.data(), D, n, D, stream_);
-  gemm_->matmul_f16(w_->output(), c.n_vocab, D, xh_.data(), D, n, logits_.data(), c.n_vocab);
+  mm(w_->output(), xh_.data(), D, n, logits_.data(), c.n_vocab);
 }
 
 void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r0, float scale) {
   const model_config& c = config();
-  const int64_t D = c.dim, hd = c.head_dim, ldq = D + 2 * c.kv_dim(), nq = n - r0;
+  const int64_t QD = c.q_dim(), hd = c.head_dim, ldq = QD + 2 * c.kv_dim(), nq = n - r0;
   const float* q = qkv_.data() + r0 * ldq;
   cu::span_attention_args a;
   a.n_seq = 1, a.n_kv = c.n_kv_heads, a.n_heads = c.n_heads, a.head_dim = hd, a.n_q = nq;
-  a.q = q, a.ldq = ldq, a.out = att_.data(), a.ldo = D, a.scale = scale;
+  a.q = q, a.ldq = ldq, a.out = att_.data(), a.ldo = QD, a.scale = scale;
   if (!s.kvr_) {
     const int64_t N = s.n_past_ + n;
     if (nq > 1) {
       cu::attend_prefill(s.keys(l, 0), s.values(l, 0), s.cap_ * hd, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq,
-                         scale, att_.data(), D, stream_);
+                         scale, att_.data(), QD, stream_);
       return;
     }
     table_.clear();
@@ -176,7 +216,7 @@ void cuda_engine::attend_chunk(cuda_sequence& s, int64_t l, int64_t n, int64_t r
     if (!r.needs_all_rows() && !r.needs().host_offload && nq > 1 &&
         r.store().uniform_fp16(l, &N, &k16, &v16, &hs)) {
       // Every head holds the same FP16 tokens contiguously: the tiled prefill kernel.
-      cu::attend_prefill(k16, v16, hs, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq, scale, att_.data(), D, stream_);
+      cu::attend_prefill(k16, v16, hs, N, c.n_kv_heads, c.n_heads, hd, q, ldq, nq, scale, att_.data(), QD, stream_);
       r.after_attention(l);
       return;
     }
@@ -202,7 +242,7 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
   check_tokens(tokens, n);
   check_positions(s.n_past_ + n);
   const model_config& c = config();
-  const int64_t D = c.dim, KV = c.kv_dim(), hd = c.head_dim, ldq = D + 2 * KV, pos0 = s.n_past_;
+  const int64_t D = c.dim, QD = c.q_dim(), KV = c.kv_dim(), hd = c.head_dim, ldq = QD + 2 * KV, pos0 = s.n_past_;
   const float scale = 1.f / std::sqrt(float(hd));
   cuda_kv_runtime* kvr = s.kvr_.get();
   if (kvr) {
@@ -221,9 +261,9 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     const bool last = l == c.n_layers - 1;
     qkv(l, n);
     if (kvr) {
-      kvr->append(l, qkv_.data() + D, qkv_.data() + D + KV, ldq);
+      kvr->append(l, qkv_.data() + QD, qkv_.data() + QD + KV, ldq);
     } else {
-      cu::kv_write_f16(qkv_.data() + D, qkv_.data() + D + KV, ldq, n, c.n_kv_heads, hd, s.keys(l, 0),
+      cu::kv_write_f16(qkv_.data() + QD, qkv_.data() + QD + KV, ldq, n, c.n_kv_heads, hd, s.keys(l, 0),
                        s.values(l, 0), s.cap_ * hd, pos0, stream_);
     }
     // The first row whose attention is needed (as detail::first_attention_row): in the last
@@ -238,7 +278,7 @@ void cuda_engine::forward(cuda_sequence& s, const int32_t* tokens, int64_t n, bo
     if (last && !want_logits) break;
     const int64_t rk = last ? n - 1 : 0, nr = n - rk;
     float* xr = x_.data() + rk * D;
-    layer_body(l, nr, att_.data() + (rk - r0) * D, xr);
+    layer_body(l, nr, att_.data() + (rk - r0) * QD, xr);
     if (last) output_logits(xr, 1);
   }
   s.n_past_ += n;
@@ -275,7 +315,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
   check_tokens(tokens, B);
   for (const cuda_sequence* sb : seqs) check_positions(sb->n_past_ + 1);
   const model_config& c = config();
-  const int64_t D = c.dim, KV = c.kv_dim(), hd = c.head_dim, ldq = D + 2 * KV, cap = seqs[0]->cap_;
+  const int64_t QD = c.q_dim(), KV = c.kv_dim(), hd = c.head_dim, ldq = QD + 2 * KV, cap = seqs[0]->cap_;
   const float scale = 1.f / std::sqrt(float(hd));
   bool mass = false;
   for (int64_t b = 0; b < B; ++b)
@@ -311,13 +351,13 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
     if (policy) {
       for (int64_t b = 0; b < B; ++b) {
         cuda_kv_runtime& r = *seqs[size_t(b)]->kvr_;
-        r.append(l, qkv_.data() + b * ldq + D, qkv_.data() + b * ldq + D + KV, ldq);
+        r.append(l, qkv_.data() + b * ldq + QD, qkv_.data() + b * ldq + QD + KV, ldq);
         if (r.needs().queries) r.select_pages(l, qkv_.data() + b * ldq);  // freekv
         r.add_spans(l, table_);
       }
       max_tokens = table_.max_tokens();
     } else {
-      cu::kv_write_f16_rows(qkv_.data() + D, qkv_.data() + D + KV, ldq, B, c.n_kv_heads, hd, kdst_.data() + l * B,
+      cu::kv_write_f16_rows(qkv_.data() + QD, qkv_.data() + QD + KV, ldq, B, c.n_kv_heads, hd, kdst_.data() + l * B,
                             vdst_.data() + l * B, slot_.data(), cap * hd, stream_);
       if (last && !want_logits) break;
       for (int64_t b = 0; b < B; ++b)
@@ -335,7 +375,7 @@ void cuda_engine::forward_batch(const std::vector<cuda_sequence*>& seqs, const i
     cu::span_attention_args a;
     a.heads = table_.d_heads(), a.spans = table_.d_spans();
     a.n_seq = B, a.n_kv = c.n_kv_heads, a.n_heads = c.n_heads, a.head_dim = hd, a.n_q = 1, a.max_tokens = max_tokens;
-    a.q = qkv_.data(), a.ldq = ldq, a.out = att_.data(), a.ldo = D, a.scale = scale, a.mass = mass;
+    a.q = qkv_.data(), a.ldq = ldq, a.out = att_.data(), a.ldo = QD, a.scale = scale, a.mass = mass;
     cu::attend_spans(a, attn_, *alloc_, stream_);
     if (policy)
       for (int64_t b = 0; b < B; ++b) seqs[size_t(b)]->kvr_->after_attention(l);

@@ -35,7 +35,16 @@ namespace kvarena {
 struct cuda_engine_options {
   int64_t max_chunk = 512;  // most tokens of one forward() call
   int64_t max_batch = 32;   // most sequences of one forward_batch() call
+  // Quantized matrices (Q8_0, Q4_0, Q2_K..Q6_K) stay quantized on the device (decode: a
+  // matrix-vector kernel decoding blocks in registers; prefill: F16 row tiles + cuBLAS).
+  // false, or KVARENA_CUDA_WEIGHTS=f16 in the environment: every matrix widened to F16 at
+  // upload (the earlier behaviour, to compare).
+  bool keep_quantized = true;
 };
+
+// The engine's choice of keep_quantized: the option, unless $KVARENA_CUDA_WEIGHTS says "f16"
+// (false) or "native" (true); another value is an engine_error.
+bool cuda_keep_quantized(const cuda_engine_options& opt);
 
 class cuda_sequence;
 
@@ -91,6 +100,10 @@ class cuda_engine {
   void layer_body(int64_t l, int64_t n_rows, const float* att, float* x_rows);
   // logits_ rows 0..n = output(norm(x_rows)).
   void output_logits(float* x_rows, int64_t n);
+  // y: (n, W.rows()) rows ldy apart = beta*y + x @ W^T, x: (n, W.cols()) F16 rows ldx apart;
+  // per part: cuBLAS (F16), cu::qmatvec (quantized, n <= 8), or F16 tiles of deq_ + cuBLAS.
+  void mm(const cuda_matrix& W, const uint16_t* x, int64_t ldx, int64_t n, float* y, int64_t ldy,
+          float beta = 0.f);
 
   cuda_engine_options opt_;
   std::unique_ptr<cuda_allocator> alloc_;
@@ -101,9 +114,11 @@ class cuda_engine {
   // scratch, (rows_max, width) row-major
   cuda_buffer<float> x_;        // (R, dim) residual stream
   cuda_buffer<float> xn_;       // (R, dim) normed
-  cuda_buffer<uint16_t> xh_;    // (R, max(dim, ffn)) F16 GEMM input
-  cuda_buffer<float> qkv_;      // (R, dim + 2*kv_dim)
-  cuda_buffer<float> att_;      // (R, dim)
+  cuda_buffer<uint16_t> xh_;    // (R, max(dim, q_dim, ffn)) F16 GEMM input
+  cuda_buffer<float> qkv_;      // (R, q_dim + 2*kv_dim)
+  cuda_buffer<float> att_;      // (R, q_dim)
+  cuda_buffer<uint16_t> deq_;   // (deq_rows_, max quantized cols) F16 tile of a quantized matrix (prefill)
+  int64_t deq_rows_ = 0;
   cuda_buffer<float> gu_;       // (R, 2*ffn) gate | up
   cuda_buffer<float> logits_;   // (max(1, max_batch), n_vocab)
   cuda_buffer<int32_t> tok_, pos_, slot_, best_;  // (R,)

@@ -10,6 +10,7 @@
 
 #include "cuda-check.h"
 #include "cuda-kernels.h"
+#include "cuda-rowmath.h"
 
 namespace kvarena::cu {
 
@@ -69,24 +70,27 @@ __global__ void layernorm_kernel(const float* x, const float* w, const float* b,
     yr[c] = (xr[c] - mean) * inv * w[c] + (b ? b[c] : 0.f);
 }
 
-// One thread per (row, head, pair).
+// One thread per (row, head, pair): cu::rope_pair (cuda-rowmath.h).
 __global__ void rope_kernel(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim,
-                            int64_t rope_dims, const int32_t* pos, float freq_base, bool neox) {
-  const int64_t half = rope_dims / 2;
-  const int64_t total = n * n_heads * half;
+                            int64_t rope_dims, const int32_t* pos, float freq_base, float freq_scale,
+                            const float* freq_factors, bool neox) {
+  const int64_t total = n * n_heads * (rope_dims / 2);
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t j = e % half, h = (e / half) % n_heads, i = e / (half * n_heads);
-    const double theta = double(pos[i]) * pow(double(freq_base), -2.0 * double(j) / double(rope_dims));
-    double sd, cd;
-    sincos(theta, &sd, &cd);
-    const float c = float(cd), s = float(sd);
-    float* a = x + i * ld + h * head_dim + (neox ? j : 2 * j);
-    const int64_t pair = neox ? half : 1;
-    const float x0 = a[0], x1 = a[pair];
-    a[0] = x0 * c - x1 * s;
-    a[pair] = x0 * s + x1 * c;
-  }
+       e += int64_t(gridDim.x) * blockDim.x)
+    rope_pair(x, ld, n_heads, head_dim, rope_dims, pos, freq_base, freq_scale, freq_factors, neox, e);
+}
+
+// One warp per (row, head) unit, in place: cu::head_norm_partial, the butterfly, head_norm_inv.
+__global__ void rmsnorm_heads_kernel(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim,
+                                     const float* w, float eps) {
+  const int lane = threadIdx.x & 31;
+  const int64_t u = blockIdx.x * int64_t(blockDim.x >> 5) + (threadIdx.x >> 5);
+  if (u >= n * n_heads) return;  // whole warps leave together
+  float* xh = x + (u / n_heads) * ld + (u % n_heads) * head_dim;
+  float ss = head_norm_partial(xh, head_dim, lane);
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+  const float inv = head_norm_inv(ss, head_dim, eps);
+  for (int64_t c = lane; c < head_dim; c += k_head_norm_lanes) xh[c] = xh[c] * inv * w[c];
 }
 
 __global__ void silu_mul_kernel(float* gate, int64_t ldg, const float* up, int64_t ldu, int64_t n,
@@ -318,10 +322,21 @@ void layernorm(const float* x, const float* w, const float* b, float* y, int64_t
 }
 
 void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
-          const int32_t* pos, float freq_base, bool neox, cudaStream_t st) {
+          const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox,
+          cudaStream_t st) {
   const int64_t total = n * n_heads * (rope_dims / 2);
   if (total <= 0) return;
-  rope_kernel<<<grid_for(total), k_threads, 0, st>>>(x, ld, n, n_heads, head_dim, rope_dims, pos, freq_base, neox);
+  rope_kernel<<<grid_for(total), k_threads, 0, st>>>(x, ld, n, n_heads, head_dim, rope_dims, pos, freq_base,
+                                                     freq_scale, freq_factors, neox);
+  CUDA_CHECK_LAUNCH();
+}
+
+void rmsnorm_heads(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w, float eps,
+                   cudaStream_t st) {
+  const int64_t units = n * n_heads, per_block = k_threads / 32;
+  if (units <= 0) return;
+  rmsnorm_heads_kernel<<<unsigned(ceil_div(units, per_block)), k_threads, 0, st>>>(x, ld, n, n_heads, head_dim, w,
+                                                                                     eps);
   CUDA_CHECK_LAUNCH();
 }
 

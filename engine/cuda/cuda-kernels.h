@@ -13,6 +13,7 @@
 
 #include "cuda-launch.h"
 #include "cuda-memory.h"
+#include "ggml-types.h"
 
 namespace kvarena::cu {
 
@@ -25,9 +26,17 @@ void layernorm(const float* x, const float* w, const float* b, float* y, int64_t
                float eps, cudaStream_t st);
 // Rotates the first rope_dims dims of each of n_heads heads of n rows of x (rows ld floats
 // apart), row i at position pos[i] (device array); adjacent pairs, or NEOX halves.
-// theta_j = pos * base^(-2j/rope_dims) in double. ref::rope_adjacent, detail::rope_neox
+// theta_j = pos * freq_scale * base^(-2j/rope_dims) / freq_factors[j] in double
+// (freq_factors: device, (rope_dims/2,), or null). cu::rope_pair (cuda-rowmath.h);
+// ref::rope_adjacent, detail::rope_neox (cuda_ref::rope)
 void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
-          const int32_t* pos, float freq_base, bool neox, cudaStream_t st);
+          const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox,
+          cudaStream_t st);
+// In place: each of the n_heads heads (head_dim floats) of n rows of x (rows ld apart) =
+// rmsnorm(head) * w (w: (head_dim,)), qwen3's q/k norm. One warp per head. ref::rmsnorm per
+// head (cuda_ref::rmsnorm_heads_emulated runs the kernel's arithmetic on the CPU)
+void rmsnorm_heads(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w, float eps,
+                   cudaStream_t st);
 // gate[i, j] = silu(gate[i, j]) * up[i, j] over (n, width), rows ld_gate / ld_up apart. ref::silu_mul
 void silu_mul(float* gate, int64_t ld_gate, const float* up, int64_t ld_up, int64_t n, int64_t width,
               cudaStream_t st);
@@ -52,6 +61,21 @@ void f16_to_f32(const uint16_t* src, int64_t ld_src, float* dst, int64_t ld_dst,
 // out[r] = index of the largest of row r of x (n_rows, n_cols), rows ld apart; ties: the
 // lowest index (greedy sampling, as kvarena::argmax).
 void argmax(const float* x, int64_t n_rows, int64_t n_cols, int64_t ld, int32_t* out, cudaStream_t st);
+
+// ---- weights kept quantized (cuda-quant.cu; types: cu::quant_on_device) ----
+
+// Most tokens cu::qmatvec takes; more go through dequant_rows_f16 + the F16 GEMM.
+constexpr int64_t k_qmatvec_max_tokens = 8;
+// y: (n, rows) rows ldy apart = beta*y + x @ w^T, w: (rows, cols) quantized rows of type t as
+// stored in the file, x: (n, cols) F16 rows ldx apart, 1 <= n <= 8. One warp per row decodes
+// its blocks in registers (cu::dequant8). cols % 8 == 0. Reference: the rows dequantised
+// (dequantize_row_ref) dotted with x.
+void qmatvec(ggml_type t, const uint8_t* w, int64_t rows, int64_t cols, const uint16_t* x, int64_t ldx, int64_t n,
+             float* y, int64_t ldy, float beta, cudaStream_t st);
+// dst: (n_rows, cols) F16 = rows r0..r0+n_rows of w dequantised (cu::dequant8), rounded to
+// nearest even: the prefill tile a GEMM then reads.
+void dequant_rows_f16(ggml_type t, const uint8_t* w, int64_t r0, int64_t n_rows, int64_t cols, uint16_t* dst,
+                      cudaStream_t st);
 
 // ---- KV memory ----
 

@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "cpu-kernels.h"
+#include "cuda-quant.h"
+#include "cuda-rowmath.h"
 #include "engine-error.h"
 #include "ggml-types.h"
 #include "kv/kv-store.h"
@@ -19,14 +21,87 @@ void embed_f16(const uint16_t* table, int64_t dim, const int32_t* tokens, int64_
 }
 
 void rope(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
-          const int32_t* pos, float freq_base, bool neox) {
+          const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox) {
   for (int64_t i = 0; i < n; ++i) {
     if (neox) {
-      detail::rope_neox(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base);
+      detail::rope_neox(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base, freq_scale, freq_factors);
     } else {
-      ref::rope_adjacent(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base);
+      ref::rope_adjacent(x + i * ld, n_heads, head_dim, rope_dims, pos[i], freq_base, freq_scale, freq_factors);
     }
   }
+}
+
+void rope_emulated(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, int64_t rope_dims,
+                   const int32_t* pos, float freq_base, float freq_scale, const float* freq_factors, bool neox) {
+  for (int64_t e = 0; e < n * n_heads * (rope_dims / 2); ++e)
+    cu::rope_pair(x, ld, n_heads, head_dim, rope_dims, pos, freq_base, freq_scale, freq_factors, neox, e);
+}
+
+void rmsnorm_heads(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w, float eps) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* xh = x + i * ld + h * head_dim;
+      ref::rmsnorm(xh, w, xh, head_dim, eps);
+    }
+}
+
+void rmsnorm_heads_emulated(float* x, int64_t ld, int64_t n, int64_t n_heads, int64_t head_dim, const float* w,
+                            float eps) {
+  constexpr int L = cu::k_head_norm_lanes;
+  for (int64_t u = 0; u < n * n_heads; ++u) {
+    float* xh = x + (u / n_heads) * ld + (u % n_heads) * head_dim;
+    float v[L], t[L];
+    for (int l = 0; l < L; ++l) v[l] = cu::head_norm_partial(xh, head_dim, l);
+    for (int o = 16; o > 0; o >>= 1) {  // __shfl_xor_sync: lane l adds lane l^o's value
+      for (int l = 0; l < L; ++l) t[l] = v[l] + v[l ^ o];
+      std::copy(t, t + L, v);
+    }
+    const float inv = cu::head_norm_inv(v[0], head_dim, eps);
+    for (int64_t c = 0; c < head_dim; ++c) xh[c] = xh[c] * inv * w[c];
+  }
+}
+
+namespace {
+template <int N>
+void qmatvec_rows(ggml_type t, const uint8_t* w, int64_t rows, int64_t cols, const uint16_t* x, int64_t ldx,
+                  float* y, int64_t ldy, float beta) {
+  const size_t rb = ggml_row_bytes(t, cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    float acc[32][N], tmp[32][N];
+    for (int l = 0; l < 32; ++l) cu::qmatvec_lane<N>(t, w + size_t(r) * rb, cols, x, ldx, l, acc[l]);
+    for (int o = 16; o > 0; o >>= 1) {  // __shfl_xor_sync: lane l adds lane l^o's value
+      for (int l = 0; l < 32; ++l)
+        for (int i = 0; i < N; ++i) tmp[l][i] = acc[l][i] + acc[l ^ o][i];
+      std::memcpy(acc, tmp, sizeof(acc));
+    }
+    for (int i = 0; i < N; ++i) y[i * ldy + r] = beta == 0.f ? acc[0][i] : beta * y[i * ldy + r] + acc[0][i];
+  }
+}
+}  // namespace
+
+void qmatvec_emulated(ggml_type t, const uint8_t* w, int64_t rows, int64_t cols, const uint16_t* x, int64_t ldx,
+                      int64_t n, float* y, int64_t ldy, float beta) {
+  KV_ASSERT(cu::quant_on_device(t) && cols % 8 == 0 && n >= 1 && n <= cu::k_qmatvec_max_tokens);
+  switch (n) {
+    case 1: return qmatvec_rows<1>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    case 2: return qmatvec_rows<2>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    case 3: return qmatvec_rows<3>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    case 4: return qmatvec_rows<4>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    case 5: return qmatvec_rows<5>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    case 6: return qmatvec_rows<6>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    case 7: return qmatvec_rows<7>(t, w, rows, cols, x, ldx, y, ldy, beta);
+    default: return qmatvec_rows<8>(t, w, rows, cols, x, ldx, y, ldy, beta);
+  }
+}
+
+void dequant_rows_f16(ggml_type t, const uint8_t* w, int64_t r0, int64_t n_rows, int64_t cols, uint16_t* dst) {
+  const size_t rb = ggml_row_bytes(t, cols);
+  float v[8];
+  for (int64_t r = 0; r < n_rows; ++r)
+    for (int64_t e0 = 0; e0 < cols; e0 += 8) {
+      cu::dequant8(t, w + size_t(r0 + r) * rb, e0, v);
+      for (int k = 0; k < 8; ++k) dst[r * cols + e0 + k] = fp32_to_fp16(v[k]);
+    }
 }
 
 void gather_rows(const void* src, void* dst, int64_t row_bytes, const int32_t* src_idx, const int32_t* dst_idx,

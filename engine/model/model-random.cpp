@@ -1,4 +1,4 @@
-// model-random.cpp: plans the tensors of a random llama / qwen2 / gpt2 model, generates
+// model-random.cpp: plans the tensors of a random llama / qwen2 / qwen3 / phi3 / gpt2 model, generates
 // their values deterministically, and writes them as GGUF (with hyperparameters and a
 // synthetic tokenizer) or as a llama2.c checkpoint. The vocabularies are in
 // model-random-vocab.cpp.
@@ -68,23 +68,26 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
   if (s.n_kv_heads < 0) bad_spec("n_kv_heads = " + std::to_string(s.n_kv_heads) + " must be >= 0");
   if (!(s.qk_bias_scale >= 0.0f && s.qk_bias_scale <= 1000.0f))
     bad_spec("qk_bias_scale = " + std::to_string(s.qk_bias_scale) + " must be in [0, 1000]");
-  if (s.arch == model_arch::qwen3)
-    bad_spec("arch qwen3 is not written by the random-model generator (use ../shared/tools/llamaref/make_random_gguf.py "
-             "--arch qwen3)");
-  if (s.arch == model_arch::gemma2 || s.arch == model_arch::gemma3 || s.arch == model_arch::phi3)
+  if (s.arch == model_arch::gemma2 || s.arch == model_arch::gemma3)
     bad_spec(std::string("arch ") + model_arch_name(s.arch) + " is not written by the random-model generator (use tests/fixtures/make_arch_fixture.py, "
              "llama.cpp's gguf-py)");
   if (s.qk_bias_scale != 1.0f && s.arch != model_arch::qwen2)
     bad_spec("qk_bias_scale needs --arch qwen2 (the only architecture with query/key biases)");
   if (!(s.output_scale > 0.0f && s.output_scale <= 1000.0f))
     bad_spec("output_scale = " + std::to_string(s.output_scale) + " must be in (0, 1000]");
-  if (s.dim % s.n_heads != 0)
+  if (s.arch == model_arch::gpt2 && (s.head_dim != 0 || s.rope_scale_linear != 0.0f || s.rope_freqs))
+    bad_spec("head_dim, rope_scale_linear and rope_freqs need a RoPE architecture (llama, qwen2, qwen3)");
+  if (s.head_dim < 0 || s.head_dim > 1024 || s.head_dim % 2 != 0)
+    bad_spec("head_dim = " + std::to_string(s.head_dim) + " must be even and in [0, 1024]");
+  if (!(s.rope_scale_linear >= 0.0f) || !std::isfinite(s.rope_scale_linear))
+    bad_spec("rope_scale_linear must be >= 0");
+  if (s.head_dim == 0 && s.dim % s.n_heads != 0)
     bad_spec("dim " + std::to_string(s.dim) + " is not a multiple of n_heads " + std::to_string(s.n_heads));
   const int64_t kvh = kv_heads_of(s);
   if (kvh > s.n_heads || s.n_heads % kvh != 0) {
     bad_spec("n_heads " + std::to_string(s.n_heads) + " is not a multiple of n_kv_heads " + std::to_string(kvh));
   }
-  const int64_t head_dim = s.dim / s.n_heads;
+  const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.dim / s.n_heads;
   if (s.arch != model_arch::gpt2 && head_dim % 2 != 0) {
     bad_spec("head_dim " + std::to_string(head_dim) + " (dim / n_heads) must be even for RoPE");
   }
@@ -93,6 +96,9 @@ void validate_shape(const random_model_spec& s, int64_t min_vocab) {
     bad_spec(std::string("type ") + tr.name + " needs dim and ffn_dim to be multiples of " +
              std::to_string(tr.block_elems) + " (got " + std::to_string(s.dim) + ", " + std::to_string(s.ffn_dim) + ")");
   }
+  if (tr.block_elems > 1 && (head_dim * s.n_heads) % tr.block_elems != 0)
+    bad_spec(std::string("type ") + tr.name + " needs n_heads * head_dim to be a multiple of " +
+             std::to_string(tr.block_elems));
   if (!(s.rope_freq_base > 0) || !std::isfinite(s.rope_freq_base)) bad_spec("rope_freq_base must be > 0");
   if (!(s.norm_eps > 0) || !std::isfinite(s.norm_eps)) bad_spec("norm_eps must be > 0");
 }
@@ -172,12 +178,18 @@ model_config random_model_config(const random_model_spec& s) {
   c.n_layers = s.n_layers;
   c.n_heads = s.n_heads;
   c.n_kv_heads = kv_heads_of(s);
-  c.head_dim = s.dim / s.n_heads;
+  c.head_dim = s.head_dim > 0 ? s.head_dim : s.dim / s.n_heads;
   c.ffn_dim = s.ffn_dim;
   c.n_ctx = s.n_ctx;
   c.rope_dims = s.arch == model_arch::gpt2 ? 0 : c.head_dim;
   c.rope_freq_base = s.rope_freq_base;
-  c.rope_neox = s.arch == model_arch::qwen2;  // llama.cpp's rope type for qwen2
+  // llama.cpp's rope type (NEOX) for qwen2, qwen3 and phi3
+  c.rope_neox = s.arch == model_arch::qwen2 || s.arch == model_arch::qwen3 || s.arch == model_arch::phi3;
+  if (s.rope_scale_linear > 0.0f) c.rope_freq_scale = float(1.0 / double(s.rope_scale_linear));
+  if (s.rope_freqs) {  // the values random_model_tensors' rope_freqs.weight holds
+    c.rope_freq_factors.resize(size_t(c.rope_dims / 2));
+    uniform_stream(s.seed, "rope_freqs.weight", 2.5f, 1.0f).fill(c.rope_freq_factors.data(), c.rope_dims / 2);
+  }
   c.norm_eps = s.norm_eps;
   return c;
 }
@@ -185,7 +197,7 @@ model_config random_model_config(const random_model_spec& s) {
 std::vector<random_tensor_plan> random_model_tensors(const random_model_spec& s) {
   validate_shape(s, 1);
   const model_config c = random_model_config(s);
-  const int64_t d = c.dim, kv = c.kv_dim(), f = c.ffn_dim, V = c.n_vocab;
+  const int64_t d = c.dim, qd = c.q_dim(), kv = c.kv_dim(), f = c.ffn_dim, V = c.n_vocab;
   const ggml_type T = s.type, F = ggml_type::f32;
   // Scales: q/k/v/gate/up keep unit-variance inputs at unit variance (1/sqrt(in)), so
   // attention scores have std ~1 (attention is neither uniform nor one-hot); the residual
@@ -224,21 +236,34 @@ std::vector<random_tensor_plan> random_model_tensors(const random_model_spec& s)
       continue;
     }
     norm(b + "attn_norm.weight", d);
-    mat(b + "attn_q.weight", d, d, s_in);
+    if (s.arch == model_arch::phi3) {  // fused Q|K|V and gate|up, as Phi-3 files store them
+      mat(b + "attn_qkv.weight", d, qd + 2 * kv, s_in);
+      mat(b + "attn_output.weight", qd, d, s_branch_attn);
+      norm(b + "ffn_norm.weight", d);
+      mat(b + "ffn_up.weight", d, 2 * f, s_in);
+      mat(b + "ffn_down.weight", f, d, s_branch_ffn);
+      continue;
+    }
+    mat(b + "attn_q.weight", d, qd, s_in);
     mat(b + "attn_k.weight", d, kv, s_in);
     mat(b + "attn_v.weight", d, kv, s_in);
     if (s.arch == model_arch::qwen2) {
-      p.push_back({b + "attn_q.bias", {d}, F, 0.0f, bias_std * s.qk_bias_scale});
+      p.push_back({b + "attn_q.bias", {qd}, F, 0.0f, bias_std * s.qk_bias_scale});
       p.push_back({b + "attn_k.bias", {kv}, F, 0.0f, bias_std * s.qk_bias_scale});
       bias(b + "attn_v.bias", kv);
     }
-    mat(b + "attn_output.weight", d, d, s_branch_attn);
+    if (s.arch == model_arch::qwen3) {  // per-head q/k RMSNorm weights
+      norm(b + "attn_q_norm.weight", c.head_dim);
+      norm(b + "attn_k_norm.weight", c.head_dim);
+    }
+    mat(b + "attn_output.weight", qd, d, s_branch_attn);
     norm(b + "ffn_norm.weight", d);
     mat(b + "ffn_gate.weight", d, f, s_in);
     mat(b + "ffn_up.weight", d, f, s_in);
     mat(b + "ffn_down.weight", f, d, s_branch_ffn);
   }
   norm("output_norm.weight", d);
+  if (s.rope_freqs) p.push_back({"rope_freqs.weight", {c.rope_dims / 2}, F, 2.5f, 1.0f});
   if (s.arch == model_arch::gpt2) bias("output_norm.bias", d);
   if (!s.tie_output) mat("output.weight", d, V, s_out);
   return p;
@@ -275,6 +300,14 @@ random_model_summary write_random_model(const random_model_spec& spec, const std
     w.set_f32(arch + ".attention.layer_norm_rms_epsilon", c.norm_eps);
     w.set_u32(arch + ".rope.dimension_count", uint32_t(c.rope_dims));
     w.set_f32(arch + ".rope.freq_base", c.rope_freq_base);
+    if (spec.head_dim > 0) {
+      w.set_u32(arch + ".attention.key_length", uint32_t(c.head_dim));
+      w.set_u32(arch + ".attention.value_length", uint32_t(c.head_dim));
+    }
+    if (spec.rope_scale_linear > 0.0f) {
+      w.set_string(arch + ".rope.scaling.type", "linear");
+      w.set_f32(arch + ".rope.scaling.factor", spec.rope_scale_linear);
+    }
   }
   if (spec.with_tokenizer) {
     switch (spec.arch) {
@@ -313,6 +346,8 @@ random_model_summary write_random_model(const random_model_spec& spec, const std
 
 void write_llama2c_checkpoint(const random_model_spec& spec, const std::string& path) {
   if (spec.arch != model_arch::llama) bad_spec("a llama2.c checkpoint needs arch llama");
+  if (spec.head_dim != 0 || spec.rope_scale_linear != 0.0f || spec.rope_freqs)
+    bad_spec("a llama2.c checkpoint has no head_dim or RoPE scaling");
   validate_shape(spec, 1);
   const model_config c = random_model_config(spec);
   const auto plans = random_model_tensors(spec);

@@ -1,4 +1,5 @@
-// model-random.h: random-weight models of any shape, written as GGUF files that both
+// model-random.h: random-weight models of any shape (llama, qwen2, qwen3, phi3 with its fused
+// attn_qkv and gate|up ffn_up, gpt2), written as GGUF files that both
 // kvarena and llama.cpp load (tests, benchmarks, fixtures without downloading weights),
 // and as llama.cpp-free llama2.c checkpoints with the same weights.
 //
@@ -42,6 +43,13 @@ struct random_model_spec {
   // FreeKV reports for trained models) and attention depends on relative position, where
   // random weights alone give near-independent queries: FreeKV's worst case.
   float qk_bias_scale = 1.0f;
+  // llama/qwen2/qwen3: head width (attention.key_length/value_length) when nonzero; queries
+  // are then n_heads * head_dim wide whatever dim is. 0: dim / n_heads (no key written).
+  int64_t head_dim = 0;
+  // llama/qwen2/qwen3 RoPE scaling: rope.scaling.type linear with this factor when nonzero;
+  // rope_freqs writes Llama 3's rope_freqs.weight (rope_dims/2 divisors, uniform in ~[0.8, 4.2]).
+  float rope_scale_linear = 0.0f;
+  bool rope_freqs = false;
   bool with_tokenizer = true;  // false: weights and hyperparameters only (any n_vocab >= 1)
   // More metadata written as is (application keys such as kvarena.max_obs_tokens, kvarena.history).
   std::vector<std::pair<std::string, uint32_t>> extra_u32;
