@@ -17,12 +17,14 @@
 #include "gguf-reader.h"
 #include "test-util.h"
 #include "tokenizer.h"
+#include "vocab-vectors.h"
 
 namespace kvarena {
 namespace {
 
 namespace fs = std::filesystem;
 using ids = std::vector<int32_t>;
+using test::vector_case;
 
 fs::path llamaref_cache() {
   const char* env = std::getenv("LLAMAREF_CACHE");
@@ -96,39 +98,7 @@ std::string show(const ids& v) {
   return out + "]";
 }
 
-struct vector_case {
-  std::string text;
-  ids expected;
-};
 
-// llama.cpp's test-tokenizer-0 format: the .inp file ends with one separator too.
-std::vector<vector_case> read_vectors(const std::string& inp_path, const std::string& out_path) {
-  const std::string inp = test::read_file(inp_path);
-  const std::string out = test::read_file(out_path);
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  for (size_t pos = 0; pos < inp.size();) {
-    const size_t next = inp.find(sep, pos);
-    if (next == std::string::npos) {
-      texts.push_back(inp.substr(pos));
-      break;
-    }
-    texts.push_back(inp.substr(pos, next - pos));
-    pos = next + sep.size();
-  }
-  std::vector<vector_case> cases;
-  std::istringstream lines(out);
-  std::string line;
-  for (size_t i = 0; std::getline(lines, line); ++i) {
-    vector_case c;
-    if (i < texts.size()) c.text = texts[i];
-    std::istringstream nums(line);
-    for (int32_t id; nums >> id;) c.expected.push_back(id);
-    cases.push_back(std::move(c));
-  }
-  EXPECT_EQ(texts.size(), cases.size()) << inp_path << ": .inp and .out disagree on the count";
-  return cases;
-}
 
 // A claimed vocabulary: every case gives llama.cpp's ids (no BOS, no special parsing, as
 // llama.cpp's test-tokenizer-0 makes them) and decodes back to its text. Prints
@@ -141,7 +111,7 @@ void check_claimed(const std::string& git, const std::string& vocab, int64_t n_v
   std::unique_ptr<tokenizer> tok;
   ASSERT_NO_THROW(tok = tokenizer::from_gguf(f));
   EXPECT_EQ(tok->n_vocab(), n_vocab);
-  const auto cases = read_vectors(dir + "/" + vocab + ".inp", dir + "/" + vocab + ".out");
+  const auto cases = test::read_vocab_vectors(dir + "/" + vocab + ".inp", dir + "/" + vocab + ".out");
   ASSERT_GE(cases.size(), 30u);
   size_t identical = 0;
   for (const auto& c : cases) {

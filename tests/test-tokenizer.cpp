@@ -18,11 +18,13 @@
 #include "tokenizer.h"
 #include "unicode-tables.h"
 #include "unicode-utf8.h"
+#include "vocab-vectors.h"
 
 namespace kvarena {
 namespace {
 
 using ids = std::vector<int32_t>;
+using test::vector_case;
 
 // C-style escaping so that failures show whitespace and control bytes.
 std::string show(std::string_view s) {
@@ -57,39 +59,9 @@ std::unique_ptr<tokenizer> load_gguf(const std::string& name) {
   return tokenizer::from_gguf(f);
 }
 
-// llama.cpp's test-tokenizer-0 format: strings separated by "\n__ggml_vocab_test__\n" (the
-// file ends with one), one line of ids per string in .out.
-struct vector_case {
-  std::string text;
-  ids expected;
-};
 
 std::vector<vector_case> read_vectors(const std::string& vocab_name) {
-  const std::string inp = test::read_file(model_path(vocab_name + ".inp"));
-  const std::string out = test::read_file(model_path(vocab_name + ".out"));
-  const std::string sep = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  for (size_t pos = 0; pos < inp.size();) {
-    const size_t next = inp.find(sep, pos);
-    if (next == std::string::npos) {
-      texts.push_back(inp.substr(pos));
-      break;
-    }
-    texts.push_back(inp.substr(pos, next - pos));
-    pos = next + sep.size();
-  }
-  std::vector<vector_case> cases;
-  std::istringstream lines(out);
-  std::string line;
-  for (size_t i = 0; std::getline(lines, line); ++i) {
-    vector_case c;
-    if (i < texts.size()) c.text = texts[i];
-    std::istringstream nums(line);
-    for (int32_t id; nums >> id;) c.expected.push_back(id);
-    cases.push_back(std::move(c));
-  }
-  EXPECT_EQ(texts.size(), cases.size()) << vocab_name << ": .inp and .out disagree on the count";
-  return cases;
+  return test::read_vocab_vectors(model_path(vocab_name + ".inp"), model_path(vocab_name + ".out"));
 }
 
 // Encodes every vector (no BOS, no special parsing, as the vectors were made) and checks
